@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Shared helpers for the local dependency scripts in test/infra.
+# Layout: downloads and installs under .cache/<component>, runtime state (pid files,
+# logs, data) under .cache/run, and the generated address file .cache/run/infra.env
+# that tests and `make up` read (KEY=VALUE lines).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+CACHE="$ROOT/.cache"
+RUN="$CACHE/run"
+ENV_FILE="$RUN/infra.env"
+mkdir -p "$CACHE" "$RUN"
+
+log() { printf '[infra] %s\n' "$*" >&2; }
+die() { printf '[infra] error: %s\n' "$*" >&2; exit 1; }
+
+# Ask the kernel for a free TCP port on loopback.
+free_port() {
+  node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
+}
+
+# wait_for_port NAME PORT [SECONDS]
+wait_for_port() {
+  local name=$1 port=$2 seconds=${3:-60} i
+  for ((i = 0; i < seconds * 5; i++)); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then return 0; fi
+    sleep 0.2
+  done
+  die "$name did not open port $port within ${seconds}s (log: $RUN/$name.log)"
+}
+
+# wait_for_http NAME URL [SECONDS]: until the URL answers 2xx.
+wait_for_http() {
+  local name=$1 url=$2 seconds=${3:-60} i
+  for ((i = 0; i < seconds * 2; i++)); do
+    if curl -fsS -o /dev/null --max-time 2 "$url" 2>/dev/null; then return 0; fi
+    sleep 0.5
+  done
+  die "$name did not answer $url within ${seconds}s (log: $RUN/$name.log)"
+}
+
+# env_get KEY: value from the generated address file, empty when absent.
+env_get() {
+  [ -f "$ENV_FILE" ] || return 0
+  sed -n "s/^$1=//p" "$ENV_FILE" | tail -n 1
+}
+
+# env_set KEY VALUE: write or replace one line of the generated address file.
+env_set() {
+  touch "$ENV_FILE"
+  grep -v "^$1=" "$ENV_FILE" > "$ENV_FILE.tmp" || true
+  printf '%s=%s\n' "$1" "$2" >> "$ENV_FILE.tmp"
+  mv "$ENV_FILE.tmp" "$ENV_FILE"
+}
+
+env_unset() {
+  [ -f "$ENV_FILE" ] || return 0
+  grep -v "^$1=" "$ENV_FILE" > "$ENV_FILE.tmp" || true
+  mv "$ENV_FILE.tmp" "$ENV_FILE"
+}
+
+is_running() {
+  local pidfile="$RUN/$1.pid"
+  [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null
+}
+
+# start_bg NAME COMMAND...: run detached in its own process group, log to .cache/run/NAME.log.
+start_bg() {
+  local name=$1; shift
+  setsid nohup "$@" > "$RUN/$name.log" 2>&1 < /dev/null &
+  echo $! > "$RUN/$name.pid"
+}
+
+# stop_bg NAME [SECONDS]: SIGTERM the process group, SIGKILL after the grace period.
+stop_bg() {
+  local name=$1 seconds=${2:-20} pid i
+  [ -f "$RUN/$name.pid" ] || return 0
+  pid=$(cat "$RUN/$name.pid")
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+    for ((i = 0; i < seconds * 5; i++)); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.2
+    done
+    kill -KILL -- "-$pid" 2>/dev/null || true
+  fi
+  rm -f "$RUN/$name.pid"
+}
+
+# apt_install PACKAGE...: install Debian packages that are missing, keeping the .deb files
+# under .cache/apt so a second run on the same machine downloads nothing.
+apt_install() {
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing Debian packages: ${missing[*]}"
+  mkdir -p "$CACHE/apt/archives/partial"
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  if [ ! -f "$CACHE/apt/.updated" ] || [ -n "$(find "$CACHE/apt/.updated" -mmin +1440)" ]; then
+    $sudo apt-get update -qq && touch "$CACHE/apt/.updated"
+  fi
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+    -o Dir::Cache::archives="$CACHE/apt/archives" "${missing[@]}" >&2
+}
