@@ -1,0 +1,67 @@
+import { z } from 'zod';
+
+/** Raised when the environment does not describe a valid configuration; lists every problem. */
+export class ConfigError extends Error {
+  readonly problems: readonly string[];
+
+  constructor(problems: readonly string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/**
+ * Validates environment variables against a schema whose keys are the variable names
+ * (`Section__Key`), reporting every missing or invalid variable at once, one line each.
+ * Empty strings count as unset, so `FOO=` in a manifest behaves like an absent FOO.
+ */
+export function parseEnv<S extends z.ZodRawShape>(shape: S, env: Env): z.infer<z.ZodObject<S>> {
+  const input: Record<string, string> = {};
+  for (const name of Object.keys(shape)) {
+    const value = env[name];
+    if (value !== undefined && value.trim() !== '') input[name] = value.trim();
+  }
+  const result = z.object(shape).safeParse(input);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => {
+    const name = String(issue.path[0] ?? '(root)');
+    return input[name] === undefined ? `${name}: is required` : `${name}: ${issue.message}`;
+  });
+  throw new ConfigError([...new Set(problems)]);
+}
+
+/** Schema builders for the kinds of values the services' variables hold. */
+export const env = {
+  string: () => z.string(),
+  port: (fallback?: number) => {
+    const schema = z.coerce.number().int().min(0).max(65535);
+    return fallback === undefined ? schema : schema.default(fallback);
+  },
+  positiveInt: (fallback: number) => z.coerce.number().int().positive().default(fallback),
+  bool: (fallback: boolean) =>
+    z
+      .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' })
+      .transform((v) => v === 'true' || v === '1' || v === 'yes')
+      .default(fallback),
+  url: (protocols: readonly string[]) =>
+    z.string().refine(
+      (value) => {
+        try {
+          return protocols.includes(new URL(value).protocol.replace(/:$/, ''));
+        } catch {
+          return false;
+        }
+      },
+      { message: `must be a URL with scheme ${protocols.join(' or ')}` },
+    ),
+  /** A comma-separated list of non-empty items (e.g. API keys accepted during rotation). */
+  list: () =>
+    z.string().transform((value, ctx) => {
+      const items = value.split(',').map((item) => item.trim()).filter((item) => item !== '');
+      if (items.length === 0) ctx.addIssue({ code: 'custom', message: 'must list at least one value' });
+      return items;
+    }),
+};

@@ -1,0 +1,140 @@
+import { randomUUID } from 'node:crypto';
+import { Kafka, logLevel, type Producer, type IHeaders } from 'kafkajs';
+import { context, propagation } from '@opentelemetry/api';
+import { Counter, type Registry } from 'prom-client';
+import type { Logger } from 'pino';
+import { unavailable } from './errors.js';
+
+/** An event as the services see it: a name, a partition key and camelCase JSON fields. */
+export interface PlatformEvent {
+  /** The event name, e.g. `UserLoggedInEvent`; becomes the CloudEvents `ce_type`. */
+  type: string;
+  /** Kafka message key: the phone number or the provider object id, so related events keep their order. */
+  key: string;
+  data: Record<string, unknown>;
+  /** Stable id for de-duplication by consumers; a fresh UUID when omitted. */
+  id?: string;
+}
+
+export interface EventPublisher {
+  publish(topic: string, event: PlatformEvent): Promise<void>;
+  /** Readiness: rejects when the broker cannot be reached. */
+  check(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface KafkaPublisherOptions {
+  brokers: readonly string[];
+  clientId: string;
+  /** CloudEvents `ce_source`, e.g. `/subscription-platform/auth`. */
+  source: string;
+  logger: Logger;
+  registry?: Registry;
+  /** Upper bound for one publish, retries included; past it the caller gets a 503. */
+  publishTimeoutMs?: number;
+}
+
+function withDeadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
+
+/** CloudEvents Kafka binding (binary mode) headers plus the W3C trace context of the caller. */
+export function cloudEventHeaders(event: PlatformEvent, source: string, now = new Date()): IHeaders {
+  const headers: Record<string, string> = {
+    ce_specversion: '1.0',
+    ce_type: event.type,
+    ce_id: event.id ?? randomUUID(),
+    ce_source: source,
+    ce_time: now.toISOString(),
+    'content-type': 'application/json',
+  };
+  propagation.inject(context.active(), headers);
+  return headers;
+}
+
+/**
+ * Publishes platform events with an idempotent producer (acks=all). A publish either reaches
+ * the broker or rejects with a 503 within the deadline, so callers can refuse the request
+ * instead of losing the event.
+ */
+export function createKafkaPublisher(options: KafkaPublisherOptions): EventPublisher {
+  const timeoutMs = options.publishTimeoutMs ?? 10_000;
+  const kafka = new Kafka({
+    clientId: options.clientId,
+    brokers: [...options.brokers],
+    connectionTimeout: 3000,
+    requestTimeout: Math.min(timeoutMs, 30_000),
+    retry: { retries: 3, initialRetryTime: 200, maxRetryTime: 2000 },
+    logLevel: logLevel.NOTHING,
+  });
+  const failures = options.registry
+    ? new Counter({ name: 'kafka_publish_failures_total', help: 'Events that could not be published', labelNames: ['topic', 'type'], registers: [options.registry] })
+    : undefined;
+  const published = options.registry
+    ? new Counter({ name: 'kafka_events_published_total', help: 'Events published', labelNames: ['topic', 'type'], registers: [options.registry] })
+    : undefined;
+  let producer: Producer | undefined;
+  let connecting: Promise<Producer> | undefined;
+
+  const connected = (): Promise<Producer> => {
+    if (producer) return Promise.resolve(producer);
+    connecting ??= (async () => {
+      const p = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: true });
+      p.on(p.events.DISCONNECT, () => {
+        if (producer === p) producer = undefined;
+      });
+      try {
+        await p.connect();
+        producer = p;
+        return p;
+      } catch (err) {
+        await p.disconnect().catch(() => undefined);
+        throw err;
+      } finally {
+        connecting = undefined;
+      }
+    })();
+    return connecting;
+  };
+
+  return {
+    async publish(topic, event) {
+      try {
+        await withDeadline(
+          (async () => {
+            const p = await connected();
+            await p.send({
+              topic,
+              acks: -1,
+              messages: [{ key: event.key, value: JSON.stringify(event.data), headers: cloudEventHeaders(event, options.source) }],
+            });
+          })(),
+          timeoutMs,
+          'publish',
+        );
+        published?.inc({ topic, type: event.type });
+      } catch (err) {
+        failures?.inc({ topic, type: event.type });
+        options.logger.error({ err, topic, type: event.type }, 'event publish failed');
+        throw unavailable('message broker', err);
+      }
+    },
+    async check() {
+      const admin = kafka.admin();
+      try {
+        await withDeadline(admin.connect().then(() => admin.describeCluster()), 2000, 'broker check');
+      } finally {
+        await admin.disconnect().catch(() => undefined);
+      }
+    },
+    async close() {
+      const p = producer ?? (await connecting?.catch(() => undefined));
+      producer = undefined;
+      await p?.disconnect();
+    },
+  };
+}

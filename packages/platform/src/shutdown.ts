@@ -1,0 +1,75 @@
+import type { Logger } from 'pino';
+import { ConfigError } from './config.js';
+
+export interface ShutdownStep {
+  name: string;
+  run: () => Promise<void>;
+}
+
+export interface ShutdownOptions {
+  logger: Logger;
+  /** Everything must be done by then; past it the process exits 1. */
+  gracePeriodMs: number;
+  signals?: readonly NodeJS.Signals[];
+  exit?: (code: number) => void;
+}
+
+/**
+ * On SIGTERM (or SIGINT) runs the steps in order — typically: fail readiness, stop accepting
+ * and drain in-flight requests, flush the producer, close connections — then exits 0.
+ * A step that fails is logged and the next still runs; exceeding the grace period exits 1.
+ * Returns the shutdown function, so tests and fatal errors can trigger the same sequence.
+ */
+export function onShutdown(steps: readonly ShutdownStep[], options: ShutdownOptions): () => Promise<void> {
+  const exit = options.exit ?? ((code: number) => process.exit(code));
+  let running: Promise<void> | undefined;
+  const shutdown = (): Promise<void> => {
+    running ??= (async () => {
+      options.logger.info({ gracePeriodMs: options.gracePeriodMs }, 'shutting down');
+      const deadline = setTimeout(() => {
+        options.logger.error('shutdown exceeded the grace period, exiting');
+        exit(1);
+      }, options.gracePeriodMs);
+      deadline.unref();
+      for (const step of steps) {
+        try {
+          await step.run();
+        } catch (err) {
+          options.logger.error({ err, step: step.name }, 'shutdown step failed');
+        }
+      }
+      clearTimeout(deadline);
+      options.logger.info('shutdown complete');
+      options.logger.flush();
+      exit(0);
+    })();
+    return running;
+  };
+  for (const signal of options.signals ?? ['SIGTERM', 'SIGINT']) process.once(signal, () => void shutdown());
+  return shutdown;
+}
+
+/** An unhandled rejection or exception is a bug: log it as fatal and exit non-zero, never limp on. */
+export function installProcessHandlers(logger: Logger): void {
+  process.on('unhandledRejection', (reason) => {
+    logger.fatal({ err: reason }, 'unhandled promise rejection');
+    logger.flush();
+    process.exit(1);
+  });
+  process.on('uncaughtException', (err) => {
+    logger.fatal({ err }, 'uncaught exception');
+    logger.flush();
+    process.exit(1);
+  });
+}
+
+/** Loads configuration, or prints one line per problem to stderr and exits 1. */
+export function loadConfigOrExit<T>(load: () => T, service: string): T {
+  try {
+    return load();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    for (const problem of err.problems) process.stderr.write(`${service}: invalid configuration: ${problem}\n`);
+    process.exit(1);
+  }
+}

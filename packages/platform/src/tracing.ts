@@ -1,0 +1,43 @@
+import { register } from 'node:module';
+import { NodeSDK } from '@opentelemetry/sdk-node';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
+import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
+import { GrpcInstrumentation } from '@opentelemetry/instrumentation-grpc';
+import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
+import { KafkaJsInstrumentation } from '@opentelemetry/instrumentation-kafkajs';
+import { KoaInstrumentation } from '@opentelemetry/instrumentation-koa';
+import { parseEnv, env, type Env } from './config.js';
+
+export interface Tracing {
+  shutdown(): Promise<void>;
+}
+
+/**
+ * Starts OTLP tracing when `Otlp__Endpoint` is set, and does nothing otherwise.
+ *
+ * ES modules are instrumented through a loader hook, which only sees modules imported after
+ * it is registered: a service therefore loads this from a file given to `node --import`
+ * (its `instrument.ts`), before its main module imports anything.
+ */
+export function startTracing(serviceName: string, environment: Env = process.env): Tracing | undefined {
+  const config = parseEnv({ Otlp__Endpoint: env.url(['http', 'https']).optional() }, environment);
+  if (config.Otlp__Endpoint === undefined) return undefined;
+  register('import-in-the-middle/hook.mjs', import.meta.url);
+  const sdk = new NodeSDK({
+    resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: serviceName }),
+    traceExporter: new OTLPTraceExporter({ url: `${config.Otlp__Endpoint.replace(/\/$/, '')}/v1/traces` }),
+    instrumentations: [
+      new HttpInstrumentation(),
+      new UndiciInstrumentation(),
+      new GrpcInstrumentation(),
+      new IORedisInstrumentation(),
+      new KafkaJsInstrumentation(),
+      new KoaInstrumentation(),
+    ],
+  });
+  sdk.start();
+  return { shutdown: () => sdk.shutdown() };
+}
