@@ -46,22 +46,34 @@ env_get() {
 }
 
 # env_set KEY VALUE: write or replace one line of the generated address file.
+# Components start in parallel, so every rewrite of the file holds a lock.
 env_set() {
-  touch "$ENV_FILE"
-  grep -v "^$1=" "$ENV_FILE" > "$ENV_FILE.tmp" || true
-  printf '%s=%s\n' "$1" "$2" >> "$ENV_FILE.tmp"
-  mv "$ENV_FILE.tmp" "$ENV_FILE"
+  (
+    flock 9
+    touch "$ENV_FILE"
+    grep -v "^$1=" "$ENV_FILE" > "$ENV_FILE.tmp" || true
+    printf '%s=%s\n' "$1" "$2" >> "$ENV_FILE.tmp"
+    mv "$ENV_FILE.tmp" "$ENV_FILE"
+  ) 9> "$ENV_FILE.lock"
 }
 
 env_unset() {
   [ -f "$ENV_FILE" ] || return 0
-  grep -v "^$1=" "$ENV_FILE" > "$ENV_FILE.tmp" || true
-  mv "$ENV_FILE.tmp" "$ENV_FILE"
+  (
+    flock 9
+    grep -v "^$1=" "$ENV_FILE" > "$ENV_FILE.tmp" || true
+    mv "$ENV_FILE.tmp" "$ENV_FILE"
+  ) 9> "$ENV_FILE.lock"
+}
+
+# alive PID: the process exists and is not a zombie waiting to be reaped.
+alive() {
+  kill -0 "$1" 2>/dev/null && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != "Z" ]
 }
 
 is_running() {
   local pidfile="$RUN/$1.pid"
-  [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null
+  [ -f "$pidfile" ] && alive "$(cat "$pidfile")"
 }
 
 # start_bg NAME COMMAND...: run detached in its own process group, log to .cache/run/NAME.log.
@@ -76,10 +88,10 @@ stop_bg() {
   local name=$1 seconds=${2:-20} pid i
   [ -f "$RUN/$name.pid" ] || return 0
   pid=$(cat "$RUN/$name.pid")
-  if kill -0 "$pid" 2>/dev/null; then
+  if alive "$pid"; then
     kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
     for ((i = 0; i < seconds * 5; i++)); do
-      kill -0 "$pid" 2>/dev/null || break
+      alive "$pid" || break
       sleep 0.2
     done
     kill -KILL -- "-$pid" 2>/dev/null || true

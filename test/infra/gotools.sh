@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Go-built tools for local runs and tests: test/infra/gotools.sh install [stripe-mock|helm]
+# (no tool = both).
+#
+# Built with `go install <module>/<cmd>@<pinned version>` from the Go module proxy (GitHub
+# release downloads are not reachable from every machine). Everything Go writes stays under
+# .cache/go (GOPATH, GOMODCACHE, GOCACHE); binaries land in .cache/bin/<tool>-<version>, with
+# the symlink .cache/bin/<tool> pointing at the pinned one. When that file exists, go is not
+# run at all, so a repeat install takes milliseconds.
+#
+# Writes to .cache/run/infra.env: STRIPE_MOCK_BIN, HELM_BIN (the .cache/bin/<tool> symlinks).
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+# Pinned versions (newest tags on proxy.golang.org when pinned). To bump: change the
+# version; the build flags below are derived from the downloaded module source.
+STRIPE_MOCK_VERSION=v0.203.0
+HELM_VERSION=v4.3.1
+
+BIN="$CACHE/bin"
+GODIR="$CACHE/go"
+
+go_env() {
+  local go
+  go=$(command -v go || true)
+  [ -n "$go" ] || { [ -x /usr/local/go/bin/go ] && go=/usr/local/go/bin/go; } || die "go not found (PATH or /usr/local/go/bin/go)"
+  GO=$go
+  export GOPATH="$GODIR" GOMODCACHE="$GODIR/pkg/mod" GOCACHE="$GODIR/build"
+  # Module cache files writable so `rm -rf .cache` works; no cgo, like the upstream releases.
+  export GOFLAGS="-modcacherw" CGO_ENABLED=0
+  unset GOBIN
+}
+
+# module_dir MODULE VERSION: download the module source, print its directory in the cache.
+module_dir() {
+  "$GO" mod download -json "$1@$2" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p'
+}
+
+# ldflags for each tool, mirroring what the upstream release builds set.
+ldflags_stripe_mock() {
+  # GoReleaser's default ldflags: -X main.version={{.Version}} (tag without the "v").
+  printf '%s' "-s -w -X main.version=${STRIPE_MOCK_VERSION#v}"
+}
+
+ldflags_helm() {
+  # helm's Makefile: LDFLAGS += -X helm.sh/helm/vN/internal/version.{version,metadata,gitCommit,gitTreeState}
+  # Read the package path from the Makefile of the pinned version rather than guessing.
+  local dir pkg major=${HELM_VERSION%%.*}
+  dir=$(module_dir "helm.sh/helm/$major" "$HELM_VERSION")
+  [ -n "$dir" ] && [ -f "$dir/Makefile" ] || die "could not download helm.sh/helm/$major@$HELM_VERSION"
+  pkg=$(sed -n 's/.*-X \([^ =]*\)\.version=.*/\1/p' "$dir/Makefile" | head -n 1)
+  [ -n "$pkg" ] || die "no '-X <pkg>.version=' in $dir/Makefile: check how helm $HELM_VERSION sets its version"
+  # A tagged release build has empty metadata and a clean tree. The commit is not known from
+  # the module proxy (the zip carries no VCS data), so gitCommit stays empty.
+  printf '%s' "-s -w -X $pkg.version=$HELM_VERSION -X $pkg.metadata= -X $pkg.gitTreeState=clean"
+}
+
+# install_tool NAME CMD_PACKAGE VERSION ENV_KEY VERSION_ARGS...
+install_tool() {
+  local name=$1 pkg=$2 version=$3 key=$4; shift 4
+  local target="$BIN/$name-$version" link="$BIN/$name"
+  if [ ! -x "$target" ]; then
+    mkdir -p "$BIN" "$GODIR"
+    # One build at a time per machine checkout (start scripts may call this concurrently).
+    exec 9> "$GODIR/.lock"
+    flock 9
+    if [ ! -x "$target" ]; then
+      go_env
+      local flags tmp t0=$SECONDS
+      case $name in
+        stripe-mock) flags=$(ldflags_stripe_mock) ;;
+        helm) flags=$(ldflags_helm) ;;
+      esac
+      tmp=$(mktemp -d "$GODIR/gobin.XXXXXX")
+      log "building $name $version with $("$GO" env GOVERSION) (go install $pkg@$version)"
+      GOBIN="$tmp" "$GO" install -trimpath -ldflags "$flags" "$pkg@$version" \
+        || { rm -rf "$tmp"; die "go install $pkg@$version failed"; }
+      mv -f "$tmp/$(basename "$pkg")" "$target"
+      rm -rf "$tmp"
+      log "built $name $version in $((SECONDS - t0))s"
+      # Drop binaries of other versions.
+      find "$BIN" -maxdepth 1 -type f -name "$name-v*" ! -name "$name-$version" -delete
+    fi
+    flock -u 9
+    exec 9>&-
+  fi
+  if [ "$(readlink "$link" 2> /dev/null)" != "$name-$version" ]; then
+    ln -sfn "$name-$version" "$link.tmp.$$" && mv -Tf "$link.tmp.$$" "$link"
+    # Check the fresh link once: the binary runs and reports the pinned version.
+    local out
+    out=$("$link" "$@" 2>&1) || die "$link $* failed: $out"
+    grep -qF "${version#v}" <<< "$out" || die "$link $* does not report $version: $out"
+    log "$name: $(head -n 1 <<< "$out")"
+  fi
+  env_set "$key" "$link"
+}
+
+install_stripe_mock() {
+  install_tool stripe-mock github.com/stripe/stripe-mock \
+    "$STRIPE_MOCK_VERSION" STRIPE_MOCK_BIN -version
+}
+
+install_helm() {
+  local major=${HELM_VERSION%%.*}
+  install_tool helm "helm.sh/helm/$major/cmd/helm" \
+    "$HELM_VERSION" HELM_BIN version --short
+}
+
+case "${1:-}" in
+  install)
+    case "${2:-all}" in
+      stripe-mock) install_stripe_mock ;;
+      helm) install_helm ;;
+      all) install_stripe_mock; install_helm ;;
+      *) die "unknown tool '$2' (stripe-mock|helm)" ;;
+    esac
+    ;;
+  *) die "usage: $0 install [stripe-mock|helm]" ;;
+esac

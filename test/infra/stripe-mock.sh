@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Local stripe-mock for runs and tests: test/infra/stripe-mock.sh start|stop
+#
+# HTTP on a free port chosen at start, bound to 127.0.0.1 (-http-addr). stripe-mock also
+# opens HTTPS unless told otherwise, and with only -http-addr it would still listen for
+# HTTPS on :12112 on every interface ($PORT if set), so HTTPS is bound explicitly to
+# 127.0.0.1:0 (a port the kernel picks; we don't use it). Writes to .cache/run/infra.env:
+#   STRIPE_MOCK_URL   http://127.0.0.1:<port>
+# stripe-node: new Stripe('sk_test_123', {host: '127.0.0.1', port: <port>, protocol: 'http'})
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+NAME=stripe-mock
+PORT_FILE="$RUN/stripe-mock.port"
+ENV_KEYS=(STRIPE_MOCK_URL)
+
+# 200 from an authenticated list call means the spec and fixtures are loaded.
+answers() {
+  curl -fsS -o /dev/null --max-time 2 -H 'Authorization: Bearer sk_test_123' \
+    "http://127.0.0.1:$1/v1/customers" 2> /dev/null
+}
+
+start() {
+  "$ROOT/test/infra/gotools.sh" install stripe-mock
+  if is_running "$NAME"; then
+    log "stripe-mock already running (pid $(cat "$RUN/$NAME.pid"), port $(cat "$PORT_FILE" 2>/dev/null || echo '?'))"
+    [ -f "$PORT_FILE" ] && env_set STRIPE_MOCK_URL "http://127.0.0.1:$(cat "$PORT_FILE")"
+    return 0
+  fi
+  local port i
+  port=$(free_port)
+  start_bg "$NAME" env -u PORT "$CACHE/bin/stripe-mock" \
+    -http-addr "127.0.0.1:$port" -https-addr "127.0.0.1:0"
+  echo "$port" > "$PORT_FILE"
+  for ((i = 0; i < 150; i++)); do
+    if answers "$port"; then
+      env_set STRIPE_MOCK_URL "http://127.0.0.1:$port"
+      log "stripe-mock started on http://127.0.0.1:$port (pid $(cat "$RUN/$NAME.pid"), log $RUN/$NAME.log)"
+      return 0
+    fi
+    is_running "$NAME" || { tail -n 20 "$RUN/$NAME.log" >&2 || true; rm -f "$RUN/$NAME.pid" "$PORT_FILE"; die "stripe-mock exited during start (log: $RUN/$NAME.log)"; }
+    sleep 0.2
+  done
+  stop_bg "$NAME"
+  rm -f "$PORT_FILE"
+  die "stripe-mock did not answer GET /v1/customers on 127.0.0.1:$port within 30s (log: $RUN/$NAME.log)"
+}
+
+stop() {
+  if is_running "$NAME"; then log "stopping stripe-mock (pid $(cat "$RUN/$NAME.pid"))"; fi
+  stop_bg "$NAME"
+  rm -f "$PORT_FILE"
+  local k
+  for k in "${ENV_KEYS[@]}"; do env_unset "$k"; done
+}
+
+case "${1:-}" in
+  start) start ;;
+  stop) stop ;;
+  *) die "usage: $0 start|stop" ;;
+esac
