@@ -18,19 +18,25 @@ export type Env = Readonly<Record<string, string | undefined>>;
  * (`Section__Key`), reporting every missing or invalid variable at once, one line each.
  * Empty strings count as unset, so `FOO=` in a manifest behaves like an absent FOO.
  */
-export function parseEnv<S extends z.ZodRawShape>(shape: S, env: Env): z.infer<z.ZodObject<S>> {
+export function parseEnv<S extends z.ZodRawShape>(
+  shape: S,
+  env: Env,
+  /** Rules across variables (e.g. required only with some backend), over the raw values; each returns problem lines. */
+  crossCheck: (input: Readonly<Record<string, string>>) => string[] = () => [],
+): z.infer<z.ZodObject<S>> {
   const input: Record<string, string> = {};
   for (const name of Object.keys(shape)) {
     const value = env[name];
     if (value !== undefined && value.trim() !== '') input[name] = value.trim();
   }
   const result = z.object(shape).safeParse(input);
-  if (result.success) return result.data;
-  const problems = result.error.issues.map((issue) => {
+  const problems = (result.error?.issues ?? []).map((issue) => {
     const name = String(issue.path[0] ?? '(root)');
     return input[name] === undefined ? `${name}: is required` : `${name}: ${issue.message}`;
   });
-  throw new ConfigError([...new Set(problems)]);
+  problems.push(...crossCheck(input));
+  if (problems.length > 0 || !result.success) throw new ConfigError([...new Set(problems)]);
+  return result.data;
 }
 
 /** Schema builders for the kinds of values the services' variables hold. */

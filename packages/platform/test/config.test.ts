@@ -59,3 +59,14 @@ describe('parseEnv', () => {
     expect(problemsOf(() => parseEnv({ B: env.bool(false) }, { B: 'maybe' }))).toEqual(['B: must be true or false']);
   });
 });
+
+describe('parseEnv cross checks', () => {
+  it('should report a conditional requirement together with the other problems', () => {
+    const problems = problemsOf(() =>
+      parseEnv({ Backend: env.string(), Url: env.string().optional(), Port: env.port() }, { Backend: 'redis', Port: 'x' }, (input) =>
+        input.Backend === 'redis' && input.Url === undefined ? ['Url: is required when Backend is redis'] : [],
+      ),
+    );
+    expect(problems).toEqual([expect.stringMatching(/^Port: /), 'Url: is required when Backend is redis']);
+  });
+});

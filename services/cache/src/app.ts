@@ -1,0 +1,35 @@
+import type { Registry } from 'prom-client';
+import type { Logger, ReadinessCheck } from '@sp/platform';
+import type { CacheConfig } from './config.js';
+import { createCacheMetrics } from './cache-metrics.js';
+import { createCacheService } from './cache-service.js';
+import { createMemoryStore } from './memory-store.js';
+import { connectRedis, parseRedisUrl } from './redis-connection.js';
+import { createRedisStore } from './redis-store.js';
+import { createCacheServer, type CacheServer } from './server.js';
+import type { CacheStore } from './store.js';
+
+export interface CacheApp {
+  grpc: CacheServer;
+  store: CacheStore;
+  readiness: ReadinessCheck[];
+  /** Re-evaluates gRPC health from the store's readiness (memory: always serving). */
+  refreshHealth(): Promise<void>;
+}
+
+/** Wires the store chosen by configuration into the gRPC server; listening is the caller's. */
+export function createCacheApp(config: Pick<CacheConfig, 'backend' | 'maxValueBytes'>, deps: { registry: Registry; logger: Logger }): CacheApp {
+  let store: CacheStore | undefined;
+  const metrics = createCacheMetrics(deps.registry, () => store?.size());
+  store =
+    config.backend.kind === 'redis'
+      ? createRedisStore(connectRedis(parseRedisUrl(config.backend.url)), config.backend.keyPrefix)
+      : createMemoryStore({ capacity: config.backend.capacity, events: metrics.storeEvents });
+  const grpc = createCacheServer(createCacheService({ store, metrics, logger: deps.logger, maxValueBytes: config.maxValueBytes }));
+  const readiness: ReadinessCheck[] = config.backend.kind === 'redis' ? [{ name: 'redis', check: () => store.check() }] : [];
+  const refreshHealth = async (): Promise<void> => {
+    const serving = await store.check().then(() => true, () => false);
+    grpc.setServing(serving);
+  };
+  return { grpc, store, readiness, refreshHealth };
+}

@@ -1,0 +1,29 @@
+import { createLogger, createRegistry, installProcessHandlers, loadConfigOrExit, onShutdown, startManagementServer } from '@sp/platform';
+import { loadConfig } from './config.js';
+import { createCacheApp } from './app.js';
+
+const config = loadConfigOrExit(() => loadConfig(process.env), 'cache');
+const logger = createLogger({ service: 'cache', level: config.logLevel });
+installProcessHandlers(logger);
+const registry = createRegistry('cache');
+
+const app = createCacheApp(config, { registry, logger });
+if (config.backend.kind === 'memory' && config.backend.capacity > 0) {
+  logger.info({ capacity: config.backend.capacity }, 'memory backend: entries live in this process only; use redis for more than one replica');
+}
+const port = await app.grpc.listen(config.port, config.host);
+await app.refreshHealth();
+const healthTimer = setInterval(() => void app.refreshHealth(), 5000);
+healthTimer.unref();
+const management = await startManagementServer({ port: config.managementPort, registry, readiness: app.readiness, logger });
+logger.info({ port, managementPort: management.port, backend: config.backend.kind }, 'cache service listening');
+
+onShutdown(
+  [
+    { name: 'readiness', run: () => Promise.resolve(management.markShuttingDown()) },
+    { name: 'grpc', run: () => app.grpc.close(config.shutdownGraceMs - 1000) },
+    { name: 'store', run: () => app.store.close() },
+    { name: 'management', run: () => management.close() },
+  ],
+  { logger, gracePeriodMs: config.shutdownGraceMs },
+);

@@ -1,0 +1,72 @@
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+
+/**
+ * Where Redis is, from one URL:
+ *   redis://[user:password@]host:port[/db]   and rediss:// for TLS (standalone)
+ *   redis+sentinel://[:password@]host:port[,host:port...]/masterName[/db]
+ *   redis+cluster://[:password@]host:port[,host:port...]
+ */
+export type RedisTarget =
+  | { kind: 'standalone'; url: string }
+  | { kind: 'sentinel'; sentinels: Array<{ host: string; port: number }>; name: string; password?: string; db: number }
+  | { kind: 'cluster'; nodes: Array<{ host: string; port: number }>; password?: string };
+
+const MULTI_HOST = /^redis\+(sentinel|cluster):\/\/(?:([^@/]*)@)?([^/]+)(?:\/([^/]*)(?:\/(\d+))?)?$/;
+
+function parseHosts(list: string, defaultPort: number): Array<{ host: string; port: number }> {
+  return list.split(',').map((item) => {
+    const match = /^([^:]+)(?::(\d+))?$/.exec(item.trim());
+    if (!match) throw new Error(`invalid host "${item}"`);
+    return { host: match[1]!, port: match[2] === undefined ? defaultPort : Number(match[2]) };
+  });
+}
+
+function passwordOf(userInfo: string | undefined): string | undefined {
+  if (userInfo === undefined || userInfo === '') return undefined;
+  return decodeURIComponent(userInfo.includes(':') ? userInfo.slice(userInfo.indexOf(':') + 1) : userInfo);
+}
+
+/** Parses a Redis URL; throws with a readable message when it is not one of the forms above. */
+export function parseRedisUrl(url: string): RedisTarget {
+  if (/^rediss?:\/\//.test(url)) return { kind: 'standalone', url };
+  const match = MULTI_HOST.exec(url);
+  if (!match) throw new Error('must be redis://, rediss://, redis+sentinel://host:port,.../master or redis+cluster://host:port,...');
+  const [, kind, userInfo, hosts, name, db] = match;
+  const password = passwordOf(userInfo);
+  if (kind === 'cluster') return { kind: 'cluster', nodes: parseHosts(hosts!, 6379), ...(password ? { password } : {}) };
+  if (!name) throw new Error('a redis+sentinel URL must name the master: redis+sentinel://host:26379/mymaster');
+  return { kind: 'sentinel', sentinels: parseHosts(hosts!, 26379), name, db: Number(db ?? 0), ...(password ? { password } : {}) };
+}
+
+/**
+ * Connection settings that fail fast instead of queueing: while Redis is unreachable a command
+ * rejects at once (or after `commandTimeoutMs` when Redis hangs), and reconnection goes on in the
+ * background forever, so the service recovers by itself when Redis returns.
+ */
+const reconnectDelay = (attempt: number): number => Math.min(50 * 2 ** attempt, 2000);
+
+const failFast = (commandTimeoutMs: number): RedisOptions => ({
+  enableOfflineQueue: false,
+  maxRetriesPerRequest: 0,
+  commandTimeout: commandTimeoutMs,
+  connectTimeout: 2000,
+  retryStrategy: reconnectDelay,
+});
+
+export function connectRedis(target: RedisTarget, commandTimeoutMs = 1000): Redis | Cluster {
+  const options = failFast(commandTimeoutMs);
+  switch (target.kind) {
+    case 'standalone':
+      return new Redis(target.url, options);
+    case 'sentinel':
+      return new Redis({ ...options, sentinels: target.sentinels, name: target.name, db: target.db, password: target.password, sentinelRetryStrategy: reconnectDelay });
+    case 'cluster': {
+      const clusterOptions: ClusterOptions = {
+        enableOfflineQueue: false,
+        clusterRetryStrategy: reconnectDelay,
+        redisOptions: { ...options, password: target.password },
+      };
+      return new Cluster(target.nodes, clusterOptions);
+    }
+  }
+}

@@ -1,0 +1,44 @@
+import { Writable } from 'node:stream';
+import { credentials, type Client, type ServiceError } from '@grpc/grpc-js';
+import { cacheServiceClient, type CacheRequest, type CacheResponse } from '@sp/cache-client';
+import { createLogger, createRegistry, type Registry } from '@sp/platform';
+import { createCacheApp, type CacheApp } from '../src/app.js';
+import type { CacheConfig } from '../src/config.js';
+
+export const silentLogger = createLogger({ service: 'cache-test', level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
+
+export interface RunningCache {
+  app: CacheApp;
+  address: string;
+  registry: Registry;
+  close(): Promise<void>;
+}
+
+/** The cache service as main.ts wires it, on a free loopback port. */
+export async function startCache(backend: CacheConfig['backend'], maxValueBytes = 1024 * 1024): Promise<RunningCache> {
+  const registry = createRegistry('cache');
+  const app = createCacheApp({ backend, maxValueBytes }, { registry, logger: silentLogger });
+  const port = await app.grpc.listen(0, '127.0.0.1');
+  await app.refreshHealth();
+  return {
+    app,
+    address: `127.0.0.1:${port}`,
+    registry,
+    close: async () => {
+      await app.grpc.close(1000);
+      await app.store.close();
+    },
+  };
+}
+
+type RawMethod = (request: Partial<CacheRequest>, callback: (err: ServiceError | null, response?: CacheResponse) => void) => void;
+
+/** A bare gRPC client, to see status codes exactly as they travel on the wire. */
+export function rawClient(address: string): Client & Record<'Get' | 'Set' | 'Remove', RawMethod> {
+  const Constructor = cacheServiceClient();
+  return new Constructor(address, credentials.createInsecure()) as unknown as Client & Record<'Get' | 'Set' | 'Remove', RawMethod>;
+}
+
+export function rawCall(client: ReturnType<typeof rawClient>, method: 'Get' | 'Set' | 'Remove', request: Partial<CacheRequest>): Promise<CacheResponse> {
+  return new Promise((resolve, reject) => client[method](request, (err, response) => (err ? reject(err) : resolve(response!))));
+}

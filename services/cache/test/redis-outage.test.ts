@@ -1,0 +1,47 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createCacheClient, type CacheClient } from '@sp/cache-client';
+import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
+import { startCache, type RunningCache } from './cache-fixture.js';
+
+describe('cache service when Redis goes away and comes back', () => {
+  let redis: PrivateRedis;
+  let cache: RunningCache;
+  let client: CacheClient<string>;
+
+  beforeAll(async () => {
+    redis = await startPrivateRedis();
+    cache = await startCache({ kind: 'redis', url: redis.url, keyPrefix: 'outage:' });
+    client = createCacheClient<string>({ address: cache.address, deadlineMs: 1000, retries: 2 });
+  });
+
+  afterAll(async () => {
+    client.close();
+    await cache.close();
+    await redis.stop();
+  });
+
+  it('should fail with UNAVAILABLE within the deadline while Redis is down, and recover without a restart', async () => {
+    await client.set('k', 'before');
+    expect(await client.get('k')).toBe('before');
+
+    await redis.stop();
+    for (const call of [() => client.get('k'), () => client.set('k', 'during'), () => client.remove('k')]) {
+      const started = Date.now();
+      await expect(call()).rejects.toMatchObject({ status: 503, message: 'cache service is unavailable' });
+      expect(Date.now() - started).toBeLessThan(1500);
+    }
+    await cache.app.refreshHealth();
+    await expect(cache.app.readiness[0]!.check()).rejects.toThrow('redis is unavailable');
+
+    await redis.start();
+    const deadline = Date.now() + 10_000;
+    let value: string | undefined;
+    while (Date.now() < deadline) {
+      value = await client.set('k', 'after').then(() => client.get('k'), () => undefined);
+      if (value !== undefined) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(value).toBe('after');
+    await expect(cache.app.readiness[0]!.check()).resolves.toBeUndefined();
+  });
+});
