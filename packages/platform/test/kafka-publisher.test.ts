@@ -46,7 +46,7 @@ describe('Kafka publisher (real broker)', () => {
     expect(header(message, 'ce_id')).toMatch(/^[0-9a-f-]{36}$/);
     expect(new Date(header(message, 'ce_time')!).getTime()).toBeGreaterThan(Date.now() - 60_000);
     expect(header(message, 'content-type')).toBe('application/json');
-    expect(await registry.getSingleMetricAsString('kafka_events_published_total')).toContain('type="UserLoggedInEvent"} 1');
+    expect(await registry.getSingleMetricAsString('kafka_events_published_total')).toContain('type="UserLoggedInEvent",service="test"} 1');
   });
 
   it('should answer the readiness check while the broker is up', async () => {

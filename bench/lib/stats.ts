@@ -1,0 +1,105 @@
+// Shared helpers for the benchmarks: latency percentiles, child processes, result files.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+
+export interface RunFigures {
+  opsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  calls: number;
+  errors: number;
+}
+
+export function percentile(sortedMs: Float64Array, p: number): number {
+  if (sortedMs.length === 0) return 0;
+  const index = Math.min(sortedMs.length - 1, Math.floor((p / 100) * sortedMs.length));
+  return Number(sortedMs[index]!.toFixed(3));
+}
+
+/**
+ * Keeps `concurrency` calls in flight for `durationMs` after a warm-up, and measures each.
+ * `call` resolves when one operation completed.
+ */
+export async function drive(call: (i: number) => Promise<unknown>, concurrency: number, durationMs: number, warmupMs = 1500): Promise<RunFigures> {
+  const latencies: number[] = [];
+  let errors = 0;
+  let measuring = false;
+  let stop = false;
+  let counter = 0;
+  const worker = async (): Promise<void> => {
+    while (!stop) {
+      const started = process.hrtime.bigint();
+      try {
+        await call(counter++);
+        if (measuring) latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
+      } catch {
+        if (measuring) errors++;
+      }
+    }
+  };
+  const workers = Array.from({ length: concurrency }, () => worker());
+  await new Promise((resolve) => setTimeout(resolve, warmupMs));
+  measuring = true;
+  const startedAt = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, durationMs));
+  measuring = false;
+  const elapsed = (performance.now() - startedAt) / 1000;
+  stop = true;
+  await Promise.all(workers);
+  const sorted = Float64Array.from(latencies).sort();
+  return { opsPerSecond: Math.round(latencies.length / elapsed), p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99), calls: latencies.length, errors };
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** Starts a child process and resolves once it printed `marker` on stdout. */
+export async function startChild(command: string, args: string[], env: NodeJS.ProcessEnv, marker: RegExp): Promise<ChildProcess> {
+  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  let seen = '';
+  await new Promise<void>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`${command} ${args.join(' ')} exited with ${code}: ${seen.slice(-2000)}`)));
+    child.stdout!.on('data', (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (marker.test(seen)) resolve();
+    });
+  });
+  child.removeAllListeners('exit');
+  child.stdout!.resume();
+  return child;
+}
+
+export async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  await exited;
+}
+
+export function rssBytes(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) * 1024 : 0;
+}
+
+/** The local dependencies' addresses, from the file test/infra writes. */
+export function infraEnv(): Record<string, string> {
+  const text = readFileSync(new URL('../../.cache/run/infra.env', import.meta.url), 'utf8');
+  return Object.fromEntries(text.split('\n').filter((line) => line.includes('=')).map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]));
+}
+
+export function writeResults(name: string, results: unknown): void {
+  const dir = new URL('../results/', import.meta.url);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(new URL(`${name}.json`, dir), `${JSON.stringify(results, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify(results, null, 2)}\nwritten to bench/results/${name}.json\n`);
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Runs every benchmark (bench/*.bench.ts) one after another against the running dependencies;
+# each writes its figures to bench/results/<name>.json and prints them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p bench/results
+shopt -s nullglob
+benches=(bench/*.bench.ts)
+if [ ${#benches[@]} -eq 0 ]; then
+  echo "no benchmarks yet"
+  exit 0
+fi
+for bench in "${benches[@]}"; do
+  echo "== $bench"
+  node "$bench"
+done

@@ -1,0 +1,28 @@
+import type { Entry } from './store.js';
+
+/**
+ * Both backends keep an entry as one byte string: an 8-byte big-endian expiry (Unix ms, 0 for
+ * none) followed by the value. Redis thus returns value and expiry with one GET, and the memory
+ * backend holds one compact string per entry instead of a Buffer and an object.
+ */
+export const HEADER_BYTES = 8;
+
+export function encodeEntry(value: Buffer, expiresAtUnixMs: number): Buffer {
+  const stored = Buffer.allocUnsafe(HEADER_BYTES + value.length);
+  stored.writeBigUInt64BE(BigInt(expiresAtUnixMs), 0);
+  value.copy(stored, HEADER_BYTES);
+  return stored;
+}
+
+export function decodeEntry(stored: Buffer): Entry {
+  return { expiresAtUnixMs: Number(stored.readBigUInt64BE(0)), value: stored.subarray(HEADER_BYTES) };
+}
+
+/** Latin-1 maps each byte to one character, so V8 stores the string at one byte per byte. */
+export const toCompactString = (stored: Buffer): string => stored.toString('latin1');
+export const fromCompactString = (compact: string): Buffer => Buffer.from(compact, 'latin1');
+
+/** The expiry alone, without copying the value. */
+export function expiryOfCompact(compact: string): number {
+  return Number(Buffer.from(compact.slice(0, HEADER_BYTES), 'latin1').readBigUInt64BE(0));
+}

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Starts or stops the local dependencies of the platform, in parallel:
+#   bash test/infra/infra.sh up [component...]     (default: all)
+#   bash test/infra/infra.sh down [component...]
+#   bash test/infra/infra.sh install               (download everything, start nothing)
+# Components: redis kafka keycloak stripe-mock. helm is a tool, installed by `install` and `up`.
+# Addresses land in .cache/run/infra.env; logs in .cache/run/<component>.log.
+source "$(dirname "$0")/lib.sh"
+
+ALL=(redis kafka keycloak stripe-mock)
+action=${1:-up}
+shift || true
+components=("$@")
+[ ${#components[@]} -gt 0 ] || components=("${ALL[@]}")
+
+# run_all ACTION COMPONENT...: one background job a component, all awaited; fails if any failed.
+run_all() {
+  local action=$1 pids=() names=() status=0 i
+  shift
+  for name in "$@"; do
+    bash "$ROOT/test/infra/$name.sh" "$action" &
+    pids+=($!)
+    names+=("$name")
+  done
+  for i in "${!pids[@]}"; do
+    if ! wait "${pids[$i]}"; then
+      log "${names[$i]} $action failed"
+      status=1
+    fi
+  done
+  return $status
+}
+
+case "$action" in
+  install)
+    # Installs share the Maven and apt caches: run them one after another.
+    bash "$ROOT/test/infra/redis.sh" install
+    bash "$ROOT/test/infra/gotools.sh" install
+    bash "$ROOT/test/infra/kafka.sh" install
+    bash "$ROOT/test/infra/keycloak.sh" install
+    ;;
+  up)
+    started=$SECONDS
+    "$0" install
+    run_all start "${components[@]}"
+    log "dependencies up in $((SECONDS - started))s"
+    grep -E "_(URL|BROKERS)=" "$ENV_FILE" | sed "s/^/[infra]   /" >&2
+    ;;
+  down)
+    run_all stop "${components[@]}"
+    ;;
+  *)
+    die "usage: $0 up|down|install [component...]"
+    ;;
+esac

@@ -1,0 +1,258 @@
+#!/usr/bin/env bash
+# Local single-node Apache Kafka broker (KRaft, broker+controller in one JVM) for dev runs
+# and tests, built only from the Kafka jars on Maven Central (no apache.org tarball).
+#
+#   bash test/infra/kafka.sh install   # jars -> .cache/kafka/libs (once; Maven cache in .cache/m2)
+#   bash test/infra/kafka.sh start     # background broker; KAFKA_BROKERS=127.0.0.1:<port> in .cache/run/infra.env
+#   bash test/infra/kafka.sh stop
+#   bash test/infra/kafka.sh status
+#   bash test/infra/kafka.sh run-private <datadir> <brokerPort> <controllerPort>
+#       # formats <datadir> unless already formatted (data survives a kill + restart with the
+#       # same arguments) and execs the broker in the foreground; tests spawn this to get a
+#       # private broker they can kill and restart. `start` runs the same code path.
+#
+# Version: Kafka 4.4.0, the newest on Maven Central. Checked with kafkajs 2.2.4 (the client
+# the Node services use): idempotent producer send with acks=-1, consumer group subscribe +
+# consume from beginning, message headers (string and binary) round trip, admin
+# createTopics, topic auto-creation and a transactional producer all work against 4.4.0.
+# kafkajs picks the highest API versions both sides support, and the old versions KIP-896
+# removed in 4.0 are below what kafkajs 2.2.4 picks. Fallback if that ever changes:
+# KAFKA_VERSION=3.9.2 works with this same script (checked).
+# Maven Central quirk: kafka_2.13:4.4.0 declares a dependency on
+# org.apache.kafka:kafka-tools-api:4.4.0, which is not published there. That jar only holds
+# the console tools' Decoder/RecordReader interfaces and no broker class refers to it
+# (checked over the 4.3.1 and 4.4.0 jars), so kafka/pom.xml excludes it.
+#
+# Start time: on this shared 2-core machine a default JVM needed 5-9 s for `start`, mostly
+# class loading and C2 compiler threads competing for the CPUs. Two JVM settings bring it
+# to 2-3 s (the broker JVM alone: 1-2 s): C1 only (-XX:TieredStopAtLevel=1, plenty for a
+# test broker; drop it via KAFKA_JVM_OPTS when benchmarking throughput), and an AppCDS
+# archive of the broker's classes that `install` records once by starting and stopping a
+# throwaway broker (.cache/kafka/libs/.cds/, ~50 MB; KAFKA_CDS=0 disables it). RSS of the
+# running broker: ~300 MB idle, ~340 MB after some traffic.
+#
+# Environment overrides: KAFKA_VERSION, KAFKA_JAVA (default /usr/bin/java; Kafka 4.x needs
+# Java >= 17), KAFKA_HEAP_OPTS, KAFKA_JVM_OPTS, KAFKA_CDS (1/0), KAFKA_START_TIMEOUT (s,
+# default 90), KAFKA_LOG4J2_CONFIG (e.g. a copy of kafka/log4j2.properties at INFO level).
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+KAFKA_VERSION="${KAFKA_VERSION:-4.4.0}"
+KAFKA_JAVA="${KAFKA_JAVA:-/usr/bin/java}"
+KAFKA_HEAP_OPTS="${KAFKA_HEAP_OPTS:--Xmx512m -Xms256m}"
+# Serial GC, C1 only and a capped code cache/metaspace: low RSS and a fast start.
+KAFKA_JVM_OPTS="${KAFKA_JVM_OPTS:--XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=64m -XX:MaxMetaspaceSize=128m -Xss512k -Djava.awt.headless=true}"
+KAFKA_CDS="${KAFKA_CDS:-1}"
+KAFKA_START_TIMEOUT="${KAFKA_START_TIMEOUT:-90}"
+KAFKA_LOG4J2_CONFIG="${KAFKA_LOG4J2_CONFIG:-$ROOT/test/infra/kafka/log4j2.properties}"
+
+HERE="$ROOT/test/infra/kafka"
+KAFKA_HOME="$CACHE/kafka"
+LIBS="$KAFKA_HOME/libs"
+MARKER="$LIBS/.installed-kafka_2.13-$KAFKA_VERSION"
+NAME=kafka
+
+# ---------------------------------------------------------------------------------------------
+# install
+
+install() {
+  [ -f "$MARKER" ] && cds_ready && return 0
+  mkdir -p "$KAFKA_HOME"
+  # Tests may spawn several `run-private` at once on a fresh checkout: one installs, the
+  # others wait. The block form keeps fd 9 away from the broker that run_private execs.
+  {
+    flock 9
+    [ -f "$MARKER" ] || install_libs
+    cds_ready || cds_train
+  } 9> "$KAFKA_HOME/.install.lock"
+}
+
+install_libs() {
+  command -v mvn > /dev/null || die "mvn not found (Maven is needed to fetch the Kafka jars)"
+  log "installing Kafka $KAFKA_VERSION jars into $LIBS (Maven Central)"
+  # Copy into a scratch folder and swap it in only when complete, so a failed or interrupted
+  # download never leaves a half-filled libs folder (nor mixes jars of two versions).
+  local tmp="$LIBS.tmp"
+  rm -rf "$tmp"
+  mkdir -p "$tmp"
+  # Maven 3.8 prints bare ANSI resets even with -B -q: keep its output in a file, show it on failure.
+  if ! mvn -B -q -f "$HERE/pom.xml" \
+    -Dmaven.repo.local="$CACHE/m2" \
+    -Dkafka.version="$KAFKA_VERSION" \
+    -Dlibs.dir="$tmp" \
+    package > "$KAFKA_HOME/mvn.log" 2>&1; then
+    rm -rf "$tmp"
+    sed 's/\x1b\[[0-9;]*m//g' "$KAFKA_HOME/mvn.log" | grep -v '^\s*$' | tail -n 20 >&2
+    die "mvn could not fetch Kafka $KAFKA_VERSION (full output: $KAFKA_HOME/mvn.log)"
+  fi
+  [ -f "$tmp/kafka_2.13-$KAFKA_VERSION.jar" ] || die "kafka_2.13-$KAFKA_VERSION.jar missing after mvn"
+  touch "$tmp/$(basename "$MARKER")"
+  rm -rf "$LIBS"
+  mv "$tmp" "$LIBS"
+  log "installed Kafka $KAFKA_VERSION ($(ls "$LIBS"/*.jar | wc -l) jars, $(du -sh "$LIBS" | cut -f1))"
+}
+
+# Explicit, sorted class path (not "libs/*") so it is identical on every run: a CDS archive is
+# only used when the class path matches the one it was recorded with.
+classpath() {
+  local jars=("$LIBS"/*.jar)
+  local IFS=:
+  printf '%s\n' "${jars[*]}"
+}
+
+# One archive per Java binary; it lives in the libs folder, so a new install drops it too.
+cds_archive() {
+  printf '%s/.cds/%s.jsa\n' "$LIBS" "$(readlink -f "$KAFKA_JAVA" | cksum | cut -d' ' -f1)"
+}
+
+# True when there is nothing (more) to do for CDS: disabled, recorded, or recording failed before.
+cds_ready() {
+  [ "$KAFKA_CDS" = 1 ] || return 0
+  local jsa
+  jsa=$(cds_archive)
+  [ -f "$jsa" ] || [ -f "$jsa.failed" ]
+}
+
+# Record the class data sharing archive: start a throwaway broker with
+# -XX:ArchiveClassesAtExit, wait until it serves metadata, stop it (the JVM writes the
+# archive while exiting). Failure only costs start time, so it is not fatal.
+cds_train() {
+  local jsa tmpd bport cport pid rc=0
+  jsa=$(cds_archive)
+  mkdir -p "$(dirname "$jsa")"
+  log "recording a class data sharing archive for faster broker starts (once)"
+  tmpd=$(mktemp -d "$KAFKA_HOME/cds-train.XXXXXX")
+  bport=$(free_port)
+  cport=$(free_port)
+  (broker_exec "$tmpd" "$bport" "$cport" "-XX:ArchiveClassesAtExit=$jsa.tmp") > "$tmpd/broker.log" 2>&1 &
+  pid=$!
+  node "$HERE/ready.cjs" 127.0.0.1 "$bport" "$KAFKA_START_TIMEOUT" "$pid" --warm > /dev/null || rc=$?
+  kill -TERM "$pid" 2> /dev/null || true
+  wait "$pid" 2> /dev/null || true
+  if [ $rc -eq 0 ] && [ -s "$jsa.tmp" ]; then
+    mv "$jsa.tmp" "$jsa"
+    rm -rf "$tmpd"
+  else
+    rm -f "$jsa.tmp"
+    touch "$jsa.failed"
+    log "warning: could not record the CDS archive (see $tmpd/broker.log); starting without it"
+  fi
+}
+
+# ---------------------------------------------------------------------------------------------
+# broker
+
+# Kafka UUIDs are 16 random bytes in URL-safe base64 without padding. Like Uuid.randomUuid(),
+# avoid a leading '-' (looks like a CLI flag). Saves a JVM start for `kafka-storage random-uuid`.
+random_cluster_id() {
+  local id
+  while :; do
+    id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')
+    [ "${id:0:1}" != "-" ] && { printf '%s\n' "$id"; return; }
+  done
+}
+
+# render_config DATADIR BROKER_PORT CONTROLLER_PORT: write DATADIR/server.properties.
+render_config() {
+  local datadir=$1 bport=$2 cport=$3 esc
+  esc=$(printf '%s' "$datadir" | sed 's/[\\|&]/\\&/g')
+  sed -e "s|@DATA_DIR@|$esc|g" -e "s|@BROKER_PORT@|$bport|g" -e "s|@CONTROLLER_PORT@|$cport|g" \
+    "$HERE/server.properties" > "$datadir/server.properties"
+}
+
+# broker_exec DATADIR BROKER_PORT CONTROLLER_PORT [JVM_OPT...]: write the config, format the
+# storage unless already formatted, then exec the broker (this process becomes the JVM).
+broker_exec() {
+  local datadir=$1 bport=$2 cport=$3 cp cds=() out
+  shift 3
+  mkdir -p "$datadir"
+  datadir=$(cd "$datadir" && pwd)
+  render_config "$datadir" "$bport" "$cport"
+  cp=$(classpath)
+  if [ "$KAFKA_CDS" = 1 ] && [ $# -eq 0 ] && [ -f "$(cds_archive)" ]; then
+    cds=("-XX:SharedArchiveFile=$(cds_archive)")
+  fi
+  if [ ! -f "$datadir/kraft/meta.properties" ]; then
+    # Static quorum (controller.quorum.voters), so no --standalone/--initial-controllers.
+    # Short-lived tool: small heap, C1 only. Its chatty stdout is only shown on failure.
+    if ! out=$("$KAFKA_JAVA" -Xmx128m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC "${cds[@]}" \
+      "-Dlog4j2.configurationFile=$KAFKA_LOG4J2_CONFIG" -cp "$cp" \
+      kafka.tools.StorageTool format --ignore-formatted \
+      --cluster-id "$(random_cluster_id)" --config "$datadir/server.properties" 2>&1); then
+      printf '%s\n' "$out" >&2
+      die "formatting $datadir failed"
+    fi
+  fi
+  # shellcheck disable=SC2086 # the *_OPTS variables are intentionally word-split
+  exec "$KAFKA_JAVA" $KAFKA_HEAP_OPTS $KAFKA_JVM_OPTS "${cds[@]}" "$@" \
+    "-Dlog4j2.configurationFile=$KAFKA_LOG4J2_CONFIG" -cp "$cp" \
+    kafka.Kafka "$datadir/server.properties"
+}
+
+run_private() {
+  [ $# -eq 3 ] || die "usage: kafka.sh run-private <datadir> <brokerPort> <controllerPort>"
+  [[ $2 =~ ^[0-9]+$ && $3 =~ ^[0-9]+$ ]] || die "ports must be numbers: '$2' '$3'"
+  install
+  broker_exec "$1" "$2" "$3"
+}
+
+start() {
+  if is_running "$NAME"; then
+    log "kafka already running (pid $(cat "$RUN/$NAME.pid"), $(env_get KAFKA_BROKERS))"
+    return 0
+  fi
+  stop_bg "$NAME" # clears a stale pid file
+  local t0 bport cport attempt rc pid
+  t0=$(date +%s%N)
+  install
+  for attempt in 1 2 3; do
+    bport=$(free_port)
+    cport=$(free_port)
+    [ "$bport" != "$cport" ] || continue
+    rm -rf "$RUN/kafka-data"
+    start_bg "$NAME" bash "$ROOT/test/infra/kafka.sh" run-private "$RUN/kafka-data" "$bport" "$cport"
+    pid=$(cat "$RUN/$NAME.pid")
+    rc=0
+    # Ready = a Metadata request lists the broker (registered and unfenced); --warm also waits
+    # for producer ids and the group/transaction coordinators (creates their internal topics).
+    node "$HERE/ready.cjs" 127.0.0.1 "$bport" "$KAFKA_START_TIMEOUT" "$pid" --warm > /dev/null || rc=$?
+    if [ $rc -eq 0 ]; then
+      env_set KAFKA_BROKERS "127.0.0.1:$bport"
+      log "kafka $KAFKA_VERSION started on 127.0.0.1:$bport (controller 127.0.0.1:$cport, pid $pid) in $((($(date +%s%N) - t0) / 1000000)) ms"
+      return 0
+    fi
+    # free_port only proposes a port; another process may grab it before the broker binds it.
+    if [ $rc -eq 2 ] && grep -q -E 'BindException|Address already in use' "$RUN/$NAME.log"; then
+      log "port taken before kafka could bind it (attempt $attempt), retrying with new ports"
+      stop_bg "$NAME"
+      continue
+    fi
+    break
+  done
+  tail -n 30 "$RUN/$NAME.log" >&2 || true
+  stop_bg "$NAME"
+  die "kafka did not become ready after $((($(date +%s%N) - t0) / 1000000)) ms (log: $RUN/$NAME.log)"
+}
+
+stop() {
+  if is_running "$NAME"; then log "stopping kafka"; fi
+  stop_bg "$NAME" 30
+  env_unset KAFKA_BROKERS
+}
+
+status() {
+  if is_running "$NAME"; then
+    echo "kafka running (pid $(cat "$RUN/$NAME.pid"), KAFKA_BROKERS=$(env_get KAFKA_BROKERS))"
+  else
+    echo "kafka not running"
+    return 1
+  fi
+}
+
+case "${1:-}" in
+  install) install ;;
+  start) start ;;
+  stop) stop ;;
+  status) status ;;
+  run-private) shift; run_private "$@" ;;
+  *) die "usage: kafka.sh install|start|stop|status|run-private <datadir> <brokerPort> <controllerPort>" ;;
+esac
