@@ -5,41 +5,53 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { bufferSerializer, createCacheClient } from '@sp/cache-client';
-import { drive, freePort, infraEnv, rssBytes, startChild, stopChild, writeResults, type RunFigures } from './lib/stats.ts';
+import { drive, freePort, infraEnv, median, rssBytes, startChild, stopChild, writeResults, type RunFigures } from './lib/stats.ts';
 
 const CONCURRENCY = 32;
-const DURATION_MS = 8000;
+const DURATION_MS = 5000;
+const ROUNDS = 3;
 const KEYS = 1000;
 const VALUE = Buffer.alloc(100, 'v');
 const ENTRIES = 1_000_000;
+// V8 grows its heap lazily (up to ~4 GB on this machine), so an unbounded process keeps garbage
+// that a sized one collects. Deployments bound the heap from the container's memory limit; these
+// are the settings for a 512 MiB container (README, "Memory sizing").
+const FOOTPRINT_NODE_OPTIONS = ['--max-old-space-size=320', '--max-semi-space-size=8'];
 
 const cacheMain = fileURLToPath(new URL('../services/cache/dist/main.js', import.meta.url));
 const bareServer = fileURLToPath(new URL('./lib/bare-cache-server.ts', import.meta.url));
 
-async function startCacheService(env: Record<string, string>): Promise<{ address: string; stop: () => Promise<void>; pid: number }> {
+async function startCacheService(env: Record<string, string>, nodeOptions: string[] = []): Promise<{ address: string; stop: () => Promise<void>; pid: number }> {
   const port = await freePort();
   const child = await startChild(
     process.execPath,
-    [cacheMain],
+    [...nodeOptions, cacheMain],
     { Cache__Port: String(port), Cache__Host: '127.0.0.1', Management__Port: String(await freePort()), ...env },
     /listening/,
   );
   return { address: `127.0.0.1:${port}`, stop: () => stopChild(child), pid: child.pid! };
 }
 
-async function startBare(): Promise<{ address: string; stop: () => Promise<void> }> {
+async function startBare(): Promise<{ address: string; stop: () => Promise<void>; pid: number }> {
   const port = await freePort();
   const child = await startChild(process.execPath, [bareServer], { PORT: String(port) }, /listening/);
-  return { address: `127.0.0.1:${port}`, stop: () => stopChild(child) };
+  return { address: `127.0.0.1:${port}`, stop: () => stopChild(child), pid: child.pid! };
 }
 
-async function getAndSet(address: string): Promise<{ get: RunFigures; set: RunFigures }> {
-  const client = createCacheClient<Buffer>({ address, deadlineMs: 5000, retries: 0 }, bufferSerializer);
+interface Target {
+  name: string;
+  address: string;
+  pid: number;
+  stop: () => Promise<void>;
+  runs: { get: RunFigures[]; set: RunFigures[] };
+}
+
+async function round(target: Target): Promise<void> {
+  const client = createCacheClient<Buffer>({ address: target.address, deadlineMs: 5000, retries: 0 }, bufferSerializer);
   for (let i = 0; i < KEYS; i++) await client.set(`key-${i}`, VALUE);
-  const get = await drive((i) => client.get(`key-${i % KEYS}`), CONCURRENCY, DURATION_MS);
-  const set = await drive((i) => client.set(`key-${i % KEYS}`, VALUE), CONCURRENCY, DURATION_MS);
+  target.runs.get.push(await drive((i) => client.get(`key-${i % KEYS}`), CONCURRENCY, DURATION_MS, target.pid));
+  target.runs.set.push(await drive((i) => client.set(`key-${i % KEYS}`, VALUE), CONCURRENCY, DURATION_MS, target.pid));
   client.close();
-  return { get, set };
 }
 
 function redisBenchmark(redisUrl: string): { get: Partial<RunFigures>; set: Partial<RunFigures> } {
@@ -54,43 +66,45 @@ function redisBenchmark(redisUrl: string): { get: Partial<RunFigures>; set: Part
 }
 
 async function memoryFootprint(): Promise<Record<string, number>> {
-  const service = await startCacheService({ Cache__Backend: 'memory', Cache__Capacity: String(ENTRIES) });
-  const client = createCacheClient<Buffer>({ address: service.address, deadlineMs: 10_000 }, bufferSerializer);
+  const service = await startCacheService({ Cache__Backend: 'memory', Cache__Capacity: String(ENTRIES) }, FOOTPRINT_NODE_OPTIONS);
+  const clients = [0, 1].map(() => createCacheClient<Buffer>({ address: service.address, deadlineMs: 10_000 }, bufferSerializer));
+  const client = clients[0]!;
   await client.get('warm-up');
   const before = rssBytes(service.pid);
   let next = 0;
-  const worker = async (): Promise<void> => {
+  const worker = async (k: number): Promise<void> => {
     while (next < ENTRIES) {
       const i = next++;
-      await client.set(`entry-${i.toString().padStart(7, '0')}`, Buffer.alloc(100, i % 256));
+      await clients[k % 2]!.set(`entry-${i.toString().padStart(7, '0')}`, Buffer.alloc(100, i % 256));
     }
   };
   const started = performance.now();
-  await Promise.all(Array.from({ length: 64 }, () => worker()));
+  await Promise.all(Array.from({ length: 128 }, (_, k) => worker(k)));
   const fillSeconds = (performance.now() - started) / 1000;
-  await new Promise((resolve) => setTimeout(resolve, 2000));
+  await new Promise((resolve) => setTimeout(resolve, 5000));
   const after = rssBytes(service.pid);
   const stillThere = await client.get('entry-0000000');
-  client.close();
+  clients.forEach((c) => c.close());
   await service.stop();
   if (stillThere?.length !== 100) throw new Error('the first entry was evicted: capacity not honoured');
   return { entries: ENTRIES, valueBytes: 100, rssBeforeBytes: before, rssAfterBytes: after, rssAfterMiB: Math.round(after / 2 ** 20), bytesPerEntry: Math.round((after - before) / ENTRIES), fillSeconds: Number(fillSeconds.toFixed(1)) };
 }
 
+
 const ratio = (a: number, b: number): number => Number((a / b).toFixed(3));
 
+// All three servers run for the whole measurement, loaded one at a time in interleaved rounds,
+// so a disturbance of the shared machine hits every target alike; each figure is the median round.
 const redisUrl = infraEnv().REDIS_URL!;
-const bare = await startBare();
-const bareFigures = await getAndSet(bare.address);
-await bare.stop();
-
-const memory = await startCacheService({ Cache__Backend: 'memory' });
-const memoryFigures = await getAndSet(memory.address);
-await memory.stop();
-
-const redis = await startCacheService({ Cache__Backend: 'redis', Cache__RedisUrl: redisUrl, Cache__KeyPrefix: 'bench:' });
-const redisFigures = await getAndSet(redis.address);
-await redis.stop();
+const targets: Target[] = [
+  { name: 'bareGrpcServer', ...(await startBare()), runs: { get: [], set: [] } },
+  { name: 'memoryBackend', ...(await startCacheService({ Cache__Backend: 'memory' })), runs: { get: [], set: [] } },
+  { name: 'redisBackend', ...(await startCacheService({ Cache__Backend: 'redis', Cache__RedisUrl: redisUrl, Cache__KeyPrefix: 'bench:' })), runs: { get: [], set: [] } },
+];
+for (let r = 0; r < ROUNDS; r++) for (const target of targets) await round(target);
+for (const target of targets) await target.stop();
+const figures = Object.fromEntries(targets.map((t) => [t.name, { get: median(t.runs.get), set: median(t.runs.set) }]));
+const [bare, memory, redis] = targets.map((t) => figures[t.name]!);
 
 const redisBench = redisBenchmark(redisUrl);
 const footprint = await memoryFootprint();
@@ -98,16 +112,27 @@ const footprint = await memoryFootprint();
 writeResults('cache', {
   date: new Date().toISOString(),
   machine: { cpus: (await import('node:os')).cpus().length, node: process.version },
-  setup: { concurrency: CONCURRENCY, durationMs: DURATION_MS, valueBytes: VALUE.length, keys: KEYS, loadGenerator: 'this process (one @grpc/grpc-js channel); each server in its own process' },
-  bareGrpcServer: bareFigures,
-  memoryBackend: memoryFigures,
-  redisBackend: redisFigures,
+  setup: {
+    concurrency: CONCURRENCY,
+    durationMsPerRun: DURATION_MS,
+    rounds: ROUNDS,
+    valueBytes: VALUE.length,
+    keys: KEYS,
+    loadGenerator: 'this process, one @grpc/grpc-js channel per run; each server in its own process; figures are the median of interleaved rounds',
+    footprintNodeOptions: FOOTPRINT_NODE_OPTIONS.join(' '),
+  },
+  ...figures,
   redisBenchmark: redisBench,
   ratios: {
-    memoryGetVsBare: ratio(memoryFigures.get.opsPerSecond, bareFigures.get.opsPerSecond),
-    memorySetVsBare: ratio(memoryFigures.set.opsPerSecond, bareFigures.set.opsPerSecond),
-    redisGetVsBare: ratio(redisFigures.get.opsPerSecond, bareFigures.get.opsPerSecond),
-    redisSetVsBare: ratio(redisFigures.set.opsPerSecond, bareFigures.set.opsPerSecond),
+    memoryGetVsBare: ratio(memory!.get.opsPerSecond, bare!.get.opsPerSecond),
+    memorySetVsBare: ratio(memory!.set.opsPerSecond, bare!.set.opsPerSecond),
+    redisGetVsBare: ratio(redis!.get.opsPerSecond, bare!.get.opsPerSecond),
+    redisSetVsBare: ratio(redis!.set.opsPerSecond, bare!.set.opsPerSecond),
+    // Throughput a server could reach if it alone were the bottleneck: bare CPU per op / its CPU per op.
+    memoryGetVsBareByServerCpu: ratio(bare!.get.serverCpuMicrosPerOp!, memory!.get.serverCpuMicrosPerOp!),
+    memorySetVsBareByServerCpu: ratio(bare!.set.serverCpuMicrosPerOp!, memory!.set.serverCpuMicrosPerOp!),
+    redisGetVsBareByServerCpu: ratio(bare!.get.serverCpuMicrosPerOp!, redis!.get.serverCpuMicrosPerOp!),
+    redisSetVsBareByServerCpu: ratio(bare!.set.serverCpuMicrosPerOp!, redis!.set.serverCpuMicrosPerOp!),
   },
   targets: { memoryVsBare: 0.9, redisVsBare: 0.7, memoryFootprintMaxMiB: 400 },
   memoryFootprint: footprint,

@@ -10,6 +10,14 @@ export interface RunFigures {
   p99Ms: number;
   calls: number;
   errors: number;
+  /** CPU time the server process spent per operation (user + system), when its pid was given. */
+  serverCpuMicrosPerOp?: number;
+}
+
+/** User + system CPU time of a process so far, in microseconds (from /proc, 10 ms resolution). */
+export function cpuMicros(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
 }
 
 export function percentile(sortedMs: Float64Array, p: number): number {
@@ -22,7 +30,7 @@ export function percentile(sortedMs: Float64Array, p: number): number {
  * Keeps `concurrency` calls in flight for `durationMs` after a warm-up, and measures each.
  * `call` resolves when one operation completed.
  */
-export async function drive(call: (i: number) => Promise<unknown>, concurrency: number, durationMs: number, warmupMs = 1500): Promise<RunFigures> {
+export async function drive(call: (i: number) => Promise<unknown>, concurrency: number, durationMs: number, serverPid?: number, warmupMs = 1500): Promise<RunFigures> {
   const latencies: number[] = [];
   let errors = 0;
   let measuring = false;
@@ -43,13 +51,22 @@ export async function drive(call: (i: number) => Promise<unknown>, concurrency: 
   await new Promise((resolve) => setTimeout(resolve, warmupMs));
   measuring = true;
   const startedAt = performance.now();
+  const cpuAtStart = serverPid === undefined ? 0 : cpuMicros(serverPid);
   await new Promise((resolve) => setTimeout(resolve, durationMs));
   measuring = false;
+  const cpuUsed = serverPid === undefined ? undefined : cpuMicros(serverPid) - cpuAtStart;
   const elapsed = (performance.now() - startedAt) / 1000;
   stop = true;
   await Promise.all(workers);
   const sorted = Float64Array.from(latencies).sort();
-  return { opsPerSecond: Math.round(latencies.length / elapsed), p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99), calls: latencies.length, errors };
+  const figures: RunFigures = { opsPerSecond: Math.round(latencies.length / elapsed), p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99), calls: latencies.length, errors };
+  if (cpuUsed !== undefined) figures.serverCpuMicrosPerOp = Number((cpuUsed / Math.max(1, latencies.length)).toFixed(1));
+  return figures;
+}
+
+/** The round with the median throughput, so one disturbed round does not decide. */
+export function median(runs: RunFigures[]): RunFigures {
+  return [...runs].sort((a, b) => a.opsPerSecond - b.opsPerSecond)[Math.floor(runs.length / 2)]!;
 }
 
 export function freePort(): Promise<number> {
@@ -69,13 +86,13 @@ export async function startChild(command: string, args: string[], env: NodeJS.Pr
   let seen = '';
   await new Promise<void>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${command} ${args.join(' ')} exited with ${code}: ${seen.slice(-2000)}`)));
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       seen += chunk.toString();
       if (marker.test(seen)) resolve();
     });
   });
   child.removeAllListeners('exit');
-  child.stdout!.resume();
+  child.stdout.resume();
   return child;
 }
 
