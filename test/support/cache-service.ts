@@ -1,0 +1,29 @@
+import { createRegistry } from '@sp/platform';
+import { createCacheApp } from '../../services/cache/src/app.js';
+import { silentLogger } from './silent-logger.js';
+
+export interface RunningCacheService {
+  /** host:port for Cache__Url / createCacheClient. */
+  address: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The real cache service (gRPC, memory backend unless a Redis URL is given) on a free loopback
+ * port, for tests of the services that use it.
+ */
+export async function startCacheService(options: { redisUrl?: string; keyPrefix?: string } = {}): Promise<RunningCacheService> {
+  const backend = options.redisUrl
+    ? { kind: 'redis' as const, url: options.redisUrl, keyPrefix: options.keyPrefix ?? 'cache:' }
+    : { kind: 'memory' as const, capacity: 10_000 };
+  const app = createCacheApp({ backend, maxValueBytes: 1024 * 1024 }, { registry: createRegistry('cache'), logger: silentLogger('cache') });
+  const port = await app.grpc.listen(0, '127.0.0.1');
+  await app.refreshHealth();
+  return {
+    address: `127.0.0.1:${port}`,
+    close: async () => {
+      await app.grpc.close(1000);
+      await app.store.close();
+    },
+  };
+}
