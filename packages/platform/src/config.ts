@@ -71,3 +71,11 @@ export const env = {
       return items;
     }),
 };
+
+/** The variables every service has (README, "Configuration"); spread into a service's schema. */
+export const operationsEnv = {
+  Management__Port: env.port(9464),
+  Log__Level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { message: 'must be fatal, error, warn, info, debug, trace or silent' }).default('info'),
+  Shutdown__GracePeriodMs: env.positiveInt(10_000),
+  Otlp__Endpoint: env.url(['http', 'https']).optional(),
+};

@@ -8,3 +8,5 @@ export * from './management-server.js';
 export * from './shutdown.js';
 export * from './koa.js';
 export * from './kafka-publisher.js';
+export * from './secret-matcher.js';
+export * from './redis.js';

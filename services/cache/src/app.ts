@@ -1,10 +1,9 @@
 import type { Registry } from 'prom-client';
-import type { Logger, ReadinessCheck } from '@sp/platform';
+import { connectRedis, parseRedisUrl, type Logger, type ReadinessCheck } from '@sp/platform';
 import type { CacheConfig } from './config.js';
 import { createCacheMetrics } from './cache-metrics.js';
 import { createCacheService } from './cache-service.js';
 import { createMemoryStore } from './memory-store.js';
-import { connectRedis, parseRedisUrl } from './redis-connection.js';
 import { createRedisStore } from './redis-store.js';
 import { createCacheServer, type CacheServer } from './server.js';
 import type { CacheStore } from './store.js';
@@ -19,9 +18,9 @@ export interface CacheApp {
 
 /** Wires the store chosen by configuration into the gRPC server; listening is the caller's. */
 export function createCacheApp(config: Pick<CacheConfig, 'backend' | 'maxValueBytes'>, deps: { registry: Registry; logger: Logger }): CacheApp {
-  let store: CacheStore | undefined;
-  const metrics = createCacheMetrics(deps.registry, () => store?.size());
-  store =
+  // The items gauge reads the store when scraped, by which time it exists.
+  const metrics = createCacheMetrics(deps.registry, () => store.size());
+  const store: CacheStore =
     config.backend.kind === 'redis'
       ? createRedisStore(connectRedis(parseRedisUrl(config.backend.url)), config.backend.keyPrefix)
       : createMemoryStore({ capacity: config.backend.capacity, events: metrics.storeEvents });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { env, parseEnv, type Env } from '@sp/platform';
+import { env, operationsEnv, parseEnv, type Env } from '@sp/platform';
 
 export interface CacheConfig {
   port: number;
@@ -12,7 +12,7 @@ export interface CacheConfig {
 }
 
 /** The only reader of the environment; every variable is validated at start. */
-export function loadConfig(environment: Env): CacheConfig {
+export function loadConfig(environment: Env = process.env): CacheConfig {
   const vars = parseEnv(
     {
       Cache__Port: env.port(7777),
@@ -22,10 +22,7 @@ export function loadConfig(environment: Env): CacheConfig {
       Cache__MaxValueBytes: env.positiveInt(1024 * 1024),
       Cache__RedisUrl: env.url(['redis', 'rediss', 'redis+sentinel', 'redis+cluster']).optional(),
       Cache__KeyPrefix: env.string().default('cache:'),
-      Management__Port: env.port(9464),
-      Log__Level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-      Shutdown__GracePeriodMs: env.positiveInt(10_000),
-      Otlp__Endpoint: env.url(['http', 'https']).optional(),
+      ...operationsEnv,
     },
     environment,
     (input) => (input.Cache__Backend === 'redis' && input.Cache__RedisUrl === undefined ? ['Cache__RedisUrl: is required when Cache__Backend is redis'] : []),

@@ -2,7 +2,7 @@ import { createLogger, createRegistry, installProcessHandlers, loadConfigOrExit,
 import { loadConfig } from './config.js';
 import { createCacheApp } from './app.js';
 
-const config = loadConfigOrExit(() => loadConfig(process.env), 'cache');
+const config = loadConfigOrExit(() => loadConfig(), 'cache');
 const logger = createLogger({ service: 'cache', level: config.logLevel });
 installProcessHandlers(logger);
 const registry = createRegistry('cache');

@@ -45,7 +45,7 @@ export function parseRedisUrl(url: string): RedisTarget {
  */
 const reconnectDelay = (attempt: number): number => Math.min(50 * 2 ** attempt, 2000);
 
-const failFast = (commandTimeoutMs: number): RedisOptions => ({
+export const failFastRedisOptions = (commandTimeoutMs: number): RedisOptions => ({
   enableOfflineQueue: false,
   // Commands issued in the same tick share one write: concurrent calls cost fewer round trips.
   enableAutoPipelining: true,
@@ -56,7 +56,7 @@ const failFast = (commandTimeoutMs: number): RedisOptions => ({
 });
 
 export function connectRedis(target: RedisTarget, commandTimeoutMs = 1000): Redis | Cluster {
-  const options = failFast(commandTimeoutMs);
+  const options = failFastRedisOptions(commandTimeoutMs);
   switch (target.kind) {
     case 'standalone':
       return new Redis(target.url, options);

@@ -1,0 +1,48 @@
+import type Koa from 'koa';
+import { Redis } from 'ioredis';
+import { createHttpApp, failFastRedisOptions, notFound, type Logger, type ReadinessCheck, type Registry } from '@sp/platform';
+import type { StoreConfig } from './config.js';
+import type { GraphStore } from './graph-store.js';
+import { requireApiKey } from './api-key.js';
+import { createMemoryGraphStore } from './memory-graph-store.js';
+import { createRedisGraphStore } from './redis-graph-store.js';
+import { registerGraphMetrics } from './registry-metrics.js';
+import { createRouter } from './router.js';
+
+export interface GraphRegistryDeps {
+  store: GraphStore;
+  /** Accepted values of X-Api-Key. */
+  apiKeys: readonly string[];
+  logger: Logger;
+  registry: Registry;
+}
+
+/** The store chosen by configuration; the memory store warns, since it is for local runs only. */
+export function createGraphStore(config: StoreConfig, logger: Logger): GraphStore {
+  if (config.kind === 'redis') return createRedisGraphStore(new Redis(config.url, failFastRedisOptions(1000)), logger);
+  logger.warn('STORE_URL is memory://: graphs live in this process only and are lost on restart; use redis:// outside local runs');
+  return createMemoryGraphStore();
+}
+
+/** What /readyz checks: the store, named after its backend. */
+export function storeReadiness(store: GraphStore): ReadinessCheck[] {
+  return [{ name: store.name, check: () => store.check() }];
+}
+
+/**
+ * The registry's HTTP app. Checks run in this order on every route but /health: API key (401),
+ * path and method (404, 405), name (400), media type (415), size (413), body content (400),
+ * then the store (503 when unreachable).
+ */
+export function createGraphRegistryApp(deps: GraphRegistryDeps): Koa {
+  registerGraphMetrics(deps.registry, deps.store);
+  const app = createHttpApp({ logger: deps.logger, registry: deps.registry });
+  const authenticate = requireApiKey(deps.apiKeys);
+  app.use(createRouter(deps.store, authenticate).routes());
+  // A path that is none of the routes: still 401 without a key, then 404.
+  app.use(authenticate);
+  app.use(() => {
+    throw notFound();
+  });
+  return app;
+}

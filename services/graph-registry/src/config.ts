@@ -1,0 +1,51 @@
+import { env, operationsEnv, parseEnv, type Env } from '@sp/platform';
+
+/** Where graphs are kept: Redis (the real store) or this process' memory (local runs only). */
+export type StoreConfig = { kind: 'redis'; url: string } | { kind: 'memory' };
+
+export interface GraphRegistryConfig {
+  port: number;
+  host: string;
+  managementPort: number;
+  store: StoreConfig;
+  /** Accepted values of X-Api-Key; more than one while a key is being rotated. */
+  apiKeys: readonly string[];
+  logLevel: string;
+  shutdownGraceMs: number;
+}
+
+function hasHost(url: string): boolean {
+  try {
+    return new URL(url).hostname !== '';
+  } catch {
+    return true; // not a URL at all: reported by the scheme check already
+  }
+}
+
+/**
+ * The only reader of the environment (the process' own unless one is given); every variable is
+ * validated at start and every problem reported at once, by variable name.
+ */
+export function loadConfig(environment: Env = process.env): GraphRegistryConfig {
+  const vars = parseEnv(
+    {
+      STORE_URL: env
+        .url(['redis', 'rediss', 'memory'])
+        .refine((url) => url.startsWith('memory:') || hasHost(url), { message: 'a redis:// or rediss:// URL must name a host' }),
+      MONITOR_API_KEY: env.list(),
+      Registry__Port: env.port(5145),
+      Registry__Host: env.string().default('0.0.0.0'),
+      ...operationsEnv,
+    },
+    environment,
+  );
+  return {
+    port: vars.Registry__Port,
+    host: vars.Registry__Host,
+    managementPort: vars.Management__Port,
+    store: vars.STORE_URL.startsWith('memory:') ? { kind: 'memory' } : { kind: 'redis', url: vars.STORE_URL },
+    apiKeys: vars.MONITOR_API_KEY,
+    logLevel: vars.Log__Level,
+    shutdownGraceMs: vars.Shutdown__GracePeriodMs,
+  };
+}

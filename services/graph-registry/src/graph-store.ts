@@ -1,0 +1,24 @@
+/**
+ * Where graph URLs and the schema are kept. Implementations: redis-graph-store (the real one,
+ * records `graph:{name}` and `graph:schema`) and memory-graph-store (local runs only).
+ * Every method rejects with a 503 AppError when the backend cannot be reached.
+ */
+export interface GraphStore {
+  /** Names the backend in readiness reports and logs. */
+  readonly name: string;
+  getUrl(name: string): Promise<string | undefined>;
+  setUrl(name: string, url: string): Promise<void>;
+  /** True when a URL was stored under the name and is now removed. */
+  deleteUrl(name: string): Promise<boolean>;
+  /** Every registered graph, by name. */
+  listUrls(): Promise<Map<string, string>>;
+  /** Number of registered graphs (for metrics). */
+  countGraphs(): Promise<number>;
+  getSchema(): Promise<string | undefined>;
+  setSchema(sdl: string): Promise<void>;
+  /** Size of the stored schema in bytes, 0 when none (for metrics). */
+  schemaBytes(): Promise<number>;
+  /** Readiness: rejects when the backend is unusable. */
+  check(): Promise<void>;
+  close(): Promise<void>;
+}

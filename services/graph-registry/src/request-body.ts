@@ -1,0 +1,29 @@
+import type Koa from 'koa';
+import { AppError, badRequest, readBody, unsupportedMediaType } from '@sp/platform';
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+async function readWithinLimit(ctx: Koa.Context, options: { limitBytes: number; types: readonly string[] }): Promise<Buffer> {
+  try {
+    return await readBody(ctx, options);
+  } catch (err) {
+    // A streamed body stopped at the limit is left paused half-read; the rest must still be
+    // drained, or the next request on this keep-alive connection would never be parsed.
+    if (err instanceof AppError && err.status === 413) ctx.req.resume();
+    throw err;
+  }
+}
+
+/**
+ * The request body as UTF-8 text. Checks run in a fixed order: media type (415), then size —
+ * the declared Content-Length at once, a streamed body while it arrives (413) — then encoding (400).
+ */
+export async function readTextBody(ctx: Koa.Context, options: { limitBytes: number; types: readonly string[] }): Promise<string> {
+  if (!ctx.is(...options.types)) throw unsupportedMediaType(options.types);
+  const body = await readWithinLimit(ctx, options);
+  try {
+    return utf8.decode(body);
+  } catch {
+    throw badRequest('body must be UTF-8 text');
+  }
+}

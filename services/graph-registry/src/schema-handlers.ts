@@ -1,0 +1,38 @@
+import type { RouterMiddleware } from '@koa/router';
+import { notFound } from '@sp/platform';
+import type { GraphStore } from './graph-store.js';
+import { readTextBody } from './request-body.js';
+import { findSdlProblems } from './schema-sdl.js';
+
+/** Largest accepted body of `POST /schema`: 1 MiB. */
+export const SCHEMA_BODY_LIMIT_BYTES = 1024 * 1024;
+export const SCHEMA_MEDIA_TYPES: readonly string[] = ['text/plain', 'application/graphql'];
+
+/** `GET /schema`: the stored SDL as text/plain, 404 when none is stored. */
+export function getSchema(store: GraphStore): RouterMiddleware {
+  return async (ctx) => {
+    const sdl = await store.getSchema();
+    if (sdl === undefined) throw notFound();
+    ctx.type = 'text/plain; charset=utf-8';
+    ctx.body = sdl;
+  };
+}
+
+/**
+ * `POST /schema`: stores the SDL when graphql-js accepts it (204). Otherwise 400 with the first
+ * problem in `error`/`locations` and every problem in `problems`, each with line and column.
+ */
+export function putSchema(store: GraphStore): RouterMiddleware {
+  return async (ctx) => {
+    const sdl = await readTextBody(ctx, { limitBytes: SCHEMA_BODY_LIMIT_BYTES, types: SCHEMA_MEDIA_TYPES });
+    const problems = findSdlProblems(sdl);
+    const [first] = problems;
+    if (first !== undefined) {
+      ctx.status = 400;
+      ctx.body = { error: first.message, locations: first.locations, problems };
+      return;
+    }
+    await store.setSchema(sdl);
+    ctx.status = 204;
+  };
+}

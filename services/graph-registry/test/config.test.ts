@@ -1,0 +1,79 @@
+import { describe, expect, it } from '@jest/globals';
+import { ConfigError } from '@sp/platform';
+import { loadConfig } from '../src/config.js';
+
+function problemsOf(environment: Record<string, string>): readonly string[] {
+  try {
+    loadConfig(environment);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  throw new Error('configuration was accepted');
+}
+
+describe('configuration', () => {
+  it('should report a missing STORE_URL and a missing MONITOR_API_KEY together', () => {
+    expect(problemsOf({})).toEqual(['STORE_URL: is required', 'MONITOR_API_KEY: is required']);
+  });
+
+  it('should treat empty values as missing', () => {
+    expect(problemsOf({ STORE_URL: '', MONITOR_API_KEY: '  ' })).toEqual(['STORE_URL: is required', 'MONITOR_API_KEY: is required']);
+  });
+
+  it.each([['http://redis:6379'], ['postgres://db/registry'], ['not a url']])('should refuse STORE_URL=%s', (url) => {
+    expect(problemsOf({ STORE_URL: url, MONITOR_API_KEY: 'key' })).toEqual(['STORE_URL: must be a URL with scheme redis or rediss or memory']);
+  });
+
+  it.each([['redis:'], ['redis:///0'], ['rediss://']])('should refuse STORE_URL=%s, which names no host', (url) => {
+    expect(problemsOf({ STORE_URL: url, MONITOR_API_KEY: 'key' })).toEqual(['STORE_URL: a redis:// or rediss:// URL must name a host']);
+  });
+
+  it('should report every invalid variable at once, by name', () => {
+    expect(problemsOf({ STORE_URL: 'ftp://x', MONITOR_API_KEY: ',', Registry__Port: '70000', Management__Port: 'abc', Log__Level: 'loud' })).toEqual([
+      'STORE_URL: must be a URL with scheme redis or rediss or memory',
+      'MONITOR_API_KEY: must list at least one value',
+      expect.stringMatching(/^Registry__Port: /),
+      expect.stringMatching(/^Management__Port: /),
+      expect.stringMatching(/^Log__Level: /),
+    ]);
+  });
+
+  it('should apply the documented defaults', () => {
+    expect(loadConfig({ STORE_URL: 'redis://127.0.0.1:6379', MONITOR_API_KEY: 'key' })).toEqual({
+      port: 5145,
+      host: '0.0.0.0',
+      managementPort: 9464,
+      store: { kind: 'redis', url: 'redis://127.0.0.1:6379' },
+      apiKeys: ['key'],
+      logLevel: 'info',
+      shutdownGraceMs: 10_000,
+    });
+  });
+
+  it('should take overrides and a comma-separated key list for rotation', () => {
+    const config = loadConfig({
+      STORE_URL: 'rediss://:secret@redis.example.com:6380/2',
+      MONITOR_API_KEY: ' old-key , new-key ',
+      Registry__Port: '0',
+      Registry__Host: '127.0.0.1',
+      Management__Port: '19464',
+      Log__Level: 'warn',
+      Shutdown__GracePeriodMs: '3000',
+      Otlp__Endpoint: 'http://collector:4318',
+    });
+    expect(config).toMatchObject({
+      port: 0,
+      host: '127.0.0.1',
+      managementPort: 19464,
+      store: { kind: 'redis', url: 'rediss://:secret@redis.example.com:6380/2' },
+      apiKeys: ['old-key', 'new-key'],
+      logLevel: 'warn',
+      shutdownGraceMs: 3000,
+    });
+  });
+
+  it('should choose the embedded store for memory://', () => {
+    expect(loadConfig({ STORE_URL: 'memory://', MONITOR_API_KEY: 'key' }).store).toEqual({ kind: 'memory' });
+  });
+});

@@ -1,0 +1,103 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { Redis } from 'ioredis';
+import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
+import type { GraphStore } from '../src/graph-store.js';
+import { createMemoryGraphStore } from '../src/memory-graph-store.js';
+import { failFastRedisOptions } from '@sp/platform';
+import { createRedisGraphStore } from '../src/redis-graph-store.js';
+import { silentLogger } from './support/registry-fixture.js';
+
+interface Backend {
+  store: GraphStore;
+  reset(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const backends: Array<[string, () => Promise<Backend>]> = [
+  [
+    'memory',
+    () => {
+      let store = createMemoryGraphStore();
+      return Promise.resolve({
+        get store() {
+          return store;
+        },
+        reset: () => {
+          store = createMemoryGraphStore();
+          return Promise.resolve();
+        },
+        close: () => store.close(),
+      });
+    },
+  ],
+  [
+    'redis',
+    async () => {
+      const redis: PrivateRedis = await startPrivateRedis();
+      const direct = new Redis(redis.url);
+      const store = createRedisGraphStore(new Redis(redis.url, failFastRedisOptions(1000)), silentLogger);
+      return {
+        store,
+        reset: async () => {
+          await direct.flushdb();
+        },
+        close: async () => {
+          await store.close();
+          direct.disconnect();
+          await redis.stop();
+        },
+      };
+    },
+  ],
+];
+
+describe.each(backends)('graph store contract, %s', (_name, create) => {
+  let backend: Backend;
+
+  beforeAll(async () => {
+    backend = await create();
+  });
+
+  afterAll(async () => {
+    await backend.close();
+  });
+
+  beforeEach(async () => {
+    await backend.reset();
+  });
+
+  it('should start empty', async () => {
+    const { store } = backend;
+    expect(await store.getUrl('a')).toBeUndefined();
+    expect(await store.getSchema()).toBeUndefined();
+    expect(await store.listUrls()).toEqual(new Map());
+    expect(await store.countGraphs()).toBe(0);
+    expect(await store.schemaBytes()).toBe(0);
+    await expect(store.check()).resolves.toBeUndefined();
+  });
+
+  it('should set, replace, list, count and delete URLs', async () => {
+    const { store } = backend;
+    await store.setUrl('b', 'http://b/');
+    await store.setUrl('a', 'http://a/');
+    await store.setUrl('b', 'http://b2/');
+    expect(await store.getUrl('b')).toBe('http://b2/');
+    expect([...(await store.listUrls()).entries()].sort()).toEqual([
+      ['a', 'http://a/'],
+      ['b', 'http://b2/'],
+    ]);
+    expect(await store.countGraphs()).toBe(2);
+    expect(await store.deleteUrl('a')).toBe(true);
+    expect(await store.deleteUrl('a')).toBe(false);
+    expect(await store.countGraphs()).toBe(1);
+  });
+
+  it('should keep the schema apart from the graphs and measure it in bytes', async () => {
+    const { store } = backend;
+    await store.setSchema('type Query { é: Int }');
+    expect(await store.getSchema()).toBe('type Query { é: Int }');
+    expect(await store.schemaBytes()).toBe(Buffer.byteLength('type Query { é: Int }'));
+    expect(await store.countGraphs()).toBe(0);
+    expect(await store.listUrls()).toEqual(new Map());
+  });
+});

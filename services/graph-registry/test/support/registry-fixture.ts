@@ -1,0 +1,83 @@
+import { createServer, type Server } from 'node:http';
+import { Writable } from 'node:stream';
+import { closeGracefully, createLogger, createRegistry, listen, startManagementServer, type ManagementServer, type Registry } from '@sp/platform';
+import { createGraphRegistryApp, createGraphStore, storeReadiness } from '../../src/app.js';
+import type { StoreConfig } from '../../src/config.js';
+import type { GraphStore } from '../../src/graph-store.js';
+import { assertDocumented } from './openapi-contract.js';
+import { send, type HttpResponse, type RawRequest } from './http-client.js';
+
+export const silentLogger = createLogger({ service: 'graph-registry-test', level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
+
+export const API_KEY = 'test-key-0123456789abcdef';
+export const ROTATED_API_KEY = 'test-key-next-fedcba9876543210';
+
+export interface RunningRegistry {
+  baseUrl: string;
+  managementUrl: string;
+  store: GraphStore;
+  registry: Registry;
+  server: Server;
+  management: ManagementServer;
+  close(): Promise<void>;
+}
+
+/** The registry as main.ts wires it (app, HTTP server, management server), on free loopback ports. */
+export async function startRegistry(store: StoreConfig, apiKeys: readonly string[] = [API_KEY, ROTATED_API_KEY]): Promise<RunningRegistry> {
+  const registry = createRegistry('graph-registry');
+  const graphStore = createGraphStore(store, silentLogger);
+  const app = createGraphRegistryApp({ store: graphStore, apiKeys, logger: silentLogger, registry });
+  const handle = app.callback();
+  const server = createServer((req, res) => void handle(req, res));
+  const port = await listen(server, 0, '127.0.0.1');
+  const management = await startManagementServer({ port: 0, host: '127.0.0.1', registry, readiness: storeReadiness(graphStore), logger: silentLogger });
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    managementUrl: `http://127.0.0.1:${management.port}`,
+    store: graphStore,
+    registry,
+    server,
+    management,
+    close: async () => {
+      await closeGracefully(server, 1000);
+      await management.close();
+      await graphStore.close();
+    },
+  };
+}
+
+/** A request to the registry's API whose answer is checked against openapi.yaml before it is returned. */
+export async function call(baseUrl: string, request: RawRequest): Promise<HttpResponse> {
+  const response = await send(baseUrl, request);
+  assertDocumented(request.method, request.path, response);
+  return response;
+}
+
+/** Requests as a caller holding `key` sends them (no X-Api-Key header at all when key is null). */
+export function client(baseUrl: string, key: string | null = API_KEY) {
+  const auth = key === null ? {} : { 'x-api-key': key };
+  const text = (method: string, path: string, body: string | Buffer, contentType = 'text/plain') =>
+    call(baseUrl, { method, path, headers: { ...auth, 'content-type': contentType }, body });
+  return {
+    get: (path: string) => call(baseUrl, { method: 'GET', path, headers: auth }),
+    delete: (path: string) => call(baseUrl, { method: 'DELETE', path, headers: auth }),
+    post: text,
+    registerGraph: (name: string, url: string) => text('POST', `/${name}`, url),
+    storeSchema: (sdl: string, contentType = 'application/graphql') => text('POST', '/schema', sdl, contentType),
+    send: (request: Omit<RawRequest, 'headers'> & { headers?: RawRequest['headers'] }) =>
+      call(baseUrl, { ...request, headers: { ...auth, ...request.headers } }),
+  };
+}
+
+export type Client = ReturnType<typeof client>;
+
+/** Polls until `attempt` resolves truthy, or fails after `timeoutMs`. */
+export async function eventually<T>(attempt: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const result = await attempt().catch(() => undefined);
+    if (result !== undefined && result !== false) return result;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
