@@ -6,12 +6,13 @@
 source "$(dirname "$0")/../test/infra/lib.sh"
 
 # Services, in start order: name|management port. Each gets its settings from service_env.
-SERVICES=("cache|9464")
+SERVICES=("cache|9464" "graph-registry|9465")
 
 # service_env NAME: prints the VAR=value settings of a service for a local run, one a line.
 service_env() {
   case "$1" in
     cache) printf '%s\n' Cache__Backend=memory Cache__Host=127.0.0.1 ;;
+    graph-registry) printf '%s\n' "STORE_URL=$(env_get REDIS_URL)" MONITOR_API_KEY=local-dev-key Registry__Host=127.0.0.1 ;;
     *) die "unknown service $1" ;;
   esac
 }
@@ -46,6 +47,7 @@ down() {
 print_table() {
   printf '\n%-16s %s\n' "COMPONENT" "ADDRESS"
   printf '%-16s %s\n' cache "127.0.0.1:7777 (gRPC; metrics http://127.0.0.1:9464/metrics)"
+  printf '%-16s %s\n' graph-registry "http://127.0.0.1:5145 (X-Api-Key: local-dev-key; metrics http://127.0.0.1:9465/metrics)"
   printf '%-16s %s\n' redis "$(env_get REDIS_URL)" kafka "$(env_get KAFKA_BROKERS)" \
     keycloak "$(env_get KEYCLOAK_URL) (admin console: $(env_get KEYCLOAK_MASTER_ADMIN_USERNAME) / $(env_get KEYCLOAK_MASTER_ADMIN_PASSWORD))" \
     stripe-mock "$(env_get STRIPE_MOCK_URL)"
