@@ -1,6 +1,6 @@
 import { register } from 'node:module';
 import { NodeSDK } from '@opentelemetry/sdk-node';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
@@ -16,7 +16,8 @@ export interface Tracing {
 }
 
 /**
- * Starts OTLP tracing when `Otlp__Endpoint` is set, and does nothing otherwise.
+ * Starts OTLP tracing when `Otlp__Endpoint` is set, and does nothing otherwise. Spans go to
+ * `{Otlp__Endpoint}/v1/traces` over OTLP/HTTP with JSON encoding (the Collector's 4318 receiver).
  *
  * ES modules are instrumented through a loader hook, which only sees modules imported after
  * it is registered: a service therefore loads this from a file given to `node --import`
