@@ -1,0 +1,121 @@
+import type { V1Service, V1ServicePort } from '@kubernetes/client-node';
+
+/** The annotations a Service carries to have its GraphQL endpoint registered. */
+export const ANNOTATIONS = {
+  /** Required to opt in: the graph name in the registry. */
+  name: 'graph-registry.io/name',
+  /** Port name or number; default the Service's first port. */
+  port: 'graph-registry.io/port',
+  /** URL path; default `/graphql`. */
+  path: 'graph-registry.io/path',
+  /** `http` (default) or `https`. */
+  scheme: 'graph-registry.io/scheme',
+} as const;
+
+export const DEFAULT_PATH = '/graphql';
+export const DEFAULT_SCHEME = 'http';
+
+/** The graph registry's own name rule (services/graph-registry/src/names.ts). */
+export const GRAPH_NAME_PATTERN = /^[a-z0-9]([a-z0-9._-]{0,62})$/;
+/** Names the registry keeps for its own routes. */
+export const RESERVED_GRAPH_NAMES: ReadonlySet<string> = new Set(['schema', 'health']);
+
+/** An absolute path of RFC 3986 path characters (percent-encoding allowed): no query, fragment or spaces. */
+const PATH_PATTERN = /^\/(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*$/;
+const MAX_PATH_LENGTH = 2048;
+
+/** What a Service's annotations say: nothing (not opted in), a graph to register, or why not. */
+export type GraphAnnotation =
+  | { kind: 'none' }
+  | { kind: 'invalid'; problems: readonly string[] }
+  | { kind: 'graph'; name: string; url: string };
+
+type Outcome<T> = { value: T } | { problem: string };
+
+function annotation(service: V1Service, key: string): string | undefined {
+  const value = service.metadata?.annotations?.[key];
+  return value === undefined ? undefined : value.trim();
+}
+
+/** True when the Service opts in (a non-empty name annotation), valid or not. */
+export function hasGraphAnnotation(service: V1Service): boolean {
+  return (annotation(service, ANNOTATIONS.name) ?? '') !== '';
+}
+
+function checkName(name: string): Outcome<string> {
+  if (!GRAPH_NAME_PATTERN.test(name)) return { problem: `${ANNOTATIONS.name} "${name}" must match ${GRAPH_NAME_PATTERN.source}` };
+  if (RESERVED_GRAPH_NAMES.has(name)) return { problem: `${ANNOTATIONS.name} "${name}" is reserved by the graph registry` };
+  return { value: name };
+}
+
+/** Headless and ExternalName Services resolve straight to their backends, so any port reaches them. */
+function acceptsAnyPort(service: V1Service): boolean {
+  return service.spec?.type === 'ExternalName' || service.spec?.clusterIP === 'None';
+}
+
+function checkPortNumber(value: string, service: V1Service, ports: readonly V1ServicePort[]): Outcome<number> {
+  const port = Number(value);
+  if (port < 1 || port > 65535) return { problem: `${ANNOTATIONS.port} "${value}" must be a port number from 1 to 65535 or a port name` };
+  if (!ports.some((entry) => entry.port === port) && !acceptsAnyPort(service)) {
+    return { problem: `${ANNOTATIONS.port} "${value}" is not a port of the Service` };
+  }
+  return { value: port };
+}
+
+function checkPort(value: string | undefined, service: V1Service): Outcome<number> {
+  const ports = service.spec?.ports ?? [];
+  if (value === undefined || value === '') {
+    const first = ports[0]?.port;
+    return first === undefined ? { problem: `the Service has no ports: set ${ANNOTATIONS.port} to a port number` } : { value: first };
+  }
+  if (/^\d+$/.test(value)) return checkPortNumber(value, service, ports);
+  const named = ports.find((entry) => entry.name === value);
+  return named ? { value: named.port } : { problem: `${ANNOTATIONS.port} "${value}" names no port of the Service` };
+}
+
+function checkPath(value: string | undefined): Outcome<string> {
+  if (value === undefined || value === '') return { value: DEFAULT_PATH };
+  if (!value.startsWith('/')) return { problem: `${ANNOTATIONS.path} "${value}" must start with "/"` };
+  if (value.length > MAX_PATH_LENGTH) return { problem: `${ANNOTATIONS.path} is longer than ${MAX_PATH_LENGTH} characters` };
+  if (!PATH_PATTERN.test(value)) {
+    return { problem: `${ANNOTATIONS.path} "${value}" must be a URL path: no spaces, "?", "#" or characters that need percent-encoding` };
+  }
+  return { value };
+}
+
+function checkScheme(value: string | undefined): Outcome<string> {
+  if (value === undefined || value === '') return { value: DEFAULT_SCHEME };
+  const scheme = value.toLowerCase();
+  return scheme === 'http' || scheme === 'https' ? { value: scheme } : { problem: `${ANNOTATIONS.scheme} "${value}" must be http or https` };
+}
+
+/** `{scheme}://{service}.{namespace}.svc.{clusterDomain}:{port}{path}`. */
+export function graphUrl(parts: { scheme: string; service: string; namespace: string; clusterDomain: string; port: number; path: string }): string {
+  return `${parts.scheme}://${parts.service}.${parts.namespace}.svc.${parts.clusterDomain}:${parts.port}${parts.path}`;
+}
+
+type Parts = { name: string; port: number; path: string; scheme: string };
+
+function checkAll(service: V1Service, rawName: string): Parts | { problems: string[] } {
+  const name = checkName(rawName);
+  const port = checkPort(annotation(service, ANNOTATIONS.port), service);
+  const path = checkPath(annotation(service, ANNOTATIONS.path));
+  const scheme = checkScheme(annotation(service, ANNOTATIONS.scheme));
+  if ('value' in name && 'value' in port && 'value' in path && 'value' in scheme) {
+    return { name: name.value, port: port.value, path: path.value, scheme: scheme.value };
+  }
+  return { problems: [name, port, path, scheme].flatMap((outcome) => ('problem' in outcome ? [outcome.problem] : [])) };
+}
+
+/**
+ * Reads a Service's graph annotations. Values are trimmed; an absent or empty name annotation
+ * means the Service does not take part. Every problem is reported, not just the first.
+ */
+export function parseGraphAnnotations(service: V1Service, clusterDomain = 'cluster.local'): GraphAnnotation {
+  const rawName = annotation(service, ANNOTATIONS.name);
+  if (rawName === undefined || rawName === '') return { kind: 'none' };
+  const parts = checkAll(service, rawName);
+  if ('problems' in parts) return { kind: 'invalid', problems: parts.problems };
+  const url = graphUrl({ ...parts, service: service.metadata?.name ?? '', namespace: service.metadata?.namespace ?? 'default', clusterDomain });
+  return { kind: 'graph', name: parts.name, url };
+}

@@ -1,0 +1,53 @@
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { ReconcileResult } from './reconciler.js';
+
+export type ReconcileOutcome = ReconcileResult | 'error';
+
+export interface ControllerMetrics {
+  reconciled(result: ReconcileOutcome): void;
+  setLeader(leading: boolean): void;
+  watchRestarted(reason: 'idle' | 'error'): void;
+}
+
+const RESULTS: readonly ReconcileOutcome[] = ['registered', 'deleted', 'unchanged', 'conflict', 'invalid', 'error'];
+
+/** The controller's metrics, in the service's registry; gauges are read when scraped. */
+export function createControllerMetrics(registry: Registry, read: { queueDepth(): number; registeredNames(): number }): ControllerMetrics {
+  const reconciles = new Counter({
+    name: 'graph_controller_reconciles_total',
+    help: 'Reconciles of a Service key, by result',
+    labelNames: ['result'],
+    registers: [registry],
+  });
+  for (const result of RESULTS) reconciles.inc({ result }, 0);
+  new Gauge({
+    name: 'graph_controller_registered_names',
+    help: 'Graph names this controller holds registered',
+    registers: [registry],
+    collect() {
+      this.set(read.registeredNames());
+    },
+  });
+  new Gauge({
+    name: 'graph_controller_queue_depth',
+    help: 'Service keys waiting to be reconciled, including those waiting for a retry',
+    registers: [registry],
+    collect() {
+      this.set(read.queueDepth());
+    },
+  });
+  const leader = new Gauge({ name: 'graph_controller_leader', help: '1 while this replica holds the lease and writes, else 0', registers: [registry] });
+  leader.set(0);
+  const restarts = new Counter({
+    name: 'graph_controller_watch_restarts_total',
+    help: 'Watches restarted: idle (silent too long, by the watchdog) or error (failed list or broken watch)',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
+  for (const reason of ['idle', 'error']) restarts.inc({ reason }, 0);
+  return {
+    reconciled: (result) => reconciles.inc({ result }),
+    setLeader: (leading) => leader.set(leading ? 1 : 0),
+    watchRestarted: (reason) => restarts.inc({ reason }),
+  };
+}

@@ -1,0 +1,181 @@
+import type { KubeConfig, V1Service } from '@kubernetes/client-node';
+import type { Logger, ReadinessCheck, Registry } from '@sp/platform';
+import { hasGraphAnnotation } from './annotations.js';
+import { createClaimMemory } from './claim-memory.js';
+import type { LeaderElectionConfig } from './config.js';
+import { createControllerMetrics } from './controller-metrics.js';
+import { claimOf, serviceKey } from './desired-state.js';
+import type { GraphRegistry } from './graph-registry-client.js';
+import type { EventRecorder } from './kube-event-recorder.js';
+import { createLeaderElector } from './leader-elector.js';
+import type { LeaseLock } from './lease-lock.js';
+import { createReconciler, NotLeaderError } from './reconciler.js';
+import { createServiceInformer, type ServiceChange } from './service-informer.js';
+import { createWorkQueue } from './work-queue.js';
+
+export interface GraphControllerOptions {
+  kubeConfig: KubeConfig;
+  registry: GraphRegistry;
+  events: EventRecorder;
+  leaseLock: LeaseLock;
+  leaderElection: Pick<LeaderElectionConfig, 'identity' | 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs'>;
+  /** Namespaces to watch; empty: all. */
+  namespaces: readonly string[];
+  clusterDomain: string;
+  resyncMs: number;
+  watchIdleMs: number;
+  backoff: { baseMs: number; maxMs: number };
+  /** Bound for one Kubernetes API request (lists). */
+  kubeTimeoutMs?: number;
+  /** Service keys reconciled at the same time. */
+  workers?: number;
+  logger: Logger;
+  metrics: Registry;
+  /** Passed to the watches (tests shorten it). */
+  serverTimeoutSeconds?: () => number;
+}
+
+export interface GraphController {
+  start(): void;
+  /**
+   * Stops: no new reconciles, the ones in progress finish, leadership ends and — with
+   * `releaseLease` — the lease is handed back so another replica takes over at once.
+   */
+  stop(options: { releaseLease: boolean }): Promise<void>;
+  /** /readyz: the informers have listed (whether this replica leads or not). */
+  readiness: ReadinessCheck[];
+  isLeader(): boolean;
+  /** Resolves when no key is queued, in progress or waiting for a retry. */
+  idle(): Promise<void>;
+}
+
+const splitKey = (key: string): [string, string] => {
+  const slash = key.indexOf('/');
+  return [key.slice(0, slash), key.slice(slash + 1)];
+};
+
+/**
+ * The graph controller: Service informers feed a keyed queue; the leader's workers run the
+ * idempotent reconcile; a periodic resync relists and re-asserts every registration.
+ */
+export function createGraphController(options: GraphControllerOptions): GraphController {
+  const { logger } = options;
+  const memory = createClaimMemory();
+  let term: AbortController | undefined;
+  let resyncTimer: NodeJS.Timeout | undefined;
+
+  const informer = createServiceInformer({
+    kubeConfig: options.kubeConfig,
+    namespaces: options.namespaces,
+    watchIdleMs: options.watchIdleMs,
+    listTimeoutMs: options.kubeTimeoutMs ?? 30_000,
+    backoff: options.backoff,
+    logger,
+    serverTimeoutSeconds: options.serverTimeoutSeconds,
+    onChange: (change, service) => observe(change, service),
+    onRestart: (reason) => metrics.watchRestarted(reason),
+    onSynced: () => {
+      logger.info({ namespaces: options.namespaces.length > 0 ? options.namespaces : 'all' }, 'informers synced');
+      queue.start();
+    },
+  });
+
+  const elector = createLeaderElector({
+    lock: options.leaseLock,
+    ...options.leaderElection,
+    logger,
+    onStartedLeading: () => {
+      term = new AbortController();
+      metrics.setLeader(true);
+      enqueueAll();
+    },
+    onStoppedLeading: () => {
+      term?.abort();
+      metrics.setLeader(false);
+    },
+  });
+
+  const reconciler = createReconciler({
+    services: () => informer.list(),
+    getService: (key) => informer.get(...splitKey(key)),
+    registry: options.registry,
+    events: options.events,
+    memory,
+    clusterDomain: options.clusterDomain,
+    writeSignal: () => (elector.isLeader() ? term?.signal : undefined),
+    logger,
+  });
+
+  const queue = createWorkQueue({
+    concurrency: options.workers ?? 4,
+    backoff: options.backoff,
+    process: async (key) => {
+      if (!elector.isLeader()) return; // a new leader starts with every key anyway
+      try {
+        metrics.reconciled(await reconciler.reconcile(key));
+      } catch (err) {
+        if (err instanceof NotLeaderError || !elector.isLeader()) return;
+        metrics.reconciled('error');
+        throw err;
+      }
+    },
+    onError: (key, err, retryInMs) => logger.warn({ err, service: key, retryInMs }, 'reconcile failed: retrying'),
+  });
+
+  const metrics = createControllerMetrics(options.metrics, { queueDepth: () => queue.depth(), registeredNames: () => reconciler.registeredNames() });
+
+  function observe(change: ServiceChange, service: V1Service): void {
+    const key = serviceKey(service);
+    const claim = claimOf(service, options.clusterDomain);
+    if (claim) memory.observe(claim);
+    if (hasGraphAnnotation(service) || reconciler.isTracking(key)) queue.add(key);
+    logger.debug({ change, service: key }, 'service changed');
+  }
+
+  function enqueueAll(): void {
+    const keys = new Set(memory.keys());
+    for (const service of informer.list()) if (hasGraphAnnotation(service)) keys.add(serviceKey(service));
+    for (const key of keys) queue.add(key);
+  }
+
+  const resync = (): void => {
+    informer.relist();
+    if (elector.isLeader()) {
+      enqueueAll();
+      return;
+    }
+    // A follower keeps what it saw current, and forgets what nobody has claimed for a while.
+    const now = Date.now();
+    for (const service of informer.list()) {
+      const claim = claimOf(service, options.clusterDomain);
+      if (claim) memory.observe(claim, now);
+    }
+    memory.pruneSeenBefore(now - 3 * options.resyncMs);
+  };
+
+  return {
+    start() {
+      informer.start();
+      elector.start();
+      resyncTimer = setInterval(resync, options.resyncMs);
+      resyncTimer.unref();
+    },
+    async stop({ releaseLease }) {
+      clearInterval(resyncTimer);
+      await queue.stop();
+      await elector.stop({ release: releaseLease });
+      await informer.stop();
+    },
+    readiness: [
+      {
+        name: 'informers',
+        check: () => {
+          const unsynced = informer.unsynced();
+          return unsynced.length === 0 ? Promise.resolve() : Promise.reject(new Error(`not synced: ${unsynced.join(', ')}`));
+        },
+      },
+    ],
+    isLeader: () => elector.isLeader(),
+    idle: () => queue.idle(),
+  };
+}

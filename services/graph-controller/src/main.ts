@@ -1,0 +1,41 @@
+import { createLogger, createRegistry, installProcessHandlers, loadConfigOrExit, onShutdown, startManagementServer } from '@sp/platform';
+import { COMPONENT, createGraphControllerApp } from './app.js';
+import { loadConfig } from './config.js';
+import { loadKubeConfig } from './kube-client.js';
+
+const config = loadConfigOrExit(() => loadConfig(), COMPONENT);
+const logger = createLogger({ service: COMPONENT, level: config.logLevel });
+installProcessHandlers(logger);
+const registry = createRegistry(COMPONENT);
+
+let kubeConfig;
+try {
+  kubeConfig = loadKubeConfig(config.kubeSource);
+} catch (err) {
+  process.stderr.write(`${COMPONENT}: invalid configuration: KUBECONFIG: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+}
+
+const controller = createGraphControllerApp(config, { kubeConfig, logger, metrics: registry });
+const management = await startManagementServer({ port: config.managementPort, registry, readiness: controller.readiness, logger });
+controller.start();
+logger.info(
+  {
+    managementPort: management.port,
+    registry: config.registry.url,
+    namespaces: config.namespaces.length > 0 ? config.namespaces : 'all',
+    lease: `${config.leaderElection.leaseNamespace}/${config.leaderElection.leaseName}`,
+    identity: config.leaderElection.identity,
+    kube: config.kubeSource,
+  },
+  'graph controller started',
+);
+
+onShutdown(
+  [
+    { name: 'readiness', run: () => Promise.resolve(management.markShuttingDown()) },
+    { name: 'controller', run: () => controller.stop({ releaseLease: true }) },
+    { name: 'management', run: () => management.close() },
+  ],
+  { logger, gracePeriodMs: config.shutdownGraceMs },
+);

@@ -1,0 +1,128 @@
+import { CoreV1Api, ListWatch, type KubeConfig, type V1Service } from '@kubernetes/client-node';
+import type { Logger } from '@sp/platform';
+import { withTimeout } from './kube-client.js';
+import { WatchdogWatch } from './watchdog-watch.js';
+import { backoffDelay } from './work-queue.js';
+
+export type ServiceChange = 'add' | 'update' | 'delete';
+
+export interface ServiceInformerOptions {
+  kubeConfig: KubeConfig;
+  /** Namespaces to watch, one informer each; empty: one informer over all namespaces. */
+  namespaces: readonly string[];
+  watchIdleMs: number;
+  /** Bound for one list request. */
+  listTimeoutMs: number;
+  /** Restarts after an error back off from `baseMs`, doubling, up to `maxMs`. */
+  backoff: { baseMs: number; maxMs: number };
+  logger: Logger;
+  onChange(change: ServiceChange, service: V1Service): void;
+  /** A watch was restarted: `idle` by the watchdog, `error` after it failed. */
+  onRestart?(reason: 'idle' | 'error'): void;
+  /** Every informer has listed once: the cache is complete. */
+  onSynced?(): void;
+  serverTimeoutSeconds?: () => number;
+}
+
+export interface ServiceInformer {
+  start(): void;
+  stop(): Promise<void>;
+  /** Namespaces (or `*`) whose first list has not completed yet. */
+  unsynced(): string[];
+  list(): V1Service[];
+  get(namespace: string, name: string): V1Service | undefined;
+  /** A full relist of every namespace, to catch anything a watch missed. */
+  relist(): void;
+}
+
+interface Member {
+  scope: string;
+  informer: ListWatch<V1Service>;
+  watch: WatchdogWatch;
+  synced: boolean;
+  failures: number;
+  restartTimer: NodeJS.Timeout | undefined;
+}
+
+/**
+ * Services through the library's informer (ListWatch: list, then watch from the list's
+ * resourceVersion, relist on 410 Gone), one per namespace or one cluster-wide, with a watchdog on
+ * every watch and a supervisor that restarts an informer after a failed list or a broken watch
+ * (the library only reports those) with capped exponential backoff.
+ */
+export function createServiceInformer(options: ServiceInformerOptions): ServiceInformer {
+  const api = options.kubeConfig.makeApiClient(CoreV1Api);
+  const scopes = options.namespaces.length > 0 ? [...options.namespaces] : ['*'];
+  let stopped = true;
+  let syncReported = false;
+
+  const member = (scope: string): Member => {
+    const path = scope === '*' ? '/api/v1/services' : `/api/v1/namespaces/${encodeURIComponent(scope)}/services`;
+    const list = () =>
+      scope === '*'
+        ? api.listServiceForAllNamespaces({}, withTimeout(options.listTimeoutMs))
+        : api.listNamespacedService({ namespace: scope }, withTimeout(options.listTimeoutMs));
+    const self = {} as Member;
+    const watch = new WatchdogWatch(options.kubeConfig, {
+      idleMs: options.watchIdleMs,
+      serverTimeoutSeconds: options.serverTimeoutSeconds,
+      onIdleRestart: () => {
+        options.logger.warn({ scope, idleMs: options.watchIdleMs }, 'watch silent for too long: restarting it');
+        options.onRestart?.('idle');
+      },
+      onWatching: () => {
+        self.synced = true;
+        self.failures = 0;
+        if (!syncReported && members.every((target) => target.synced)) {
+          syncReported = true;
+          options.onSynced?.();
+        }
+      },
+    });
+    const informer = new ListWatch<V1Service>(path, watch, list, false);
+    informer.on('add', (service) => options.onChange('add', service));
+    informer.on('update', (service) => options.onChange('update', service));
+    informer.on('delete', (service) => options.onChange('delete', service));
+    informer.on('error', (err: unknown) => restartLater(self, err));
+    return Object.assign(self, { scope, informer, watch, synced: false, failures: 0, restartTimer: undefined });
+  };
+
+  function restartLater(target: Member, err: unknown): void {
+    if (stopped) return;
+    target.failures += 1;
+    const delay = backoffDelay(target.failures, options.backoff.baseMs, options.backoff.maxMs);
+    options.logger.warn({ err, scope: target.scope, retryInMs: delay }, 'informer failed: restarting it');
+    options.onRestart?.('error');
+    clearTimeout(target.restartTimer);
+    target.restartTimer = setTimeout(() => startMember(target), delay);
+    target.restartTimer.unref();
+  }
+
+  /** start() rejects only when a request cannot even be built (e.g. credentials unreadable): retried like any failure. */
+  function startMember(target: Member): void {
+    target.informer.start().catch((err: unknown) => restartLater(target, err));
+  }
+
+  const members = scopes.map(member);
+
+  return {
+    start() {
+      stopped = false;
+      for (const target of members) startMember(target);
+    },
+    async stop() {
+      stopped = true;
+      for (const target of members) clearTimeout(target.restartTimer);
+      await Promise.all(members.map((target) => target.informer.stop()));
+    },
+    unsynced: () => members.filter((target) => !target.synced).map((target) => target.scope),
+    list: () => members.flatMap((target) => [...target.informer.list()]),
+    get(namespace, name) {
+      const target = members.find((candidate) => candidate.scope === '*' || candidate.scope === namespace);
+      return target?.informer.get(name, namespace);
+    },
+    relist() {
+      for (const target of members) target.watch.relist();
+    },
+  };
+}

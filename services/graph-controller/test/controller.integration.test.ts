@@ -1,0 +1,327 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { Redis } from 'ioredis';
+import { startManagementServer } from '@sp/platform';
+import { createGraphControllerApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { loadKubeConfig } from '../src/kube-client.js';
+import { startFakeKubeApi, type FakeKubeApi, type FakeKubeApiOptions } from '../../../test/support/fake-kube-api.js';
+import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
+import { silentLogger } from '../../../test/support/silent-logger.js';
+import { startController, type ControllerFixtureOptions, type RunningController } from './support/controller-fixture.js';
+import { eventually, sleep } from './support/eventually.js';
+import { startRegistryServer, type RegistryServer } from './support/registry-server.js';
+import { allows, manifests, verbOf, type PolicyRule } from './support/rbac.js';
+import { graph, serviceObject } from './support/services.js';
+
+const API_KEY = 'controller-key-0123456789';
+const ordersUrl = 'http://orders.shop.svc.cluster.local:8080/graphql';
+
+let redis: PrivateRedis;
+let registry: RegistryServer;
+let store: Redis;
+let api: FakeKubeApi | undefined;
+let running: RunningController | undefined;
+
+beforeAll(async () => {
+  redis = await startPrivateRedis();
+  registry = await startRegistryServer(redis.url, [API_KEY]);
+  store = new Redis(redis.url);
+});
+
+afterEach(async () => {
+  await running?.stop();
+  await api?.close();
+  running = undefined;
+  api = undefined;
+  registry.writes.length = 0;
+  await store.flushdb();
+});
+
+afterAll(async () => {
+  store.disconnect();
+  await registry.close();
+  await redis.stop();
+});
+
+/** A fresh fake API server and a controller on it, leading at once (it is alone). */
+async function setUp(apiOptions: FakeKubeApiOptions = {}, controllerOptions: Partial<ControllerFixtureOptions> = {}): Promise<{ api: FakeKubeApi; controller: RunningController }> {
+  api = await startFakeKubeApi(apiOptions);
+  running = startController({ api, registryUrl: registry.url, apiKey: API_KEY, ...controllerOptions });
+  await eventually(() => running!.controller.isLeader() && api!.openWatches('services') > 0, 5000, 'leading and watching');
+  return { api, controller: running };
+}
+
+/** The registry's record, read straight from Redis (`graph:{name}`). */
+const record = async (name: string): Promise<string | undefined> => (await store.get(`graph:${name}`)) ?? undefined;
+const recordIs = (name: string, expected: string | undefined, timeoutMs = 1000) =>
+  eventually(async () => (await record(name)) === expected, timeoutMs, `graph:${name} = ${expected}`);
+const lists = (fake: FakeKubeApi) => fake.requests.filter((request) => request.path.endsWith('/services') && request.query.watch === undefined).length;
+const posts = () => registry.writes.filter((write) => write.method === 'POST').length;
+
+describe('graph controller against the fake API server and the real registry', () => {
+  it('should register, re-annotate and delete Services within a second each', async () => {
+    const { api } = await setUp();
+    api.create('services', serviceObject({ name: 'orders', namespace: 'shop', annotations: graph('orders') }));
+    await recordIs('orders', ordersUrl);
+
+    api.update('services', 'shop', 'orders', (svc) => {
+      svc.metadata.annotations = graph('orders', { 'graph-registry.io/path': '/api/graphql', 'graph-registry.io/scheme': 'https' });
+    });
+    await recordIs('orders', 'https://orders.shop.svc.cluster.local:8080/api/graphql');
+
+    api.update('services', 'shop', 'orders', (svc) => {
+      svc.metadata.annotations = graph('shop-orders');
+    });
+    await recordIs('shop-orders', ordersUrl);
+    await recordIs('orders', undefined);
+
+    api.update('services', 'shop', 'orders', (svc) => {
+      svc.metadata.annotations = {};
+    });
+    await recordIs('shop-orders', undefined);
+
+    api.update('services', 'shop', 'orders', (svc) => {
+      svc.metadata.annotations = graph('orders');
+    });
+    await recordIs('orders', ordersUrl);
+
+    api.remove('services', 'shop', 'orders');
+    await recordIs('orders', undefined);
+    expect(await store.keys('graph:*')).toEqual([]);
+    await running!.controller.idle();
+    expect(await running!.metric('graph_controller_reconciles_total', { result: 'registered' })).toBeGreaterThanOrEqual(4);
+    expect(await running!.metric('graph_controller_reconciles_total', { result: 'deleted' })).toBeGreaterThanOrEqual(2);
+  });
+
+  it('should converge after the watch connection is cut mid-stream, resuming without a relist', async () => {
+    const { api } = await setUp();
+    for (let i = 0; i < 5; i += 1) api.create('services', serviceObject({ name: `before-${i}`, namespace: 'shop', annotations: graph(`before-${i}`) }));
+    await eventually(async () => (await store.keys('graph:*')).length === 5, 2000, 'first five registered');
+    expect(api.cutWatches({ partialLine: true })).toBe(1); // half an event line, then the socket is destroyed
+    for (let i = 0; i < 5; i += 1) api.create('services', serviceObject({ name: `after-${i}`, namespace: 'shop', annotations: graph(`after-${i}`) }));
+    await eventually(async () => (await store.keys('graph:*')).length === 10, 2000, 'all ten registered');
+    expect(await record('after-4')).toBe('http://after-4.shop.svc.cluster.local:8080/graphql');
+    expect(await running!.metric('graph_controller_watch_restarts_total', { reason: 'error' })).toBeGreaterThanOrEqual(1);
+    expect(lists(api)).toBe(1);
+    const watches = api.requests.filter((request) => request.query.watch === 'true');
+    expect(watches.length).toBeGreaterThanOrEqual(2);
+    expect(Number(watches.at(-1)!.query.resourceVersion)).toBeGreaterThan(Number(watches[0]!.query.resourceVersion));
+  });
+
+  it.each(['event', 'http'] as const)('should relist after 410 Gone (%s) and catch what the watch missed', async (goneMode) => {
+    const { api } = await setUp({ goneMode });
+    api.create('services', serviceObject({ name: 'orders', namespace: 'shop', annotations: graph('orders') }));
+    await recordIs('orders', ordersUrl);
+    api.pauseWatches();
+    api.remove('services', 'shop', 'orders'); // only a relist can tell: the DELETED event is compacted away
+    api.create('services', serviceObject({ name: 'billing', namespace: 'shop', annotations: graph('billing') }));
+    api.compact();
+    api.cutWatches();
+    await recordIs('orders', undefined, 2000);
+    await recordIs('billing', 'http://billing.shop.svc.cluster.local:8080/graphql', 2000);
+    expect(lists(api)).toBe(2);
+  });
+
+  it('should restart a silent watch with the watchdog and catch up from its resourceVersion', async () => {
+    const { api } = await setUp({}, { watchIdleMs: 600 });
+    expect(api.pauseWatches()).toBe(1);
+    api.create('services', serviceObject({ name: 'orders', namespace: 'shop', annotations: graph('orders') }));
+    await sleep(300);
+    expect(await record('orders')).toBeUndefined(); // the stalled watch delivers nothing
+    await recordIs('orders', ordersUrl, 2000);
+    expect(await running!.metric('graph_controller_watch_restarts_total', { reason: 'idle' })).toBeGreaterThanOrEqual(1);
+    expect(lists(api)).toBe(1);
+  });
+
+  it('should keep a quiet watch that receives bookmarks (it asks for them)', async () => {
+    const { api } = await setUp({ bookmarkIntervalMs: 150 }, { watchIdleMs: 500 });
+    await sleep(1300);
+    expect(await running!.metric('graph_controller_watch_restarts_total', { reason: 'idle' })).toBe(0);
+    const watch = api.requests.find((request) => request.query.watch === 'true')!;
+    expect(watch.query).toMatchObject({ allowWatchBookmarks: 'true', resourceVersion: expect.any(String), timeoutSeconds: expect.any(String) });
+    expect(api.requests.filter((request) => request.query.watch === 'true')).toHaveLength(1);
+  });
+
+  it('should converge once the registry is back, without restarting the controller', async () => {
+    const { api } = await setUp();
+    api.create('services', serviceObject({ name: 'orders', namespace: 'shop', annotations: graph('orders') }));
+    await recordIs('orders', ordersUrl);
+    await registry.stop();
+    api.remove('services', 'shop', 'orders');
+    api.create('services', serviceObject({ name: 'billing', namespace: 'shop', annotations: graph('billing') }));
+    await eventually(async () => (await running!.metric('graph_controller_reconciles_total', { result: 'error' })) >= 4, 3000, 'failed reconciles');
+    await eventually(async () => (await running!.metric('graph_controller_queue_depth')) === 2, 2000, 'both keys waiting');
+    await registry.start();
+    await recordIs('billing', 'http://billing.shop.svc.cluster.local:8080/graphql', 2000);
+    await recordIs('orders', undefined, 2000);
+    await running!.controller.idle();
+    expect(await running!.metric('graph_controller_queue_depth')).toBe(0);
+  });
+
+  it('should keep the oldest Service on a name conflict and warn the other once, not on every resync', async () => {
+    const { api } = await setUp({}, { resyncMs: 250 });
+    api.create('services', serviceObject({ name: 'orders', namespace: 'billing', created: '2026-03-01T00:00:00Z', annotations: graph('orders') }));
+    await recordIs('orders', 'http://orders.billing.svc.cluster.local:8080/graphql');
+    api.create('services', serviceObject({ name: 'orders', namespace: 'shop', created: '2026-01-01T00:00:00Z', annotations: graph('orders') }));
+    await recordIs('orders', ordersUrl);
+    const conflicts = () => api.list('events').filter((event) => event.reason === 'GraphNameConflict');
+    await eventually(() => conflicts().length === 1);
+    await sleep(800); // several resyncs
+    expect(conflicts()).toHaveLength(1);
+    expect(conflicts()[0]).toMatchObject({
+      type: 'Warning',
+      involvedObject: { kind: 'Service', namespace: 'billing', name: 'orders' },
+      message: 'graph name "orders" is already claimed by the older Service shop/orders; this Service is not registered',
+      source: { component: 'graph-controller' },
+    });
+    expect(await running!.metric('graph_controller_reconciles_total', { result: 'conflict' })).toBeGreaterThanOrEqual(2);
+    api.remove('services', 'shop', 'orders');
+    await recordIs('orders', 'http://orders.billing.svc.cluster.local:8080/graphql');
+  });
+
+  it('should warn about invalid annotations and register nothing', async () => {
+    const { api } = await setUp();
+    api.create('services', serviceObject({ name: 'orders', namespace: 'shop', annotations: graph('orders', { 'graph-registry.io/port': 'grpc', 'graph-registry.io/path': 'no-slash' }) }));
+    const invalid = await eventually(() => api.list('events').find((event) => event.reason === 'InvalidGraphAnnotation'));
+    expect(invalid).toMatchObject({ type: 'Warning', involvedObject: { namespace: 'shop', name: 'orders' }, message: expect.stringMatching(/port "grpc"[\s\S]*path "no-slash"/) });
+    await eventually(async () => (await running!.metric('graph_controller_reconciles_total', { result: 'invalid' })) === 1);
+    expect(await store.keys('graph:*')).toEqual([]);
+    expect(registry.writes).toEqual([]);
+  });
+
+  it('should re-assert every registration on resync, and write nothing while the registry is right', async () => {
+    const { api } = await setUp({}, { resyncMs: 300 });
+    api.create('services', serviceObject({ name: 'orders', namespace: 'shop', annotations: graph('orders') }));
+    await recordIs('orders', ordersUrl);
+    await sleep(1000);
+    expect(posts()).toBe(1);
+    expect(lists(api)).toBeGreaterThanOrEqual(3); // the periodic full relist
+    expect(await running!.metric('graph_controller_reconciles_total', { result: 'unchanged' })).toBeGreaterThanOrEqual(2);
+    await store.flushdb(); // the registry lost its data
+    await recordIs('orders', ordersUrl);
+    await eventually(() => posts() === 2);
+    await running!.controller.idle();
+    expect(await running!.metric('graph_controller_registered_names')).toBe(1);
+  });
+
+  it('should leave alone a URL someone else registered under a name it used', async () => {
+    const { api } = await setUp();
+    api.create('services', serviceObject({ name: 'orders', namespace: 'shop', annotations: graph('orders') }));
+    await recordIs('orders', ordersUrl);
+    await fetch(`${registry.url}/orders`, { method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'text/plain' }, body: 'http://hand-made.example/graphql' });
+    api.update('services', 'shop', 'orders', (svc) => {
+      svc.metadata.annotations = {};
+    });
+    await eventually(async () => (await running!.metric('graph_controller_reconciles_total', { result: 'unchanged' })) >= 1);
+    await running!.controller.idle();
+    expect(await record('orders')).toBe('http://hand-made.example/graphql');
+  });
+
+  it('should watch only the configured namespaces', async () => {
+    const { api } = await setUp({}, { namespaces: ['shop', 'billing'] });
+    api.create('services', serviceObject({ name: 'orders', namespace: 'shop', annotations: graph('orders') }));
+    api.create('services', serviceObject({ name: 'stray', namespace: 'elsewhere', annotations: graph('stray') }));
+    api.create('services', serviceObject({ name: 'invoices', namespace: 'billing', annotations: graph('invoices') }));
+    await recordIs('orders', ordersUrl);
+    await recordIs('invoices', 'http://invoices.billing.svc.cluster.local:8080/graphql');
+    await running!.controller.idle();
+    expect(await record('stray')).toBeUndefined();
+    const paths = new Set(api.requests.filter((request) => request.path.endsWith('/services')).map((request) => request.path));
+    expect(paths).toEqual(new Set(['/api/v1/namespaces/shop/services', '/api/v1/namespaces/billing/services']));
+  });
+
+  it('should rebuild what it registered from the Services on start, so a restarted controller still cleans up', async () => {
+    const { api, controller } = await setUp();
+    api.create('services', serviceObject({ name: 'orders', namespace: 'shop', annotations: graph('orders') }));
+    await recordIs('orders', ordersUrl);
+    await controller.stop({ release: true });
+    running = startController({ api, registryUrl: registry.url, apiKey: API_KEY });
+    await eventually(() => running!.controller.isLeader(), 3000);
+    api.remove('services', 'shop', 'orders');
+    await recordIs('orders', undefined);
+  });
+});
+
+/** Every request the controller made is one the RBAC of k8s/graph-controller allows (so the manifests grant enough). */
+function expectAllowedByManifests(fake: FakeKubeApi): void {
+  const rules = manifests('graph-controller').flatMap((object) => (object.kind === 'ClusterRole' || object.kind === 'Role' ? (object.rules as PolicyRule[]) : []));
+  const route = /^\/(?:api\/v1|apis\/([^/]+)\/[^/]+)\/(?:namespaces\/[^/]+\/)?([^/]+)(?:\/([^/]+))?$/;
+  const denied = fake.requests.filter((request) => {
+    const [, group = '', resource = '', name] = route.exec(request.path) ?? [];
+    const verb = verbOf(request.method, name === undefined, request.query.watch === 'true');
+    return !allows(rules, { group, resource, verb, name });
+  });
+  expect(denied).toEqual([]);
+  const verbs = new Set(fake.requests.map((request) => `${request.method} ${request.path.replace(/\/namespaces\/[^/]+/, '')}${request.query.watch ? ' watch' : ''}`));
+  expect([...verbs].sort()).toEqual([
+    'GET /api/v1/services',
+    'GET /api/v1/services watch',
+    'GET /apis/coordination.k8s.io/v1/leases/graph-controller',
+    'POST /api/v1/events',
+    'POST /apis/coordination.k8s.io/v1/leases',
+    'PUT /apis/coordination.k8s.io/v1/leases/graph-controller',
+  ]);
+}
+
+describe('graph controller as main.ts runs it', () => {
+  it('should start from environment variables, report readiness after the informers synced, and expose its metrics', async () => {
+    api = await startFakeKubeApi();
+    const dir = mkdtempSync(join(tmpdir(), 'graph-controller-'));
+    const kubeconfig = join(dir, 'config');
+    writeFileSync(kubeconfig, `apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n    server: ${api.url}\n    insecure-skip-tls-verify: true\nusers:\n- name: fake\n  user: {}\ncontexts:\n- name: fake\n  context: {cluster: fake, user: fake}\ncurrent-context: fake\n`);
+    const previous = process.env.KUBECONFIG;
+    process.env.KUBECONFIG = kubeconfig;
+    const undo = api.failRequests({ method: 'GET', path: /^\/api\/v1\/services$/ }, 500);
+    try {
+      const config = loadConfig({
+        Registry__Url: registry.url,
+        Registry__ApiKey: API_KEY,
+        Controller__LeaseNamespace: 'platform',
+        Controller__BackoffBaseMs: '100',
+        Controller__BackoffMaxMs: '200',
+        KUBECONFIG: kubeconfig,
+        POD_NAME: 'graph-controller-0',
+      });
+      const { Registry } = await import('prom-client');
+      const metrics = new Registry();
+      const controller = createGraphControllerApp(config, { kubeConfig: loadKubeConfig(config.kubeSource), logger: silentLogger(), metrics });
+      const management = await startManagementServer({ port: 0, host: '127.0.0.1', registry: metrics, readiness: controller.readiness, logger: silentLogger() });
+      controller.start();
+      try {
+        const readyz = () => fetch(`http://127.0.0.1:${management.port}/readyz`).then(async (response) => ({ status: response.status, body: (await response.json()) as { failing: string[] } }));
+        expect(await readyz()).toMatchObject({ status: 503, body: { failing: ['informers'] } });
+        undo();
+        await eventually(async () => (await readyz()).status === 200, 3000, 'ready');
+        api.create('services', serviceObject({ name: 'orders', namespace: 'shop', annotations: graph('orders') }));
+        api.create('services', serviceObject({ name: 'broken', namespace: 'shop', annotations: graph('Broken') }));
+        await recordIs('orders', ordersUrl);
+        await eventually(() => api!.list('events').length === 2);
+        await controller.idle();
+        const text = await (await fetch(`http://127.0.0.1:${management.port}/metrics`)).text();
+        for (const line of [
+          'graph_controller_reconciles_total{result="registered"} 1',
+          'graph_controller_registered_names 1',
+          'graph_controller_queue_depth 0',
+          'graph_controller_leader 1',
+          'graph_controller_watch_restarts_total{reason="error"}',
+        ]) {
+          expect(text).toContain(line);
+        }
+        expect(api.get('leases', 'platform', 'graph-controller')).toMatchObject({ spec: { holderIdentity: 'graph-controller-0' } });
+      } finally {
+        await controller.stop({ releaseLease: true });
+        await management.close();
+      }
+      expect(api.get('leases', 'platform', 'graph-controller')).toMatchObject({ spec: { leaseDurationSeconds: 1 } });
+      expect(api.get('leases', 'platform', 'graph-controller')!.spec).not.toHaveProperty('holderIdentity');
+      expectAllowedByManifests(api);
+    } finally {
+      if (previous === undefined) delete process.env.KUBECONFIG;
+      else process.env.KUBECONFIG = previous;
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

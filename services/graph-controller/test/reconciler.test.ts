@@ -1,0 +1,274 @@
+import { beforeEach, describe, expect, it } from '@jest/globals';
+import type { V1Service } from '@kubernetes/client-node';
+import { AppError } from '@sp/platform';
+import { createClaimMemory, type ClaimMemory } from '../src/claim-memory.js';
+import { claimOf, serviceKey } from '../src/desired-state.js';
+import type { GraphRegistry } from '../src/graph-registry-client.js';
+import type { EventRecorder, EventType } from '../src/kube-event-recorder.js';
+import { createReconciler, NotLeaderError, type Reconciler } from '../src/reconciler.js';
+import { silentLogger } from '../../../test/support/silent-logger.js';
+import { graph, service } from './support/services.js';
+
+/** The registry as a map, with a log of writes: the reconcile logic tested without a network. */
+function memoryRegistry() {
+  const graphs = new Map<string, string>();
+  const writes: string[] = [];
+  let down = false;
+  const check = (): void => {
+    if (down) throw new AppError(503, 'unavailable', 'graph registry is unavailable');
+  };
+  const registry: GraphRegistry = {
+    get: (name) => Promise.resolve().then(() => (check(), graphs.get(name))),
+    register: (name, url) =>
+      Promise.resolve().then(() => {
+        check();
+        writes.push(`POST ${name} ${url}`);
+        graphs.set(name, url);
+      }),
+    remove: (name) =>
+      Promise.resolve().then(() => {
+        check();
+        writes.push(`DELETE ${name}`);
+        return graphs.delete(name);
+      }),
+  };
+  return { registry, graphs, writes, setDown: (value: boolean) => void (down = value) };
+}
+
+interface RecordedEvent {
+  service: string;
+  type: EventType;
+  reason: string;
+  message: string;
+}
+
+describe('reconciler', () => {
+  let services: Map<string, V1Service>;
+  let registry: ReturnType<typeof memoryRegistry>;
+  let events: RecordedEvent[];
+  let memory: ClaimMemory;
+  let leader: AbortController | undefined;
+  let reconciler: Reconciler;
+
+  /** As the informer does: the cache changes and every claim seen is remembered. */
+  const put = (svc: V1Service): string => {
+    services.set(serviceKey(svc), svc);
+    const claim = claimOf(svc, 'cluster.local');
+    if (claim) memory.observe(claim);
+    return serviceKey(svc);
+  };
+  const drop = (key: string): string => {
+    services.delete(key);
+    return key;
+  };
+  const warnings = (reason: string) => events.filter((event) => event.type === 'Warning' && event.reason === reason);
+
+  beforeEach(() => {
+    services = new Map();
+    registry = memoryRegistry();
+    events = [];
+    memory = createClaimMemory();
+    leader = new AbortController();
+    const recorder: EventRecorder = {
+      record: (svc, type, reason, message) => {
+        events.push({ service: serviceKey(svc), type, reason, message });
+        return Promise.resolve(true);
+      },
+    };
+    reconciler = createReconciler({
+      services: () => services.values(),
+      getService: (key) => services.get(key),
+      registry: registry.registry,
+      events: recorder,
+      memory,
+      clusterDomain: 'cluster.local',
+      writeSignal: () => leader?.signal,
+      logger: silentLogger(),
+    });
+  });
+
+  it('should register a new Service and record a Normal Event on it', async () => {
+    const key = put(service({ name: 'orders', namespace: 'shop', annotations: graph('orders') }));
+    await expect(reconciler.reconcile(key)).resolves.toBe('registered');
+    expect(registry.graphs.get('orders')).toBe('http://orders.shop.svc.cluster.local:8080/graphql');
+    expect(events).toEqual([{ service: 'shop/orders', type: 'Normal', reason: 'GraphRegistered', message: expect.stringContaining('registered graph "orders"') }]);
+    expect(reconciler.registeredNames()).toBe(1);
+  });
+
+  it('should be idempotent: a second reconcile writes nothing', async () => {
+    const key = put(service({ name: 'orders', namespace: 'shop', annotations: graph('orders') }));
+    await reconciler.reconcile(key);
+    await expect(reconciler.reconcile(key)).resolves.toBe('unchanged');
+    expect(registry.writes).toHaveLength(1);
+  });
+
+  it('should re-register when the registry lost the name (resync heals)', async () => {
+    const key = put(service({ name: 'orders', namespace: 'shop', annotations: graph('orders') }));
+    await reconciler.reconcile(key);
+    registry.graphs.clear();
+    await expect(reconciler.reconcile(key)).resolves.toBe('registered');
+    expect(registry.graphs.get('orders')).toBe('http://orders.shop.svc.cluster.local:8080/graphql');
+  });
+
+  it('should follow a re-annotation to another port, path and scheme', async () => {
+    const key = put(service({ name: 'orders', namespace: 'shop', annotations: graph('orders') }));
+    await reconciler.reconcile(key);
+    put(service({ name: 'orders', namespace: 'shop', annotations: graph('orders', { 'graph-registry.io/path': '/v2', 'graph-registry.io/scheme': 'https' }) }));
+    await expect(reconciler.reconcile(key)).resolves.toBe('registered');
+    expect(registry.graphs.get('orders')).toBe('https://orders.shop.svc.cluster.local:8080/v2');
+  });
+
+  it('should move a renamed graph: delete the old name, register the new one', async () => {
+    const key = put(service({ name: 'orders', namespace: 'shop', annotations: graph('orders') }));
+    await reconciler.reconcile(key);
+    put(service({ name: 'orders', namespace: 'shop', annotations: graph('orders-v2') }));
+    await expect(reconciler.reconcile(key)).resolves.toBe('registered');
+    expect([...registry.graphs.keys()]).toEqual(['orders-v2']);
+    expect(registry.writes).toEqual(['POST orders http://orders.shop.svc.cluster.local:8080/graphql', 'DELETE orders', 'POST orders-v2 http://orders.shop.svc.cluster.local:8080/graphql']);
+  });
+
+  it('should delete the registration when the Service is deleted', async () => {
+    const key = put(service({ name: 'orders', namespace: 'shop', annotations: graph('orders') }));
+    await reconciler.reconcile(key);
+    await expect(reconciler.reconcile(drop(key))).resolves.toBe('deleted');
+    expect(registry.graphs.size).toBe(0);
+    expect(reconciler.registeredNames()).toBe(0);
+    expect(reconciler.isTracking(key)).toBe(false);
+  });
+
+  it('should delete the registration when the annotation is removed', async () => {
+    const key = put(service({ name: 'orders', namespace: 'shop', annotations: graph('orders') }));
+    await reconciler.reconcile(key);
+    put(service({ name: 'orders', namespace: 'shop' }));
+    await expect(reconciler.reconcile(key)).resolves.toBe('deleted');
+    expect(registry.graphs.has('orders')).toBe(false);
+  });
+
+  it('should delete what a Service registered even if this replica never wrote it (seen by the informer only)', async () => {
+    const key = put(service({ name: 'orders', namespace: 'shop', annotations: graph('orders') }));
+    registry.graphs.set('orders', 'http://orders.shop.svc.cluster.local:8080/graphql'); // written by a previous leader
+    await expect(reconciler.reconcile(drop(key))).resolves.toBe('deleted');
+    expect(registry.graphs.size).toBe(0);
+  });
+
+  it('should never delete a URL someone else registered under the name', async () => {
+    const key = put(service({ name: 'orders', namespace: 'shop', annotations: graph('orders') }));
+    await reconciler.reconcile(key);
+    registry.graphs.set('orders', 'http://hand-registered.example/graphql');
+    await expect(reconciler.reconcile(drop(key))).resolves.toBe('unchanged');
+    expect(registry.graphs.get('orders')).toBe('http://hand-registered.example/graphql');
+    expect(registry.writes.filter((write) => write.startsWith('DELETE'))).toEqual([]);
+  });
+
+  it('should do nothing for a deleted Service the controller knows nothing about', async () => {
+    registry.graphs.set('orders', 'http://orders.shop.svc.cluster.local:8080/graphql');
+    await expect(reconciler.reconcile('shop/orders')).resolves.toBe('unchanged');
+    expect(registry.graphs.size).toBe(1);
+  });
+
+  describe('conflicts', () => {
+    const older = () => service({ name: 'orders', namespace: 'shop', created: '2026-01-01T00:00:00Z', annotations: graph('orders') });
+    const younger = () => service({ name: 'orders', namespace: 'billing', created: '2026-02-01T00:00:00Z', annotations: graph('orders') });
+
+    it('should give the name to the oldest Service and warn the younger one once', async () => {
+      const loser = put(younger());
+      const winner = put(older());
+      await expect(reconciler.reconcile(loser)).resolves.toBe('conflict');
+      await expect(reconciler.reconcile(winner)).resolves.toBe('unchanged');
+      await expect(reconciler.reconcile(loser)).resolves.toBe('conflict');
+      expect(registry.graphs.get('orders')).toBe('http://orders.shop.svc.cluster.local:8080/graphql');
+      expect(warnings('GraphNameConflict')).toEqual([
+        { service: 'billing/orders', type: 'Warning', reason: 'GraphNameConflict', message: expect.stringContaining('already claimed by the older Service shop/orders') },
+      ]);
+    });
+
+    it('should keep the older Service registered when a younger one claims its name later', async () => {
+      const winner = put(older());
+      await reconciler.reconcile(winner);
+      const loser = put(younger());
+      await expect(reconciler.reconcile(loser)).resolves.toBe('conflict');
+      expect(registry.writes).toHaveLength(1);
+      expect(warnings('GraphNameConflict')).toHaveLength(1);
+    });
+
+    it('should break a tie of creation times by namespace/name', async () => {
+      const created = '2026-01-01T00:00:00Z';
+      const a = put(service({ name: 'orders', namespace: 'shop', created, annotations: graph('orders') }));
+      put(service({ name: 'orders', namespace: 'billing', created, annotations: graph('orders') }));
+      await expect(reconciler.reconcile(a)).resolves.toBe('conflict');
+      expect(registry.graphs.get('orders')).toBe('http://orders.billing.svc.cluster.local:8080/graphql');
+    });
+
+    it('should hand the name to the next oldest when the winner goes, and warn again on a new conflict', async () => {
+      const winner = put(older());
+      const loser = put(younger());
+      await reconciler.reconcile(winner);
+      await expect(reconciler.reconcile(drop(winner))).resolves.toBe('registered');
+      expect(registry.graphs.get('orders')).toBe('http://orders.billing.svc.cluster.local:8080/graphql');
+      await expect(reconciler.reconcile(loser)).resolves.toBe('unchanged');
+      put(service({ name: 'orders', namespace: 'ancient', created: '2020-01-01T00:00:00Z', annotations: graph('orders') }));
+      await expect(reconciler.reconcile(loser)).resolves.toBe('conflict');
+      expect(warnings('GraphNameConflict').map((event) => event.service)).toEqual(['billing/orders', 'billing/orders']);
+    });
+  });
+
+  describe('invalid annotations', () => {
+    it('should warn once and register nothing', async () => {
+      const key = put(service({ name: 'orders', namespace: 'shop', annotations: graph('orders', { 'graph-registry.io/port': 'grpc' }) }));
+      await expect(reconciler.reconcile(key)).resolves.toBe('invalid');
+      await expect(reconciler.reconcile(key)).resolves.toBe('invalid');
+      expect(registry.writes).toEqual([]);
+      expect(warnings('InvalidGraphAnnotation')).toEqual([
+        { service: 'shop/orders', type: 'Warning', reason: 'InvalidGraphAnnotation', message: 'graph not registered: graph-registry.io/port "grpc" names no port of the Service' },
+      ]);
+      expect(reconciler.isTracking(key)).toBe(true);
+    });
+
+    it('should warn again when the problem changes', async () => {
+      const key = put(service({ name: 'orders', namespace: 'shop', annotations: graph('orders', { 'graph-registry.io/path': 'x' }) }));
+      await reconciler.reconcile(key);
+      put(service({ name: 'orders', namespace: 'shop', annotations: graph('orders', { 'graph-registry.io/path': '/a b' }) }));
+      await reconciler.reconcile(key);
+      expect(warnings('InvalidGraphAnnotation')).toHaveLength(2);
+    });
+
+    it('should deregister a Service whose annotations become invalid, and register it again once fixed', async () => {
+      const key = put(service({ name: 'orders', namespace: 'shop', annotations: graph('orders') }));
+      await reconciler.reconcile(key);
+      put(service({ name: 'orders', namespace: 'shop', annotations: graph('orders', { 'graph-registry.io/scheme': 'ftp' }) }));
+      await expect(reconciler.reconcile(key)).resolves.toBe('invalid');
+      expect(registry.graphs.has('orders')).toBe(false);
+      put(service({ name: 'orders', namespace: 'shop', annotations: graph('orders') }));
+      await expect(reconciler.reconcile(key)).resolves.toBe('registered');
+      expect(reconciler.isTracking(key)).toBe(true); // remembered claim
+    });
+  });
+
+  it('should not write, nor record Events, without leadership', async () => {
+    leader = undefined;
+    const key = put(service({ name: 'orders', namespace: 'shop', annotations: graph('orders', { 'graph-registry.io/port': 'grpc' }) }));
+    await expect(reconciler.reconcile(key)).rejects.toBeInstanceOf(NotLeaderError);
+    const valid = put(service({ name: 'billing', namespace: 'shop', annotations: graph('billing') }));
+    await expect(reconciler.reconcile(valid)).rejects.toBeInstanceOf(NotLeaderError);
+    expect(registry.writes).toEqual([]);
+    expect(events).toEqual([]);
+  });
+
+  it('should stop writing as soon as the term is aborted', async () => {
+    const term = leader!;
+    term.abort();
+    const key = put(service({ name: 'orders', namespace: 'shop', annotations: graph('orders') }));
+    await expect(reconciler.reconcile(key)).rejects.toBeInstanceOf(NotLeaderError);
+    expect(registry.writes).toEqual([]);
+  });
+
+  it('should fail on a registry error and succeed on the retry (nothing half-remembered)', async () => {
+    const key = put(service({ name: 'orders', namespace: 'shop', annotations: graph('orders') }));
+    await reconciler.reconcile(key);
+    drop(key);
+    registry.setDown(true);
+    await expect(reconciler.reconcile(key)).rejects.toMatchObject({ status: 503 });
+    registry.setDown(false);
+    await expect(reconciler.reconcile(key)).resolves.toBe('deleted');
+  });
+});

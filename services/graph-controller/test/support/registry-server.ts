@@ -1,0 +1,63 @@
+import { createServer, type Server } from 'node:http';
+import { closeGracefully, listen } from '@sp/platform';
+import { Registry as PromRegistry } from 'prom-client';
+import { createGraphRegistryApp, createGraphStore } from '../../../graph-registry/src/app.js';
+import type { GraphStore } from '../../../graph-registry/src/graph-store.js';
+import { silentLogger } from '../../../../test/support/silent-logger.js';
+
+/** A write the registry received, and with which API key (each controller replica gets its own). */
+export interface RegistryWrite {
+  at: number;
+  method: 'POST' | 'DELETE';
+  name: string;
+  apiKey: string;
+  status: number;
+}
+
+export interface RegistryServer {
+  url: string;
+  writes: RegistryWrite[];
+  store: GraphStore;
+  /** Stops listening and cuts every connection: the registry is down. */
+  stop(): Promise<void>;
+  /** Listens again on the same port. */
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The real graph registry service (services/graph-registry) over Redis, in this process, on a fixed free port. */
+export async function startRegistryServer(redisUrl: string, apiKeys: readonly string[]): Promise<RegistryServer> {
+  const logger = silentLogger('graph-registry');
+  const store = createGraphStore({ kind: 'redis', url: redisUrl }, logger);
+  const app = createGraphRegistryApp({ store, apiKeys, logger, registry: new PromRegistry() });
+  const handle = app.callback();
+  const writes: RegistryWrite[] = [];
+  const server: Server = createServer((req, res) => {
+    if (req.method === 'POST' || req.method === 'DELETE') {
+      const write: RegistryWrite = { at: Date.now(), method: req.method, name: (req.url ?? '/').slice(1), apiKey: String(req.headers['x-api-key']), status: 0 };
+      res.on('finish', () => {
+        write.status = res.statusCode;
+        writes.push(write);
+      });
+    }
+    void handle(req, res);
+  });
+  const port = await listen(server, 0, '127.0.0.1');
+  return {
+    url: `http://127.0.0.1:${port}`,
+    writes,
+    store,
+    async stop() {
+      server.closeAllConnections();
+      await closeGracefully(server, 100);
+    },
+    async start() {
+      await listen(server, port, '127.0.0.1');
+    },
+    async close() {
+      server.closeAllConnections();
+      await closeGracefully(server, 100);
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,122 @@
+import { describe, expect, it } from '@jest/globals';
+import { backoffDelay, createWorkQueue } from '../src/work-queue.js';
+import { eventually, sleep } from './support/eventually.js';
+
+describe('backoffDelay', () => {
+  it('should double from the base and stop at the cap', () => {
+    expect([1, 2, 3, 4, 5, 8, 9, 50].map((failures) => backoffDelay(failures, 200, 30_000))).toEqual([200, 400, 800, 1600, 3200, 25_600, 30_000, 30_000]);
+  });
+});
+
+describe('createWorkQueue', () => {
+  it('should coalesce repeated adds of a waiting key', async () => {
+    const handled: string[] = [];
+    const queue = createWorkQueue({ concurrency: 1, backoff: { baseMs: 10, maxMs: 10 }, process: (key) => Promise.resolve(void handled.push(key)) });
+    for (const key of ['a', 'b', 'a', 'a', 'b']) queue.add(key);
+    expect(queue.depth()).toBe(2);
+    queue.start();
+    await queue.idle();
+    expect(handled).toEqual(['a', 'b']);
+  });
+
+  it('should never handle one key twice at once, and handle a key re-added meanwhile once more', async () => {
+    let running = 0;
+    let overlap = false;
+    const handled: string[] = [];
+    let release!: () => void;
+    const queue = createWorkQueue({
+      concurrency: 4,
+      backoff: { baseMs: 10, maxMs: 10 },
+      process: async (key) => {
+        running += 1;
+        overlap ||= running > 1;
+        handled.push(key);
+        if (handled.length === 1) await new Promise<void>((resolve) => (release = resolve));
+        running -= 1;
+      },
+    });
+    queue.start();
+    queue.add('a');
+    await eventually(() => handled.length === 1);
+    queue.add('a');
+    queue.add('a');
+    await sleep(20);
+    expect(handled).toEqual(['a']);
+    release();
+    await queue.idle();
+    expect(handled).toEqual(['a', 'a']);
+    expect(overlap).toBe(false);
+  });
+
+  it('should retry a failing key with growing delays, without holding up other keys', async () => {
+    const attempts: number[] = [];
+    const others: number[] = [];
+    const start = Date.now();
+    const queue = createWorkQueue({
+      concurrency: 1,
+      backoff: { baseMs: 40, maxMs: 160 },
+      process: (key) => {
+        if (key !== 'failing') return Promise.resolve(void others.push(Date.now() - start));
+        attempts.push(Date.now() - start);
+        return attempts.length < 5 ? Promise.reject(new Error('registry down')) : Promise.resolve();
+      },
+    });
+    queue.start();
+    queue.add('failing');
+    await eventually(() => attempts.length === 2);
+    queue.add('other');
+    await eventually(() => others.length === 1);
+    await eventually(() => attempts.length === 5, 3000);
+    expect(others[0]!).toBeLessThan(attempts[2]!); // handled while the failing key waited for its retry
+    const gaps = attempts.slice(1).map((at, index) => at - attempts[index]!);
+    expect(gaps[0]).toBeGreaterThanOrEqual(38);
+    expect(gaps[1]).toBeGreaterThanOrEqual(78);
+    expect(gaps[2]).toBeGreaterThanOrEqual(158);
+    expect(gaps[3]).toBeGreaterThanOrEqual(158); // capped
+    expect(gaps[3]).toBeLessThan(400);
+    await queue.idle();
+    expect(queue.depth()).toBe(0);
+  });
+
+  it('should count a key waiting for its retry in the depth, and start over after a success', async () => {
+    let fail = true;
+    const errors: number[] = [];
+    const queue = createWorkQueue({
+      concurrency: 1,
+      backoff: { baseMs: 30, maxMs: 1000 },
+      process: () => (fail ? Promise.reject(new Error('no')) : Promise.resolve()),
+      onError: (_key, _err, retryInMs) => errors.push(retryInMs),
+    });
+    queue.start();
+    queue.add('a');
+    await eventually(() => errors.length === 2);
+    expect(queue.depth()).toBe(1);
+    fail = false;
+    await queue.idle();
+    fail = true;
+    queue.add('a');
+    await eventually(() => errors.length === 3);
+    expect(errors).toEqual([30, 60, 30]);
+    await queue.stop();
+  });
+
+  it('should wait for keys in progress on stop and drop pending retries', async () => {
+    let finished = false;
+    const queue = createWorkQueue({
+      concurrency: 2,
+      backoff: { baseMs: 10_000, maxMs: 10_000 },
+      process: async (key) => {
+        if (key === 'bad') throw new Error('no');
+        await sleep(50);
+        finished = true;
+      },
+    });
+    queue.start();
+    queue.add('bad');
+    queue.add('slow');
+    await eventually(() => queue.depth() === 1); // 'bad' waits for its retry
+    await queue.stop();
+    expect(finished).toBe(true);
+    expect(queue.depth()).toBe(0);
+  });
+});
