@@ -1,0 +1,143 @@
+import type { z } from 'zod';
+import { env, operationsEnv, parseEnv, parseRedisUrl, type Env } from '@sp/platform';
+
+/** Where processed payment provider events are remembered: Redis (the real store) or memory (local runs only). */
+export type StoreConfig = { kind: 'redis'; url: string } | { kind: 'memory' };
+
+export interface WebhooksConfig {
+  port: number;
+  host: string;
+  managementPort: number;
+  /** Accepted values of the `code` query parameter; more than one while a key is rotated. */
+  apiKeys: readonly string[];
+  paymentProvider: {
+    apiKey: string;
+    /** Stripe API base URL; undefined means Stripe's own (tests point it at stripe-mock). */
+    apiUrl: string | undefined;
+    /** Webhook signing secrets (`whsec_…`); any of them verifies a signature. */
+    webhookSecrets: readonly string[];
+  };
+  smsProvider: {
+    accountSid: string;
+    authTokens: readonly string[];
+    /** Accepted for compatibility with the specification; replies go back as TwiML, so it is not used. */
+    messageServiceSid: string | undefined;
+    validateSignature: boolean;
+  };
+  /** The public base URL the SMS provider calls (signatures are computed over it). */
+  publicBaseUrl: string;
+  graphqlUrl: string;
+  localizationUrl: string;
+  /** Accepted for compatibility with the specification; the service does not call it. */
+  authApiUrl: string | undefined;
+  store: StoreConfig;
+  cacheAddress: string;
+  brokers: readonly string[];
+  topics: { payments: string; notifications: string; foreignProducts: string };
+  links: { account: string; billingPortal: string; clientBase: string };
+  oidc: { serverUrl: string; realm: string; clientId: string; clientSecret: string };
+  announcementTtlMs: number;
+  logLevel: string;
+  shutdownGraceMs: number;
+}
+
+const httpUrl = (): z.ZodType<string> => env.url(['http', 'https']);
+
+/** What is wrong with a STORE_URL: memory://, or a Redis URL the platform can connect to (standalone, Sentinel, Cluster). */
+function storeUrlProblem(url: string): string | undefined {
+  if (url === 'memory://' || url === 'memory:') return undefined;
+  try {
+    const target = parseRedisUrl(url);
+    if (target.kind === 'standalone' && new URL(url).hostname === '') return 'a redis:// or rediss:// URL must name a host';
+    return undefined;
+  } catch (err) {
+    return `must be memory:// or a Redis URL (${err instanceof Error ? err.message : String(err)})`;
+  }
+}
+
+const variables = {
+  Webhooks__Port: env.port(5000),
+  Webhooks__Host: env.string().default('0.0.0.0'),
+  Webhooks__PublicBaseUrl: httpUrl(),
+  WEBHOOKS_API_KEY: env.list(),
+  PAYMENT_PROVIDER_API_KEY: env.string(),
+  PAYMENT_PROVIDER_API_URL: httpUrl().optional(),
+  PAYMENT_PROVIDER_WEBHOOKS_SECRET: env.list(),
+  SMS_PROVIDER_ACCOUNT_SID: env.string().regex(/^AC[0-9a-fA-F]{32}$/, { message: 'must be a Twilio account SID (AC followed by 32 hex digits)' }),
+  SMS_PROVIDER_AUTH_TOKEN: env.list(),
+  SMS_PROVIDER_MESSAGE_SERVICE_SID: env
+    .string()
+    .regex(/^MG[0-9a-fA-F]{32}$/, { message: 'must be a Twilio messaging service SID (MG followed by 32 hex digits)' })
+    .optional(),
+  SmsProvider__ValidateSignature: env.bool(true),
+  GRAPHQL_API_URL: httpUrl(),
+  LOCALIZATION_API_URL: httpUrl(),
+  AUTH_API_URL: httpUrl().optional(),
+  STORE_URL: env.string().superRefine((url, ctx) => {
+    const problem = storeUrlProblem(url);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+  }),
+  Cache__Url: env.string().regex(/^(grpc:\/\/|dns:)?[^\s/:]+:\d{1,5}\/?$/, { message: 'must be host:port of the cache service (grpc:// or dns: prefix allowed)' }),
+  MessageBroker__BrokerList: env.list(),
+  MessageBroker__PaymentsTopic: env.string().default('Payments'),
+  MessageBroker__NotificationsTopic: env.string().default('notifications'),
+  MessageBroker__ForeignProductsTopic: env.string().default('ForeignProducts'),
+  AccountUrl: httpUrl(),
+  BillingPortalUrl: httpUrl(),
+  ClientLinkBaseUri: httpUrl(),
+  Oidc__ServerUrl: httpUrl(),
+  Oidc__Realm: env.string(),
+  Oidc__ClientId: env.string(),
+  Oidc__ClientSecret: env.string(),
+  Announcements__DraftTtlMs: env.positiveInt(24 * 60 * 60 * 1000),
+  ...operationsEnv,
+};
+
+const withoutTrailingSlash = (url: string): string => url.replace(/\/+$/, '');
+
+/**
+ * The only reader of the environment (the process' own unless one is given); every variable is
+ * validated at start and every problem reported at once, by variable name.
+ */
+export function loadConfig(environment: Env = process.env): WebhooksConfig {
+  const vars = parseEnv(variables, environment);
+  return {
+    port: vars.Webhooks__Port,
+    host: vars.Webhooks__Host,
+    managementPort: vars.Management__Port,
+    apiKeys: vars.WEBHOOKS_API_KEY,
+    paymentProvider: {
+      apiKey: vars.PAYMENT_PROVIDER_API_KEY,
+      apiUrl: vars.PAYMENT_PROVIDER_API_URL,
+      webhookSecrets: vars.PAYMENT_PROVIDER_WEBHOOKS_SECRET,
+    },
+    smsProvider: {
+      accountSid: vars.SMS_PROVIDER_ACCOUNT_SID,
+      authTokens: vars.SMS_PROVIDER_AUTH_TOKEN,
+      messageServiceSid: vars.SMS_PROVIDER_MESSAGE_SERVICE_SID,
+      validateSignature: vars.SmsProvider__ValidateSignature,
+    },
+    publicBaseUrl: withoutTrailingSlash(vars.Webhooks__PublicBaseUrl),
+    graphqlUrl: vars.GRAPHQL_API_URL,
+    localizationUrl: withoutTrailingSlash(vars.LOCALIZATION_API_URL),
+    authApiUrl: vars.AUTH_API_URL,
+    store: vars.STORE_URL.startsWith('memory:') ? { kind: 'memory' } : { kind: 'redis', url: vars.STORE_URL },
+    cacheAddress: vars.Cache__Url,
+    brokers: vars.MessageBroker__BrokerList,
+    topics: {
+      payments: vars.MessageBroker__PaymentsTopic,
+      notifications: vars.MessageBroker__NotificationsTopic,
+      foreignProducts: vars.MessageBroker__ForeignProductsTopic,
+    },
+    links: { account: vars.AccountUrl, billingPortal: vars.BillingPortalUrl, clientBase: withoutTrailingSlash(vars.ClientLinkBaseUri) },
+    oidc: {
+      serverUrl: withoutTrailingSlash(vars.Oidc__ServerUrl),
+      realm: vars.Oidc__Realm,
+      clientId: vars.Oidc__ClientId,
+      clientSecret: vars.Oidc__ClientSecret,
+    },
+    announcementTtlMs: vars.Announcements__DraftTtlMs,
+    logLevel: vars.Log__Level,
+    shutdownGraceMs: vars.Shutdown__GracePeriodMs,
+  };
+}

@@ -1,0 +1,28 @@
+/** What `claim` found for an event id. */
+export type ClaimOutcome =
+  /** Nobody processed or is processing the event: the caller holds the claim (identified by `token`). */
+  | { state: 'claimed'; token: string }
+  /** The event was processed before. */
+  | { state: 'done' }
+  /** Another request holds a live claim on the event right now. */
+  | { state: 'busy' };
+
+/**
+ * Remembers which payment provider events were processed, and which are being processed, so a
+ * redelivered event is acknowledged without being done twice. Implementations: redis-dedup-store
+ * (the real one, shared by all replicas) and memory-dedup-store (local runs only).
+ * Every method rejects with a 503 AppError when the backend cannot be reached.
+ */
+export interface DedupStore {
+  /** Names the backend in readiness reports and logs. */
+  readonly name: string;
+  /** Atomically: `done` when processed, else take the claim for `leaseMs` unless someone holds it. */
+  claim(eventId: string, leaseMs: number): Promise<ClaimOutcome>;
+  /** Marks the event processed for `retentionMs` and drops the claim (if still ours). */
+  complete(eventId: string, token: string, retentionMs: number): Promise<void>;
+  /** Drops the claim if it is still ours, so a redelivery can process the event. */
+  release(eventId: string, token: string): Promise<void>;
+  /** Readiness: rejects when the backend is unusable. */
+  check(): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,21 @@
+import { AppError } from '@sp/platform';
+
+/**
+ * A record the event refers to is not known (yet): events arrive out of order, or the product
+ * synchronization has not finished. 409 makes the provider redeliver later, when it may be there.
+ */
+export const notSynchronized = (message: string): AppError => new AppError(409, 'not_synchronized', message);
+
+/** The same event is being processed by another request right now; the provider should retry. */
+export const eventInProgress = (retryAfterSeconds: number): AppError =>
+  new AppError(409, 'in_progress', 'this event is being processed; retry later', { headers: { 'Retry-After': String(retryAfterSeconds) } });
+
+/** The payment provider signature is missing, malformed, stale or made with an unknown secret. */
+export const invalidSignature = (): AppError => new AppError(400, 'invalid_signature', 'invalid signature');
+
+/** The SMS provider signature is missing or does not match, or the message is for another account. */
+export const forbidden = (message = 'forbidden'): AppError => new AppError(403, 'forbidden', message);
+
+/** A dependency answered, but with something unusable (an error of its own, a malformed answer). */
+export const badGateway = (dependency: string, cause?: unknown): AppError =>
+  new AppError(502, 'bad_gateway', `${dependency} answered with an error`, { cause });

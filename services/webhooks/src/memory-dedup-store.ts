@@ -1,0 +1,40 @@
+import { randomUUID } from 'node:crypto';
+import type { DedupStore } from './dedup-store.js';
+
+/**
+ * Processed events in this process' memory: lost on restart and not shared between replicas, so
+ * only meant for local runs (`STORE_URL=memory://`); the app warns when it is chosen.
+ */
+export function createMemoryDedupStore(now: () => number = Date.now): DedupStore {
+  const done = new Map<string, number>();
+  const claims = new Map<string, { token: string; expiresAt: number }>();
+  const live = (expiresAt: number | undefined): boolean => expiresAt !== undefined && expiresAt > now();
+  const releaseIfOurs = (eventId: string, token: string): void => {
+    if (claims.get(eventId)?.token === token) claims.delete(eventId);
+  };
+  return {
+    name: 'memory',
+    claim(eventId, leaseMs) {
+      if (live(done.get(eventId))) return Promise.resolve({ state: 'done' });
+      if (live(claims.get(eventId)?.expiresAt)) return Promise.resolve({ state: 'busy' });
+      const token = randomUUID();
+      claims.set(eventId, { token, expiresAt: now() + leaseMs });
+      return Promise.resolve({ state: 'claimed', token });
+    },
+    complete(eventId, token, retentionMs) {
+      done.set(eventId, now() + retentionMs);
+      releaseIfOurs(eventId, token);
+      return Promise.resolve();
+    },
+    release(eventId, token) {
+      releaseIfOurs(eventId, token);
+      return Promise.resolve();
+    },
+    check: () => Promise.resolve(),
+    close() {
+      done.clear();
+      claims.clear();
+      return Promise.resolve();
+    },
+  };
+}

@@ -1,0 +1,53 @@
+import type Koa from 'koa';
+import { readBody, toAppError } from '@sp/platform';
+import type { DedupStore } from './dedup-store.js';
+import type { PaymentActionDeps } from './payment-event-action.js';
+import type { ProviderEvent } from './payment-provider.js';
+import { paymentEventActions } from './payment-event-actions.js';
+import { processOnce, type ProcessOnceOptions } from './process-once.js';
+import type { WebhooksMetrics } from './webhooks-metrics.js';
+
+/** Stripe's events are a few KiB; 256 KiB leaves room for large line item lists and metadata. */
+export const PAYMENT_BODY_LIMIT_BYTES = 256 * 1024;
+
+export interface PaymentWebhookDeps extends PaymentActionDeps {
+  dedup: DedupStore;
+  metrics: WebhooksMetrics;
+  processOnceOptions?: ProcessOnceOptions;
+}
+
+/**
+ * POST /api/PaymentProviderWebhookHandler (after the `code` check). Order: media type (415),
+ * size (413), signature over the raw body (400), then: an unlisted type is 200 `ignored` and
+ * touches nothing; a listed one runs once (see processOnce) and answers 200 `processed`,
+ * `deferred` or `duplicate`, or the error that makes the provider retry (409, 502, 503).
+ */
+export function paymentProviderWebhook(deps: PaymentWebhookDeps): Koa.Middleware {
+  return async (ctx) => {
+    const rawBody = await readBody(ctx, { limitBytes: PAYMENT_BODY_LIMIT_BYTES, types: ['application/json'] });
+    let event: ProviderEvent;
+    try {
+      event = deps.paymentProvider.verifyEvent(rawBody, ctx.get('stripe-signature'));
+    } catch (err) {
+      deps.metrics.signatureFailure('stripe');
+      throw err;
+    }
+    const action = paymentEventActions.get(event.type);
+    if (action === undefined) {
+      deps.metrics.event('stripe', 'other', 'ignored');
+      ctx.body = { received: true, result: 'ignored' };
+      return;
+    }
+    try {
+      const outcome = await processOnce(deps.dedup, event.id, () => action(event, deps), deps.processOnceOptions);
+      const result = outcome.duplicate ? 'duplicate' : outcome.value;
+      deps.metrics.event('stripe', event.type, result);
+      ctx.body = { received: true, result };
+    } catch (err) {
+      const appError = toAppError(err);
+      deps.metrics.event('stripe', event.type, appError.status === 409 ? 'retry' : 'failed');
+      deps.logger.warn({ eventId: event.id, type: event.type, status: appError.status, reason: appError.message }, 'payment provider event not processed; the provider will retry');
+      throw err;
+    }
+  };
+}

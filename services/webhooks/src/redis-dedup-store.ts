@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import type { Cluster, Redis } from 'ioredis';
+import { AppError, unavailable, type Logger } from '@sp/platform';
+import type { ClaimOutcome, DedupStore } from './dedup-store.js';
+
+// KEYS[1] = done marker, KEYS[2] = claim; both carry the event id in a hash tag, so they share a
+// cluster slot and one script may touch both.
+const CLAIM = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 'done' end
+if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return 'claimed' end
+return 'busy'`;
+const COMPLETE = `
+redis.call('SET', KEYS[1], '1', 'PX', ARGV[2])
+if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
+return 1`;
+const RELEASE = `
+if redis.call('GET', KEYS[2]) == ARGV[1] then return redis.call('DEL', KEYS[2]) end
+return 0`;
+
+/** A Redis error reply is a bug or misuse (500); anything else means Redis is unreachable (503). */
+function toStoreError(err: unknown): AppError {
+  if (err instanceof Error && err.name === 'ReplyError') return new AppError(500, 'redis_error', err.message, { cause: err });
+  return unavailable('store', err);
+}
+
+type Connection = Redis | Cluster;
+
+/** How long a command waits for a connection being opened (at start, or a reconnect in progress). */
+const CONNECTING_WAIT_MS = 1000;
+
+/**
+ * Runs commands on a fail-fast connection (the platform's: no offline queue). While a connection
+ * attempt is in progress a command waits for it briefly, so the first webhooks after a start do not
+ * fail; while Redis is down between attempts it fails at once. Errors become 503 (or 500).
+ */
+function createRunner(redis: Connection): <T>(command: () => Promise<T>) => Promise<T> {
+  let opening: Promise<unknown> | undefined;
+  const connected = (): Promise<unknown> | undefined => {
+    if (redis.status !== 'connecting' && redis.status !== 'connect' && redis.status !== 'wait') return undefined;
+    opening ??= once(redis, 'ready', { signal: AbortSignal.timeout(CONNECTING_WAIT_MS) }).finally(() => {
+      opening = undefined;
+    });
+    return opening;
+  };
+  return async (command) => {
+    try {
+      await connected();
+      return await command();
+    } catch (err) {
+      throw toStoreError(err);
+    }
+  };
+}
+
+/** Logs connection trouble once per outage instead of on every reconnect attempt. */
+function logConnectionState(redis: Connection, logger: Logger): void {
+  let down = false;
+  redis.on('error', (err: Error) => {
+    if (down) return;
+    down = true;
+    logger.warn({ err }, 'store (redis) connection lost; reconnecting');
+  });
+  redis.on('ready', () => {
+    if (down) logger.info('store (redis) connection restored');
+    down = false;
+  });
+}
+
+interface DedupCommands {
+  dedupClaim(done: string, claim: string, token: string, leaseMs: number): Promise<string>;
+  dedupComplete(done: string, claim: string, token: string, retentionMs: number): Promise<number>;
+  dedupRelease(done: string, claim: string, token: string): Promise<number>;
+}
+
+/** The scripts as commands of the connection: ioredis sends EVALSHA, and the script body only once. */
+function defineCommands(redis: Connection): Connection & DedupCommands {
+  redis.defineCommand('dedupClaim', { numberOfKeys: 2, lua: CLAIM });
+  redis.defineCommand('dedupComplete', { numberOfKeys: 2, lua: COMPLETE });
+  redis.defineCommand('dedupRelease', { numberOfKeys: 2, lua: RELEASE });
+  return redis as Connection & DedupCommands;
+}
+
+/**
+ * The de-duplication store on Redis (standalone, Sentinel or Cluster: both keys of an event share a
+ * hash tag, so a script may touch both), shared by all replicas: `{prefix}{<eventId>}:done` marks a
+ * processed event (kept `retentionMs`), `{prefix}{<eventId>}:claim` is the in-flight claim (SET NX
+ * PX, so a crashed replica's claim expires by itself). Claim and completion are Lua scripts, atomic.
+ */
+export function createRedisDedupStore(connection: Connection, logger: Logger, prefix = 'webhooks:stripe-event:'): DedupStore {
+  logConnectionState(connection, logger);
+  const redis = defineCommands(connection);
+  const keys = (eventId: string): [string, string] => [`${prefix}{${eventId}}:done`, `${prefix}{${eventId}}:claim`];
+  const run = createRunner(connection);
+  return {
+    name: 'redis',
+    async claim(eventId, leaseMs) {
+      const token = randomUUID();
+      const state = (await run(() => redis.dedupClaim(...keys(eventId), token, leaseMs))) as ClaimOutcome['state'];
+      return state === 'claimed' ? { state, token } : { state };
+    },
+    async complete(eventId, token, retentionMs) {
+      await run(() => redis.dedupComplete(...keys(eventId), token, retentionMs));
+    },
+    async release(eventId, token) {
+      await run(() => redis.dedupRelease(...keys(eventId), token));
+    },
+    async check() {
+      await run(() => redis.ping());
+    },
+    async close() {
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}

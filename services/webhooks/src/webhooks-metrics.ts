@@ -1,0 +1,45 @@
+import { Counter, type Registry } from 'prom-client';
+
+export type WebhookProvider = 'stripe' | 'twilio';
+
+/** What became of one webhook delivery. */
+export type WebhookResult = 'processed' | 'ignored' | 'duplicate' | 'deferred' | 'retry' | 'failed';
+
+export interface WebhooksMetrics {
+  event(provider: WebhookProvider, type: string, result: WebhookResult): void;
+  signatureFailure(provider: WebhookProvider): void;
+  smsCommand(command: string): void;
+  announcementSent(recipients: number): void;
+}
+
+/** The service's own counters, on the service's registry (labels of bounded cardinality only). */
+export function createWebhooksMetrics(registry: Registry): WebhooksMetrics {
+  const events = new Counter({
+    name: 'webhook_events_total',
+    help: 'Webhook deliveries by provider, event type (payment provider) or "sms", and result',
+    labelNames: ['provider', 'type', 'result'],
+    registers: [registry],
+  });
+  const signatureFailures = new Counter({
+    name: 'webhook_signature_failures_total',
+    help: 'Webhook deliveries refused because their signature did not verify',
+    labelNames: ['provider'],
+    registers: [registry],
+  });
+  const commands = new Counter({ name: 'sms_commands_total', help: 'Incoming SMS by command', labelNames: ['command'], registers: [registry] });
+  const announcements = new Counter({ name: 'announcements_sent_total', help: 'Announcements confirmed and sent', registers: [registry] });
+  const recipients = new Counter({
+    name: 'announcement_recipients_total',
+    help: 'SMS notification events published for announcements (one per subscriber)',
+    registers: [registry],
+  });
+  return {
+    event: (provider, type, result) => events.inc({ provider, type, result }),
+    signatureFailure: (provider) => signatureFailures.inc({ provider }),
+    smsCommand: (command) => commands.inc({ command }),
+    announcementSent(count) {
+      announcements.inc();
+      recipients.inc(count);
+    },
+  };
+}

@@ -1,0 +1,108 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { connectRedis, parseRedisUrl, type AppError } from '@sp/platform';
+import { createMemoryDedupStore } from '../src/memory-dedup-store.js';
+import { processOnce, type ProcessOnceOptions } from '../src/process-once.js';
+import { createRedisDedupStore } from '../src/redis-dedup-store.js';
+import type { DedupStore } from '../src/dedup-store.js';
+import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
+import { silentLogger } from '../../../test/support/silent-logger.js';
+
+const options: ProcessOnceOptions = { leaseMs: 2000, retentionMs: 60_000, waitMs: 400, pollMs: 20 };
+
+let redis: PrivateRedis;
+let store: DedupStore;
+
+beforeAll(async () => {
+  redis = await startPrivateRedis();
+  store = createRedisDedupStore(connectRedis(parseRedisUrl(redis.url), 500), silentLogger(), 'test:');
+});
+
+afterAll(async () => {
+  await store?.close();
+  await redis?.stop();
+});
+
+describe.each([
+  ['redis', () => store],
+  ['memory', () => createMemoryDedupStore()],
+])('the %s de-duplication store', (_name, storeOf) => {
+  it('should hand the claim to one caller, report it busy to others, and done after completion', async () => {
+    const dedup = storeOf();
+    const first = await dedup.claim('evt_a', 1000);
+    expect(first.state).toBe('claimed');
+    expect(await dedup.claim('evt_a', 1000)).toEqual({ state: 'busy' });
+    await dedup.complete('evt_a', (first as { token: string }).token, 60_000);
+    expect(await dedup.claim('evt_a', 1000)).toEqual({ state: 'done' });
+  });
+
+  it('should let a released or expired claim be taken again, and ignore a release by someone else', async () => {
+    const dedup = storeOf();
+    const first = (await dedup.claim('evt_b', 1000)) as { token: string };
+    await dedup.release('evt_b', 'not-my-token');
+    expect((await dedup.claim('evt_b', 1000)).state).toBe('busy');
+    await dedup.release('evt_b', first.token);
+    expect((await dedup.claim('evt_b', 50)).state).toBe('claimed');
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect((await dedup.claim('evt_b', 1000)).state).toBe('claimed');
+  });
+});
+
+describe('processOnce', () => {
+  it('should run the work once for concurrent callers and report the others as duplicates', async () => {
+    let runs = 0;
+    const work = async (): Promise<string> => {
+      runs++;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      return 'done';
+    };
+    const outcomes = await Promise.all(Array.from({ length: 10 }, () => processOnce(store, 'evt_c', work, options)));
+    expect(runs).toBe(1);
+    expect(outcomes.filter((o) => o.duplicate)).toHaveLength(9);
+  });
+
+  it('should let a waiting duplicate take over when the first attempt fails', async () => {
+    let runs = 0;
+    const work = async (): Promise<string> => {
+      runs++;
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      if (runs === 1) throw new Error('gateway down');
+      return 'done';
+    };
+    const [first, second] = await Promise.allSettled([processOnce(store, 'evt_d', work, options), processOnce(store, 'evt_d', work, options)]);
+    expect(first.status).toBe('rejected');
+    expect(second).toEqual({ status: 'fulfilled', value: { duplicate: false, value: 'done' } });
+    expect(runs).toBe(2);
+  });
+
+  it('should answer 409 with Retry-After while another delivery is still processing past the wait', async () => {
+    const slow = processOnce(store, 'evt_e', () => new Promise((resolve) => setTimeout(resolve, 800)), options);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const error = (await processOnce(store, 'evt_e', () => Promise.resolve(), options).catch((err: unknown) => err)) as AppError;
+    expect(error.status).toBe(409);
+    expect(error.headers['Retry-After']).toBe('1');
+    await slow;
+  });
+
+  it('should fail with 503 without running the work while the store is down, and work again once it is back', async () => {
+    await redis.stop();
+    let runs = 0;
+    try {
+      const error = (await processOnce(store, 'evt_f', () => Promise.resolve(runs++), options).catch((err: unknown) => err)) as AppError;
+      expect(error.status).toBe(503);
+      expect(error.message).toBe('store is unavailable');
+      expect(runs).toBe(0);
+    } finally {
+      await redis.start();
+    }
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await processOnce(store, 'evt_f', () => Promise.resolve(runs++), options);
+        break;
+      } catch (err) {
+        if (attempt > 50) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+    expect(runs).toBe(1);
+  });
+});

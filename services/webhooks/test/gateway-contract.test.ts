@@ -1,0 +1,119 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { buildClientSchema, buildSchema, getIntrospectionQuery, Kind, parse, printSchema, validate, type IntrospectionQuery, type OperationDefinitionNode } from 'graphql';
+import { AppError } from '@sp/platform';
+import { gatewayOperations } from '../src/gateway-operations.js';
+import { createGraphqlGateway } from '../src/graphql-gateway.js';
+import { createKeycloakTokenProvider } from '../src/keycloak-token-provider.js';
+import { gatewayContractSdl, startGraphqlGateway, type GraphqlGatewayFixture } from '../../../test/support/graphql-gateway.js';
+import { infra } from '../../../test/support/infra.js';
+
+const contract = buildSchema(gatewayContractSdl);
+const operations = Object.entries(gatewayOperations);
+
+const keycloak = (clientId = infra('KEYCLOAK_SERVICES_CLIENT_ID'), clientSecret = infra('KEYCLOAK_SERVICES_CLIENT_SECRET')) =>
+  createKeycloakTokenProvider({ serverUrl: infra('KEYCLOAK_URL'), realm: infra('KEYCLOAK_REALM'), clientId, clientSecret });
+
+let fixture: GraphqlGatewayFixture;
+
+beforeAll(async () => {
+  fixture = await startGraphqlGateway();
+});
+
+afterAll(async () => {
+  await fixture?.close();
+});
+
+describe('the gateway contract', () => {
+  it.each(operations)('should validate operation %s against contract/gateway.graphql', (_name, document) => {
+    expect(validate(contract, parse(document)).map((error) => error.message)).toEqual([]);
+  });
+
+  it('should list exactly the queries and mutations the service sends', () => {
+    const used = new Set(
+      operations.flatMap(([, document]) =>
+        parse(document)
+          .definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION)
+          .flatMap((operation) => operation.selectionSet.selections.flatMap((s) => (s.kind === Kind.FIELD ? [s.name.value] : []))),
+      ),
+    );
+    const declared = [...Object.keys(contract.getQueryType()!.getFields()), ...Object.keys(contract.getMutationType()!.getFields())];
+    expect(declared.filter((field) => !used.has(field))).toEqual([]);
+    expect(declared.length).toBe(15);
+  });
+
+  it('should be served exactly by the GraphQL fixture', async () => {
+    const token = await keycloak().token();
+    const response = await fetch(fixture.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ query: getIntrospectionQuery({ descriptions: true, schemaDescription: true }) }),
+    });
+    const { data } = (await response.json()) as { data: IntrospectionQuery };
+    expect(printSchema(buildClientSchema(data))).toBe(printSchema(contract));
+  });
+});
+
+describe('calls to the gateway', () => {
+  it('should carry a Keycloak client-credentials token, which the fixture checks against the realm keys', async () => {
+    const gateway = createGraphqlGateway({ url: fixture.url, tokens: keycloak() });
+    const tokensBefore = fixture.tokens.distinct.size;
+    fixture.addClient({ number: 5, name: 'Bakery', phoneNumber: '+15550005555' });
+    expect(await gateway.clientByNumber(5)).toMatchObject({ number: 5, name: 'Bakery', phoneNumber: '+15550005555', providerCustomerId: null });
+    expect(await gateway.clientByNumber(6)).toBeNull();
+    expect(fixture.tokens.distinct.size - tokensBefore).toBe(1);
+  });
+
+  it('should be refused by the fixture without a token or with a forged one', async () => {
+    const none = await fetch(fixture.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ __typename }' }) });
+    expect(none.status).toBe(401);
+    const token = await keycloak().token();
+    const [header, payload] = token.split('.');
+    const forged = await fetch(fixture.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${header}.${payload}.${'A'.repeat(342)}` },
+      body: JSON.stringify({ query: '{ __typename }' }),
+    });
+    expect(forged.status).toBe(401);
+  });
+
+  it('should answer 502 when the gateway refuses the token, after one attempt with a fresh token', async () => {
+    const strict = await startGraphqlGateway({ allowedClientIds: ['some-other-service'] });
+    try {
+      const gateway = createGraphqlGateway({ url: strict.url, tokens: keycloak() });
+      const error = await gateway.clientByNumber(5).catch((err: unknown) => err);
+      expect(error).toBeInstanceOf(AppError);
+      expect((error as AppError).status).toBe(502);
+      expect(strict.tokens.refused).toBe(2);
+    } finally {
+      await strict.close();
+    }
+  });
+
+  it('should answer 502 when Keycloak refuses the client secret, and 503 when Keycloak cannot be reached', async () => {
+    const wrongSecret = createGraphqlGateway({ url: fixture.url, tokens: keycloak(infra('KEYCLOAK_SERVICES_CLIENT_ID'), 'wrong-secret') });
+    expect(((await wrongSecret.check().catch((err: unknown) => err)) as AppError).status).toBe(502);
+    const unreachable = createKeycloakTokenProvider({ serverUrl: 'http://127.0.0.1:1', realm: 'x', clientId: 'x', clientSecret: 'x' });
+    const gateway = createGraphqlGateway({ url: fixture.url, tokens: unreachable });
+    const error = (await gateway.check().catch((err: unknown) => err)) as AppError;
+    expect(error.status).toBe(503);
+    expect(error.message).toBe('identity provider is unavailable');
+  });
+
+  it('should renew the cached token shortly before it expires', async () => {
+    let now = Date.now();
+    const tokens = createKeycloakTokenProvider({
+      serverUrl: infra('KEYCLOAK_URL'),
+      realm: infra('KEYCLOAK_REALM'),
+      clientId: infra('KEYCLOAK_SERVICES_CLIENT_ID'),
+      clientSecret: infra('KEYCLOAK_SERVICES_CLIENT_SECRET'),
+      now: () => now,
+    });
+    const [first, concurrent] = await Promise.all([tokens.token(), tokens.token()]);
+    expect(concurrent).toBe(first);
+    now += 60_000;
+    expect(await tokens.token()).toBe(first);
+    now += 300_000; // Keycloak's tokens live 300 s: past the renewal point
+    const renewed = await tokens.token();
+    expect(renewed).not.toBe(first);
+  });
+});

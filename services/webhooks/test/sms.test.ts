@@ -1,0 +1,252 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import twilio from 'twilio';
+import type { GatewayClient } from '../../../test/support/graphql-gateway.js';
+import type { ConsumedEvent } from '../../../test/support/kafka.js';
+import { fixtureTranslation } from '../../../test/support/localization-service.js';
+import {
+  API_KEY,
+  counterValue,
+  PUBLIC_BASE_URL,
+  LINKS,
+  postSms,
+  replyText,
+  smsForm,
+  startDependencies,
+  startWebhooks,
+  TWILIO_TOKENS,
+  type Dependencies,
+  type WebhooksInstance,
+} from './support/webhooks-env.js';
+
+const SMS_PATH = '/api/SmsProviderWebhookHandler';
+
+let deps: Dependencies;
+let service: WebhooksInstance;
+
+beforeAll(async () => {
+  deps = await startDependencies();
+  service = await startWebhooks(deps);
+});
+
+afterAll(async () => {
+  await service?.close();
+  await deps?.close();
+});
+
+let phoneCounter = 0;
+/** A phone number of this test alone, so drafts in the (shared) cache service never collide. */
+const freshPhone = (): string => `+1555${String(Date.now() % 1_000_000).padStart(6, '0')}${String(++phoneCounter).padStart(2, '0')}`.slice(0, 13);
+
+let owner: string;
+let client: GatewayClient;
+const SUBSCRIBERS = [
+  { phoneNumber: '+34600000001', locale: 'es' },
+  { phoneNumber: '+33600000002', locale: 'fr' },
+  { phoneNumber: '+4915100000003', locale: 'de' },
+  { phoneNumber: '+15550000004', locale: null },
+] as const;
+
+beforeEach(() => {
+  deps.gateway.reset();
+  deps.localization.reset();
+  owner = freshPhone();
+  client = deps.gateway.addClient({ number: 3, name: 'Corner Shop', phoneNumber: owner, providerCustomerId: 'cus_corner' });
+  for (const subscriber of SUBSCRIBERS) deps.gateway.addSubscriber(client.id, subscriber.phoneNumber, subscriber.locale);
+});
+
+const send = (from: string, body: string) => postSms(service.baseUrl, smsForm(from, body));
+const notifications = (text: string): ConsumedEvent[] => deps.events.events.filter((e) => e.topic === deps.topics.notifications && String(e.value.text).endsWith(text));
+
+/** Once a later announcement's event arrived, every earlier event that was going to arrive has (one partition, in order). */
+async function settle(): Promise<void> {
+  const markerPhone = freshPhone();
+  const marker = deps.gateway.addClient({ number: 99, name: 'Marker', phoneNumber: markerPhone });
+  deps.gateway.addSubscriber(marker.id, '+15550009999', null);
+  const text = `marker ${markerPhone}`;
+  await send(markerPhone, text);
+  await send(markerPhone, 'CONFIRM');
+  await deps.events.waitFor((e) => e.value.text === text);
+}
+
+describe('commands', () => {
+  it.each(['COMMANDS', 'commands', '  Commands  '])('should reply to %j with the commands and the links', async (body) => {
+    const answer = await send(freshPhone(), body);
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-type')).toMatch(/^text\/xml/);
+    const text = replyText(answer)!;
+    for (const command of ['COMMANDS', 'UNSUB <number>', 'CONFIRM']) expect(text).toContain(command);
+    expect(text).toContain(`Account: ${LINKS.account}`);
+    expect(text).toContain(`Billing: ${LINKS.billingPortal}`);
+    expect(text).toContain(`Clients: ${LINKS.clientBase}`);
+    expect(deps.gateway.received).toEqual([]);
+  });
+
+  it('should unsubscribe the sender from client 3 on UNSUB 3', async () => {
+    const subscriber = SUBSCRIBERS[1].phoneNumber;
+    const answer = await send(subscriber, 'UNSUB 3');
+    expect(replyText(answer)).toBe(`You are unsubscribed from Corner Shop (3). To subscribe again: ${LINKS.clientBase}/3`);
+    expect(deps.gateway.mutations('unsubscribe').map((op) => op.variables)).toEqual([{ clientId: client.id, phoneNumber: subscriber }]);
+    expect(deps.gateway.data.subscriptions.map((s) => s.phoneNumber)).not.toContain(subscriber);
+    expect(deps.gateway.data.subscriptions).toHaveLength(SUBSCRIBERS.length - 1);
+  });
+
+  it('should tell a sender who is not subscribed, and one naming an unknown client', async () => {
+    expect(replyText(await send('+15551112222', 'unsub 3'))).toBe('You are not subscribed to Corner Shop (3).');
+    expect(replyText(await send('+15551112222', 'UNSUB 42'))).toBe('There is no client number 42. Text COMMANDS for help.');
+    expect(deps.gateway.data.subscriptions).toHaveLength(SUBSCRIBERS.length);
+  });
+
+  it.each(['stop', 'STOP', ' Start ', 'unstop', 'HELP', 'help'])('should acknowledge the opt-in keyword %j with an empty response and do nothing', async (keyword) => {
+    const before = await counterValue(service.registry, 'sms_commands_total', { command: 'opt-in-keyword' });
+    const answer = await send(owner, keyword);
+    expect(answer.status).toBe(200);
+    expect(answer.text).toBe('<?xml version="1.0" encoding="UTF-8"?><Response/>');
+    expect(deps.gateway.received).toEqual([]);
+    expect(await deps.cacheClient.get(`announcement:${owner}`)).toBeUndefined();
+    expect(await counterValue(service.registry, 'sms_commands_total', { command: 'opt-in-keyword' })).toBe(before + 1);
+  });
+});
+
+describe('announcements', () => {
+  it('should store a client text as the draft and ask for CONFIRM, a new text replacing the old', async () => {
+    const first = await send(owner, 'Fresh bread at 8!');
+    expect(replyText(first)).toBe('Announcement saved. Text CONFIRM to send it to your subscribers. It expires in 24 hours; a new text replaces it.');
+    expect(await deps.cacheClient.get(`announcement:${owner}`)).toBe('Fresh bread at 8!');
+    await send(owner, 'Fresh bread at 9!');
+    expect(await deps.cacheClient.get(`announcement:${owner}`)).toBe('Fresh bread at 9!');
+    expect(deps.gateway.mutations()).toEqual([]);
+  });
+
+  it('should send one localized notification per subscriber on CONFIRM, remove the draft and state the count', async () => {
+    const text = `Half price today ${owner}`;
+    await send(owner, text);
+    const before = await counterValue(service.registry, 'announcements_sent_total');
+    const answer = await send(owner, 'CONFIRM');
+    expect(replyText(answer)).toBe('Your announcement was sent to 4 subscribers.');
+    expect(await deps.cacheClient.get(`announcement:${owner}`)).toBeUndefined();
+
+    for (const subscriber of SUBSCRIBERS) {
+      const event = await deps.events.waitFor((e) => e.topic === deps.topics.notifications && e.key === subscriber.phoneNumber && String(e.value.text).endsWith(text));
+      expect(event.value).toEqual({
+        phoneNumber: subscriber.phoneNumber,
+        resourceKey: 'Announcement',
+        text: subscriber.locale === null ? text : fixtureTranslation(text, subscriber.locale),
+        locale: subscriber.locale,
+      });
+      expect(event.headers).toMatchObject({ ce_type: 'SendSmsNotificationEvent', ce_source: '/subscription-platform/webhooks' });
+    }
+    // One translation per locale; none for the subscriber without one.
+    expect(deps.localization.requests.map((r) => r.targetLocale).sort()).toEqual(['de', 'es', 'fr']);
+    expect(await counterValue(service.registry, 'announcements_sent_total')).toBe(before + 1);
+    await settle();
+    expect(notifications(text)).toHaveLength(4);
+  });
+
+  it('should send the original text where localization fails or is too slow', async () => {
+    const text = `Closed on Monday ${owner}`;
+    await send(owner, text);
+    deps.localization.failWith('http-500', ['fr']);
+    // German answers never come: the client's timeout (500 ms in tests) gives up and keeps the original.
+    deps.localization.failWith('hang', ['de']);
+    const answer = await send(owner, 'confirm');
+    deps.localization.failWith(null);
+    expect(replyText(answer)).toBe('Your announcement was sent to 4 subscribers.');
+    await settle();
+    const byPhone = Object.fromEntries(notifications(text).map((e): [string, string] => [e.key!, String(e.value.text)]));
+    expect(byPhone).toEqual({
+      '+34600000001': fixtureTranslation(text, 'es'),
+      '+33600000002': text,
+      '+4915100000003': text,
+      '+15550000004': text,
+    });
+  });
+
+  it('should reply that nothing is pending on CONFIRM without a draft, sending nothing', async () => {
+    const answer = await send(owner, 'CONFIRM');
+    expect(replyText(answer)).toBe('You have no announcement waiting. Text your announcement first, then CONFIRM.');
+    expect(deps.gateway.received.map((op) => op.fields[0])).toEqual(['clientByPhoneNumber']);
+  });
+
+  it('should send only once when CONFIRM arrives twice at the same time', async () => {
+    const text = `Only once ${owner}`;
+    await send(owner, text);
+    const replies = (await Promise.all([send(owner, 'CONFIRM'), send(owner, 'CONFIRM')])).map(replyText).sort();
+    expect(replies).toEqual(['You have no announcement waiting. Text your announcement first, then CONFIRM.', 'Your announcement was sent to 4 subscribers.']);
+    await settle();
+    expect(notifications(text)).toHaveLength(4);
+  });
+
+  it('should explain to a sender who is not a client that only clients can send announcements', async () => {
+    const stranger = freshPhone();
+    const draft = await send(stranger, 'Buy my stuff');
+    expect(replyText(draft)).toBe('Only clients can send announcements. Text COMMANDS for help.');
+    expect(await deps.cacheClient.get(`announcement:${stranger}`)).toBeUndefined();
+    expect(replyText(await send(stranger, 'CONFIRM'))).toBe('Only clients can send announcements. Text COMMANDS for help.');
+  });
+
+  it('should ask the sender to try later when the gateway is down, keeping the draft', async () => {
+    await send(owner, 'Keep me');
+    await deps.gateway.down();
+    try {
+      const answer = await send(owner, 'CONFIRM');
+      expect(answer.status).toBe(200);
+      expect(replyText(answer)).toBe('Sorry, your message could not be processed right now. Please try again later.');
+    } finally {
+      await deps.gateway.up();
+    }
+    expect(await deps.cacheClient.get(`announcement:${owner}`)).toBe('Keep me');
+  });
+});
+
+describe('provider authentication', () => {
+  it('should reject a bad Twilio signature with 403 and process nothing', async () => {
+    const before = await counterValue(service.registry, 'webhook_signature_failures_total', { provider: 'twilio' });
+    const form = smsForm(owner, 'Not from Twilio');
+    const wrongToken = await postSms(service.baseUrl, form, { token: 'not-the-auth-token' });
+    expect(wrongToken.status).toBe(403);
+    expect(wrongToken.json).toEqual({ error: 'invalid signature' });
+    expect((await postSms(service.baseUrl, form, { signature: null })).status).toBe(403);
+    // Signed by the right token, but over other parameters than those sent.
+    const otherBody = await postSms(service.baseUrl, form, { signature: twilio.getExpectedTwilioSignature(TWILIO_TOKENS[0], `${PUBLIC_BASE_URL}${SMS_PATH}?code=${API_KEY}`, { ...form, Body: 'other' }) });
+    // Signed over another URL (the internal address instead of the public one).
+    const otherUrl = await postSms(service.baseUrl, form, { signature: twilio.getExpectedTwilioSignature(TWILIO_TOKENS[0], `${service.baseUrl}${SMS_PATH}?code=${API_KEY}`, form) });
+    expect(otherUrl.status).toBe(403);
+    expect(otherBody.status).toBe(403);
+    expect(await counterValue(service.registry, 'webhook_signature_failures_total', { provider: 'twilio' })).toBe(before + 4);
+    expect(deps.gateway.received).toEqual([]);
+    expect(await deps.cacheClient.get(`announcement:${owner}`)).toBeUndefined();
+  });
+
+  it('should accept the second auth token (rotation) and refuse another account', async () => {
+    expect((await postSms(service.baseUrl, smsForm(owner, 'COMMANDS'), { token: TWILIO_TOKENS[1] })).status).toBe(200);
+    const otherAccount = await postSms(service.baseUrl, smsForm(owner, 'COMMANDS', { AccountSid: `AC${'f'.repeat(32)}` }));
+    expect(otherAccount.status).toBe(403);
+  });
+
+  it('should reject a wrong code with 401', async () => {
+    const answer = await postSms(service.baseUrl, smsForm(owner, 'COMMANDS'), { code: 'wrong' });
+    expect(answer.status).toBe(401);
+    expect(deps.gateway.received).toEqual([]);
+  });
+
+  it('should answer 413 for a form over 16 KiB, 415 for another media type and 400 without a sender', async () => {
+    expect((await postSms(service.baseUrl, smsForm(owner, 'x'.repeat(17 * 1024)))).status).toBe(413);
+    const json = await fetch(`${service.baseUrl}${SMS_PATH}?code=${API_KEY}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(json.status).toBe(415);
+    const withoutSender: Record<string, string> = smsForm(owner, 'COMMANDS');
+    delete withoutSender.From;
+    const noSender = await postSms(service.baseUrl, withoutSender);
+    expect(noSender.status).toBe(400);
+    expect(noSender.json).toEqual({ error: 'From is required' });
+    expect(deps.gateway.received).toEqual([]);
+  });
+
+  it('should accept unsigned messages only when signature validation is switched off', async () => {
+    const unsigned = await startWebhooks(deps, { validateSignature: false });
+    try {
+      expect((await postSms(unsigned.baseUrl, smsForm(owner, 'COMMANDS'), { signature: null })).status).toBe(200);
+    } finally {
+      await unsigned.close();
+    }
+  });
+});

@@ -1,0 +1,241 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import twilio from 'twilio';
+import { createCacheClient, stringSerializer, type CacheClient } from '@sp/cache-client';
+import { closeGracefully, createKafkaPublisher, createRegistry, listen, startManagementServer, type EventPublisher, type ManagementServer, type Registry } from '@sp/platform';
+import { createDedupStore, createWebhooksApp, PAYMENT_WEBHOOK_PATH, SMS_WEBHOOK_PATH, webhooksReadiness } from '../../src/app.js';
+import type { DedupStore } from '../../src/dedup-store.js';
+import type { Topics } from '../../src/events.js';
+import { createGraphqlGateway } from '../../src/graphql-gateway.js';
+import { createKeycloakTokenProvider } from '../../src/keycloak-token-provider.js';
+import { createLocalizationClient } from '../../src/localization-client.js';
+import { createStripePaymentProvider } from '../../src/stripe-payment-provider.js';
+import { createTwilioSmsProvider } from '../../src/twilio-sms-provider.js';
+import { startCacheService, type RunningCacheService } from '../../../../test/support/cache-service.js';
+import { startGraphqlGateway, type GraphqlGatewayFixture } from '../../../../test/support/graphql-gateway.js';
+import { infra } from '../../../../test/support/infra.js';
+import { collectEvents, type EventCollector } from '../../../../test/support/kafka.js';
+import { startLocalizationService, type LocalizationServiceFixture } from '../../../../test/support/localization-service.js';
+import { silentLogger } from '../../../../test/support/silent-logger.js';
+import { assertDocumented } from './openapi-contract.js';
+import { signStripe } from './stripe-events.js';
+
+export const API_KEY = 'test-webhooks-code-0123456789abcdef';
+export const ROTATED_API_KEY = 'test-webhooks-code-next-fedcba9876';
+export const STRIPE_SECRETS = ['whsec_test_current_0123456789abcdef', 'whsec_test_next_fedcba9876543210'] as const;
+export const TWILIO_TOKENS = ['twilio-auth-token-current-0123456789', 'twilio-auth-token-next-9876543210'] as const;
+export const ACCOUNT_SID = `AC${'0123456789abcdef'.repeat(2)}`;
+export const PUBLIC_BASE_URL = 'https://webhooks.example.com';
+export const LINKS = { account: 'https://app.example.com/account', billingPortal: 'https://billing.example.com/portal', clientBase: 'https://app.example.com/c' };
+export const DRAFT_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** The dependencies a webhooks instance runs against: real ones, each the test's own or isolated by name. */
+export interface Dependencies {
+  gateway: GraphqlGatewayFixture;
+  localization: LocalizationServiceFixture;
+  cache: RunningCacheService;
+  /** Reads what the service stored in the cache service (drafts). */
+  cacheClient: CacheClient<string>;
+  /** Topics of this test file only, so events of other runs never mix in. */
+  topics: Topics;
+  events: EventCollector;
+  /** The shared Redis, with a key prefix of this test file only. */
+  redisUrl: string;
+  dedupPrefix: string;
+  close(): Promise<void>;
+}
+
+export async function startDependencies(): Promise<Dependencies> {
+  const run = randomUUID().slice(0, 8);
+  const topics = { payments: `test-payments-${run}`, notifications: `test-notifications-${run}`, foreignProducts: `test-foreign-products-${run}` };
+  const [gateway, localization, cache, events] = await Promise.all([
+    startGraphqlGateway(),
+    startLocalizationService(),
+    startCacheService(),
+    collectEvents(Object.values(topics)),
+  ]);
+  const cacheClient = createCacheClient<string>({ address: cache.address }, stringSerializer);
+  return {
+    gateway,
+    localization,
+    cache,
+    cacheClient,
+    topics,
+    events,
+    redisUrl: infra('REDIS_URL'),
+    dedupPrefix: `test-webhooks:${run}:`,
+    close: async () => {
+      cacheClient.close();
+      await Promise.all([gateway.close(), localization.close(), cache.close(), events.close()]);
+    },
+  };
+}
+
+export interface InstanceOptions {
+  /** Kafka brokers; the shared test broker by default. */
+  brokers?: string[];
+  publishTimeoutMs?: number;
+  validateSignature?: boolean;
+  oidcClientSecret?: string;
+}
+
+export interface WebhooksInstance {
+  baseUrl: string;
+  managementUrl: string;
+  registry: Registry;
+  dedup: DedupStore;
+  publisher: EventPublisher;
+  close(): Promise<void>;
+}
+
+/** The service as main.ts wires it (real adapters throughout), on free loopback ports. */
+export async function startWebhooks(deps: Dependencies, options: InstanceOptions = {}): Promise<WebhooksInstance> {
+  const logger = silentLogger('webhooks');
+  const registry = createRegistry('webhooks');
+  const dedup = createDedupStore({ kind: 'redis', url: deps.redisUrl }, logger, deps.dedupPrefix);
+  const publisher = createKafkaPublisher({
+    brokers: options.brokers ?? infra('KAFKA_BROKERS').split(','),
+    clientId: 'webhooks-test',
+    source: '/subscription-platform/webhooks',
+    logger,
+    registry,
+    publishTimeoutMs: options.publishTimeoutMs ?? 10_000,
+  });
+  const tokens = createKeycloakTokenProvider({
+    serverUrl: infra('KEYCLOAK_URL'),
+    realm: infra('KEYCLOAK_REALM'),
+    clientId: infra('KEYCLOAK_SERVICES_CLIENT_ID'),
+    clientSecret: options.oidcClientSecret ?? infra('KEYCLOAK_SERVICES_CLIENT_SECRET'),
+  });
+  const cache = createCacheClient<string>({ address: deps.cache.address }, stringSerializer);
+  const gateway = createGraphqlGateway({ url: deps.gateway.url, tokens, timeoutMs: 3000 });
+  const appDeps = {
+    apiKeys: [API_KEY, ROTATED_API_KEY],
+    paymentProvider: createStripePaymentProvider({ apiKey: 'sk_test_4eC39HqLyjWDarjtT1zdp7dc', apiUrl: infra('STRIPE_MOCK_URL'), webhookSecrets: STRIPE_SECRETS }),
+    smsProvider: createTwilioSmsProvider(TWILIO_TOKENS),
+    gateway,
+    dedup,
+    cache,
+    localization: createLocalizationClient({ baseUrl: deps.localization.url, timeoutMs: 500 }),
+    publisher,
+    topics: deps.topics,
+    links: LINKS,
+    sms: { accountSid: ACCOUNT_SID, validateSignature: options.validateSignature ?? true, publicBaseUrl: PUBLIC_BASE_URL, draftTtlMs: DRAFT_TTL_MS },
+    logger,
+    registry,
+  };
+  const app = createWebhooksApp(appDeps);
+  const handle = app.callback();
+  const server: Server = createServer((req, res) => void handle(req, res));
+  const port = await listen(server, 0, '127.0.0.1');
+  const management: ManagementServer = await startManagementServer({ port: 0, host: '127.0.0.1', registry, readiness: webhooksReadiness(appDeps), logger });
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    managementUrl: `http://127.0.0.1:${management.port}`,
+    registry,
+    dedup,
+    publisher,
+    close: async () => {
+      await closeGracefully(server, 1000);
+      await management.close();
+      await publisher.close().catch(() => undefined);
+      await dedup.close();
+      cache.close();
+      gateway.close();
+    },
+  };
+}
+
+export interface Answer {
+  status: number;
+  headers: Headers;
+  text: string;
+  json: Record<string, unknown> | undefined;
+}
+
+/** A request to the service whose answer is checked against openapi.yaml before it is returned. */
+async function call(baseUrl: string, path: string, init: RequestInit & { query?: string }): Promise<Answer> {
+  const response = await fetch(`${baseUrl}${path}${init.query ?? ''}`, { ...init, signal: AbortSignal.timeout(20_000) });
+  const text = await response.text();
+  const answer: Answer = {
+    status: response.status,
+    headers: response.headers,
+    text,
+    json: response.headers.get('content-type')?.startsWith('application/json') ? (JSON.parse(text) as Record<string, unknown>) : undefined,
+  };
+  if (init.method === 'POST') assertDocumented('POST', path, answer);
+  return answer;
+}
+
+export interface StripeDelivery {
+  /** The `code` query parameter; API_KEY by default, null for none. */
+  code?: string | null;
+  secret?: string;
+  /** Signing time in Unix seconds; now by default. */
+  timestamp?: number;
+  /** A `Stripe-Signature` header of the test's own (null: none at all). */
+  signature?: string | null;
+  contentType?: string;
+}
+
+const codeQuery = (code: string | null | undefined): string => (code === null ? '' : `?code=${encodeURIComponent(code ?? API_KEY)}`);
+
+/** POSTs a payment provider event, signed as Stripe signs it unless the test says otherwise. */
+export function postStripeEvent(baseUrl: string, event: Record<string, unknown> | string, delivery: StripeDelivery = {}): Promise<Answer> {
+  const payload = typeof event === 'string' ? event : JSON.stringify(event, null, 2);
+  const signature = delivery.signature === undefined ? signStripe(payload, delivery.secret ?? STRIPE_SECRETS[0], delivery.timestamp) : delivery.signature;
+  const headers: Record<string, string> = { 'content-type': delivery.contentType ?? 'application/json; charset=utf-8', 'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)' };
+  if (signature !== null) headers['stripe-signature'] = signature;
+  return call(baseUrl, PAYMENT_WEBHOOK_PATH, { method: 'POST', headers, body: payload, query: codeQuery(delivery.code) });
+}
+
+export interface SmsDelivery {
+  code?: string | null;
+  /** Auth token to sign with; the first configured one by default. */
+  token?: string;
+  /** An `X-Twilio-Signature` of the test's own (null: none at all). */
+  signature?: string | null;
+}
+
+/** The form Twilio posts for an incoming SMS. */
+export function smsForm(from: string, body: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    ToCountry: 'US',
+    SmsMessageSid: `SM${randomUUID().replace(/-/g, '')}`,
+    NumMedia: '0',
+    From: from,
+    To: '+15559990000',
+    Body: body,
+    AccountSid: ACCOUNT_SID,
+    MessageSid: `SM${randomUUID().replace(/-/g, '')}`,
+    NumSegments: '1',
+    ApiVersion: '2010-04-01',
+    ...extra,
+  };
+}
+
+/** POSTs an incoming SMS, signed with the Twilio library over the public URL unless the test says otherwise. */
+export function postSms(baseUrl: string, params: Record<string, string>, delivery: SmsDelivery = {}): Promise<Answer> {
+  const query = codeQuery(delivery.code);
+  const publicUrl = `${PUBLIC_BASE_URL}${SMS_WEBHOOK_PATH}${query}`;
+  const signature = delivery.signature === undefined ? twilio.getExpectedTwilioSignature(delivery.token ?? TWILIO_TOKENS[0], publicUrl, params) : delivery.signature;
+  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'TwilioProxy/1.1' };
+  if (signature !== null) headers['x-twilio-signature'] = signature;
+  return call(baseUrl, SMS_WEBHOOK_PATH, { method: 'POST', headers, body: new URLSearchParams(params).toString(), query });
+}
+
+/** The text of the reply SMS in a TwiML answer (undefined for an empty `<Response/>`). */
+export function replyText(answer: Answer): string | undefined {
+  const match = /<Message>([\s\S]*)<\/Message>/.exec(answer.text);
+  return match?.[1]?.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, '&');
+}
+
+/** The value of a counter (summed over series matching `labels`) in the registry. */
+export async function counterValue(registry: Registry, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const metric = await registry.getSingleMetric(name)?.get();
+  return (metric?.values ?? [])
+    .filter((value) => Object.entries(labels).every(([key, expected]) => String((value.labels as Record<string, unknown>)[key]) === expected))
+    .reduce((sum, value) => sum + value.value, 0);
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

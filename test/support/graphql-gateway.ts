@@ -1,0 +1,414 @@
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { buildSchema, execute as executeDocument, Kind, parse, validate, type DocumentNode, type GraphQLError, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
+import { infra } from './infra.js';
+
+/** The contract the webhooks service is written against, and the only schema this fixture serves. */
+export const gatewayContractPath = fileURLToPath(new URL('../../services/webhooks/contract/gateway.graphql', import.meta.url));
+export const gatewayContractSdl = readFileSync(gatewayContractPath, 'utf8');
+
+export interface GatewayClient {
+  id: string;
+  number: number;
+  name: string;
+  phoneNumber: string | null;
+  providerCustomerId: string | null;
+}
+
+export interface GatewayPlan {
+  id: string;
+  name: string;
+  description: string | null;
+  icon: string | null;
+  active: boolean;
+  providerProductId: string | null;
+}
+
+export interface GatewayPriceTier {
+  id: string;
+  planId: string;
+  amount: number | null;
+  currency: string;
+  interval: string | null;
+  active: boolean;
+  providerPriceId: string;
+}
+
+export interface GatewayPaymentConfirmation {
+  id: string;
+  clientId: string;
+  planId: string;
+  checkoutSessionId: string;
+  invoiceId: string | null;
+  amount: number;
+  currency: string;
+  paidAt: string;
+}
+
+export interface GatewayPlanSubscription {
+  id: string;
+  clientId: string;
+  planId: string;
+  checkoutSessionId: string;
+  providerSubscriptionId: string | null;
+}
+
+export interface GatewaySubscription {
+  clientId: string;
+  phoneNumber: string;
+  locale: string | null;
+}
+
+/** The fixture's in-memory records; tests read them to see what the service changed, and seed them. */
+export interface GatewayData {
+  clients: GatewayClient[];
+  plans: GatewayPlan[];
+  priceTiers: GatewayPriceTier[];
+  paymentConfirmations: GatewayPaymentConfirmation[];
+  planSubscriptions: GatewayPlanSubscription[];
+  subscriptions: GatewaySubscription[];
+}
+
+/** One GraphQL operation that reached the fixture with a valid token. */
+export interface ReceivedOperation {
+  operationName: string | undefined;
+  type: 'query' | 'mutation';
+  /** Root fields selected, e.g. `['createPlan']`. */
+  fields: string[];
+  variables: Record<string, unknown>;
+  /** Whether the fixture answered with a failure injected by `failNext`. */
+  failed: boolean;
+}
+
+/**
+ * How the fixture fails an operation: `http-503` answers 503, `graphql-error` answers 200 with an
+ * `errors` list, `disconnect` destroys the connection without an answer.
+ */
+export type GatewayFailureMode = 'http-503' | 'graphql-error' | 'disconnect';
+
+export interface FailureOptions {
+  mode: GatewayFailureMode;
+  /** How many matching operations fail; default 1. */
+  count?: number;
+  /** Only operations selecting this root field (e.g. `createPlanSubscription`); default every operation. */
+  field?: string;
+}
+
+export interface GraphqlGatewayFixture {
+  /** The GraphQL endpoint, for GRAPHQL_API_URL. */
+  url: string;
+  port: number;
+  schema: GraphQLSchema;
+  data: GatewayData;
+  /** Every authorized operation in arrival order. */
+  received: ReceivedOperation[];
+  /** Received mutations (not failed ones), optionally only those selecting `field`. */
+  mutations(field?: string): ReceivedOperation[];
+  /** Access tokens checked: how many requests were accepted and refused, and the distinct tokens accepted. */
+  tokens: { accepted: number; refused: number; distinct: Set<string> };
+  addClient(client: Partial<GatewayClient> & Pick<GatewayClient, 'number' | 'name'>): GatewayClient;
+  addPlan(plan: Partial<GatewayPlan> & Pick<GatewayPlan, 'name'>): GatewayPlan;
+  addPriceTier(tier: Partial<GatewayPriceTier> & Pick<GatewayPriceTier, 'planId' | 'providerPriceId'>): GatewayPriceTier;
+  addSubscriber(clientId: string, phoneNumber: string, locale: string | null): void;
+  /** Makes the next matching operation(s) fail (replacing failures still pending). */
+  failNext(options: FailureOptions): void;
+  /** Drops failures still pending. */
+  clearFailures(): void;
+  /** Stops listening (connections are refused) until `up()`; the port is kept. */
+  down(): Promise<void>;
+  up(): Promise<void>;
+  /** Forgets records, received operations, token counts and pending failures. */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+export interface GraphqlGatewayOptions {
+  /** Keycloak base URL and realm whose tokens are accepted; the shared test Keycloak by default. */
+  keycloakUrl?: string;
+  realm?: string;
+  /** Client ids (`azp`) allowed to call; the services' client by default. */
+  allowedClientIds?: readonly string[];
+}
+
+function emptyData(): GatewayData {
+  return { clients: [], plans: [], priceTiers: [], paymentConfirmations: [], planSubscriptions: [], subscriptions: [] };
+}
+
+type Args = Record<string, unknown>;
+type Input = Record<string, unknown>;
+
+/** Resolvers of the contract's root fields over the in-memory records, with the contract's idempotency rules. */
+function rootValue(data: GatewayData, nextId: (kind: string) => string): Record<string, (args: Args) => unknown> {
+  const remove = <T extends { id: string }>(list: T[], id: unknown): boolean => {
+    const index = list.findIndex((item) => item.id === id);
+    if (index >= 0) list.splice(index, 1);
+    return index >= 0;
+  };
+  const input = (args: Args): Input => args.input as Input;
+  return {
+    clientByProviderCustomerId: ({ providerCustomerId }) => data.clients.find((c) => c.providerCustomerId === providerCustomerId) ?? null,
+    clientByPhoneNumber: ({ phoneNumber }) => data.clients.find((c) => c.phoneNumber === phoneNumber) ?? null,
+    clientByNumber: ({ number }) => data.clients.find((c) => c.number === number) ?? null,
+    planByProviderProductId: ({ providerProductId }) => data.plans.find((p) => p.providerProductId === providerProductId) ?? null,
+    priceTierByProviderPriceId: ({ providerPriceId }) => data.priceTiers.find((t) => t.providerPriceId === providerPriceId) ?? null,
+    subscribers: ({ clientId, first, after }) => {
+      const all = data.subscriptions.filter((s) => s.clientId === clientId);
+      const start = typeof after === 'string' ? Number(after) : 0;
+      const end = start + Math.min(Number(first), 500);
+      return { items: all.slice(start, end), nextCursor: end < all.length ? String(end) : null };
+    },
+    createPlan: (args) => {
+      const fields = input(args);
+      const existing = data.plans.find((p) => p.providerProductId === fields.providerProductId);
+      if (existing) return existing;
+      const plan = { id: nextId('plan'), ...fields } as unknown as GatewayPlan;
+      data.plans.push(plan);
+      return plan;
+    },
+    updatePlan: (args) => {
+      const plan = data.plans.find((p) => p.id === args.id);
+      return plan ? Object.assign(plan, input(args)) : null;
+    },
+    deletePlan: ({ id }) => remove(data.plans, id),
+    createPriceTier: (args) => {
+      const fields = input(args);
+      const existing = data.priceTiers.find((t) => t.providerPriceId === fields.providerPriceId);
+      if (existing) return existing;
+      const tier = { id: nextId('tier'), ...fields } as unknown as GatewayPriceTier;
+      data.priceTiers.push(tier);
+      return tier;
+    },
+    updatePriceTier: (args) => {
+      const tier = data.priceTiers.find((t) => t.id === args.id);
+      return tier ? Object.assign(tier, input(args)) : null;
+    },
+    deletePriceTier: ({ id }) => remove(data.priceTiers, id),
+    createPaymentConfirmation: (args) => {
+      const fields = input(args);
+      const existing = data.paymentConfirmations.find((c) => c.checkoutSessionId === fields.checkoutSessionId);
+      if (existing) return existing;
+      const confirmation = { id: nextId('payment'), ...fields } as unknown as GatewayPaymentConfirmation;
+      data.paymentConfirmations.push(confirmation);
+      return confirmation;
+    },
+    createPlanSubscription: (args) => {
+      const fields = input(args);
+      const existing = data.planSubscriptions.find((s) => s.checkoutSessionId === fields.checkoutSessionId);
+      if (existing) return existing;
+      const subscription = { id: nextId('subscription'), ...fields } as unknown as GatewayPlanSubscription;
+      data.planSubscriptions.push(subscription);
+      return subscription;
+    },
+    unsubscribe: ({ clientId, phoneNumber }) => {
+      const index = data.subscriptions.findIndex((s) => s.clientId === clientId && s.phoneNumber === phoneNumber);
+      if (index >= 0) data.subscriptions.splice(index, 1);
+      return index >= 0;
+    },
+  };
+}
+
+function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.once('error', reject);
+    req.once('end', () => {
+      try {
+        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>);
+      } catch (err) {
+        reject(err instanceof Error ? err : new Error(String(err)));
+      }
+    });
+  });
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+}
+
+/** The operation a request selects, for the record. */
+function describe(document: DocumentNode, operationName: string | undefined): Pick<ReceivedOperation, 'type' | 'fields'> | undefined {
+  const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  const operation = operations.find((o) => operationName === undefined || o.name?.value === operationName) ?? operations[0];
+  if (!operation) return undefined;
+  const fields = operation.selectionSet.selections.flatMap((s) => (s.kind === Kind.FIELD ? [s.name.value] : []));
+  return { type: operation.operation === 'mutation' ? 'mutation' : 'query', fields };
+}
+
+type Prepared = { document: DocumentNode; errors?: undefined } | { document?: undefined; errors: readonly GraphQLError[] };
+
+/**
+ * Parses and validates a query once per distinct text, as a real gateway caches them (the service
+ * sends a handful of fixed documents), so the fixture stays cheap enough to benchmark against.
+ */
+function createPreparer(schema: GraphQLSchema): (query: string) => Prepared {
+  const cache = new Map<string, Prepared>();
+  return (query) => {
+    let prepared = cache.get(query);
+    if (prepared === undefined) {
+      try {
+        const document = parse(query);
+        const errors = validate(schema, document);
+        prepared = errors.length > 0 ? { errors } : { document };
+      } catch (err) {
+        prepared = { errors: [err as GraphQLError] };
+      }
+      if (cache.size < 1000) cache.set(query, prepared);
+    }
+    return prepared;
+  };
+}
+
+/**
+ * A real GraphQL server (graphql-js over HTTP, `POST /graphql`) serving exactly the webhooks
+ * service's gateway contract with in-memory records. Every request must carry a bearer token that
+ * Keycloak issued (checked against the realm's JWKS with jose: signature, expiry, issuer, `azp`);
+ * otherwise 401. Controls make it fail (503, GraphQL errors, dropped connections, down) so tests
+ * can show what the service does then.
+ */
+export async function startGraphqlGateway(options: GraphqlGatewayOptions = {}): Promise<GraphqlGatewayFixture> {
+  const keycloakUrl = options.keycloakUrl ?? infra('KEYCLOAK_URL');
+  const realm = options.realm ?? infra('KEYCLOAK_REALM');
+  const allowed = new Set(options.allowedClientIds ?? [infra('KEYCLOAK_SERVICES_CLIENT_ID')]);
+  const issuer = `${keycloakUrl}/realms/${realm}`;
+  const jwks = createRemoteJWKSet(new URL(`${issuer}/protocol/openid-connect/certs`));
+  const schema = buildSchema(gatewayContractSdl);
+  const prepare = createPreparer(schema);
+  /** Tokens whose signature was verified once, until their expiry (Unix seconds). */
+  const verified = new Map<string, number>();
+  let data = emptyData();
+  let counter = 0;
+  const nextId = (kind: string): string => `${kind}-${++counter}`;
+  let root = rootValue(data, nextId);
+  const received: ReceivedOperation[] = [];
+  const tokens = { accepted: 0, refused: 0, distinct: new Set<string>() };
+  let failures: Required<Pick<FailureOptions, 'mode' | 'count'>> & { field?: string } = { mode: 'http-503', count: 0 };
+
+  const authorize = async (req: IncomingMessage): Promise<boolean> => {
+    const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    if (token === undefined) return false;
+    if ((verified.get(token) ?? 0) > Date.now() / 1000) return true;
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, jwks, { issuer }));
+    } catch {
+      return false;
+    }
+    if (typeof payload.azp !== 'string' || !allowed.has(payload.azp)) return false;
+    tokens.distinct.add(token);
+    verified.set(token, payload.exp ?? 0);
+    return true;
+  };
+
+  const failureFor = (fields: readonly string[]): GatewayFailureMode | undefined => {
+    if (failures.count <= 0 || (failures.field !== undefined && !fields.includes(failures.field))) return undefined;
+    failures.count -= 1;
+    return failures.mode;
+  };
+
+  const fail = (res: ServerResponse, mode: GatewayFailureMode): void => {
+    if (mode === 'disconnect') res.socket?.destroy();
+    else if (mode === 'http-503') sendJson(res, 503, { errors: [{ message: 'gateway unavailable (injected)' }] });
+    else sendJson(res, 200, { data: null, errors: [{ message: 'downstream service failed (injected)' }] });
+  };
+
+  const execute = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const body = await readJson(req);
+    const query = typeof body.query === 'string' ? body.query : '';
+    const operationName = typeof body.operationName === 'string' ? body.operationName : undefined;
+    const variables = (body.variables ?? {}) as Record<string, unknown>;
+    const prepared = prepare(query);
+    if (prepared.errors) return sendJson(res, 200, { errors: prepared.errors });
+    const described = describe(prepared.document, operationName);
+    const failure = described ? failureFor(described.fields) : undefined;
+    if (described) received.push({ operationName, ...described, variables, failed: failure !== undefined });
+    if (failure) return fail(res, failure);
+    const result = await executeDocument({ schema, document: prepared.document, rootValue: root, variableValues: variables, operationName });
+    sendJson(res, 200, result);
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (req.method !== 'POST' || req.url?.split('?')[0] !== '/graphql') return sendJson(res, 404, { errors: [{ message: 'not found' }] });
+    if (!(await authorize(req))) {
+      tokens.refused += 1;
+      req.resume();
+      return sendJson(res, 401, { errors: [{ message: 'unauthorized' }] });
+    }
+    tokens.accepted += 1;
+    await execute(req, res);
+  };
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => sendJson(res, 400, { errors: [{ message: err instanceof Error ? err.message : String(err) }] }));
+  });
+  const listenOn = (port: number): Promise<number> =>
+    new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve((server.address() as AddressInfo).port);
+      });
+    });
+  const stop = (): Promise<void> =>
+    new Promise((resolve) => {
+      if (!server.listening) return resolve();
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  const port = await listenOn(0);
+
+  return {
+    url: `http://127.0.0.1:${port}/graphql`,
+    port,
+    schema,
+    get data() {
+      return data;
+    },
+    received,
+    mutations: (field) => received.filter((op) => op.type === 'mutation' && !op.failed && (field === undefined || op.fields.includes(field))),
+    tokens,
+    addClient(client) {
+      const record: GatewayClient = { id: nextId('client'), phoneNumber: null, providerCustomerId: null, ...client };
+      data.clients.push(record);
+      return record;
+    },
+    addPlan(plan) {
+      const record: GatewayPlan = { id: nextId('plan'), description: null, icon: null, active: true, providerProductId: null, ...plan };
+      data.plans.push(record);
+      return record;
+    },
+    addPriceTier(tier) {
+      const record: GatewayPriceTier = { id: nextId('tier'), amount: 1000, currency: 'usd', interval: 'month', active: true, ...tier };
+      data.priceTiers.push(record);
+      return record;
+    },
+    addSubscriber(clientId, phoneNumber, locale) {
+      data.subscriptions.push({ clientId, phoneNumber, locale });
+    },
+    failNext(failure) {
+      failures = { mode: failure.mode, count: failure.count ?? 1, ...(failure.field === undefined ? {} : { field: failure.field }) };
+    },
+    clearFailures() {
+      failures = { mode: 'http-503', count: 0 };
+    },
+    down: stop,
+    async up() {
+      if (!server.listening) await listenOn(port);
+    },
+    reset() {
+      data = emptyData();
+      root = rootValue(data, nextId);
+      received.length = 0;
+      tokens.accepted = 0;
+      tokens.refused = 0;
+      tokens.distinct.clear();
+      verified.clear();
+      failures = { mode: 'http-503', count: 0 };
+    },
+    close: stop,
+  };
+}
