@@ -131,6 +131,8 @@ export interface GraphqlGatewayOptions {
   realm?: string;
   /** Client ids (`azp`) allowed to call; the services' client by default. */
   allowedClientIds?: readonly string[];
+  /** Listening port; a free one by default (`make up` uses a fixed one). */
+  port?: number;
 }
 
 function emptyData(): GatewayData {
@@ -359,7 +361,7 @@ export async function startGraphqlGateway(options: GraphqlGatewayOptions = {}): 
       server.close(() => resolve());
       server.closeAllConnections();
     });
-  const port = await listenOn(0);
+  const port = await listenOn(options.port ?? 0);
 
   return {
     url: `http://127.0.0.1:${port}/graphql`,

@@ -59,7 +59,7 @@ function isTranslationRequest(body: unknown): body is TranslationRequest {
  * (services/webhooks/docs/localization-api.md): `POST /translate` with `{"text","targetLocale"}`
  * answers `200 {"text","locale"}`, `400` for a malformed request.
  */
-export async function startLocalizationService(): Promise<LocalizationServiceFixture> {
+export async function startLocalizationService(options: { port?: number } = {}): Promise<LocalizationServiceFixture> {
   const requests: TranslationRequest[] = [];
   let failAll: LocalizationFailureMode | undefined;
   const failByLocale = new Map<string, LocalizationFailureMode>();
@@ -81,7 +81,7 @@ export async function startLocalizationService(): Promise<LocalizationServiceFix
   };
 
   const server = createServer((req, res) => void handle(req, res));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
