@@ -24,7 +24,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/src/config.ts', '**/src/tracing.ts', '**/test/**', 'test/**', 'bench/**', '*.js'],
+    files: ['**/src/config.ts', '**/src/tracing.ts', '**/test/**', 'test/**', 'bench/**', 'scripts/**', '*.js'],
     rules: { 'no-restricted-properties': 'off' },
   },
   {
