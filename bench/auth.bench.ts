@@ -1,0 +1,365 @@
+// make bench: the auth service's hot path, `GET /auth` with a valid TokenId cookie, against its
+// ceiling on this machine: a bare Koa HTTPS server answering a constant, with the same certificate
+// and TLS settings, in the same process model (each server its own child process). The auth service
+// is the built code (`services/auth/dist/main.js`, started as `npm start` does) on the real
+// dependencies: the cache service (built, memory backend, its own child process), the shared Kafka
+// and Keycloak. Two more targets explain the gap: the auth service without its local session cache
+// (one gRPC read of the cache service per request) and the bare server answering the same ~1.4 KB
+// Authorization header. Load: autocannon in a child process, keep-alive connections; interleaved
+// rounds, the median decides.
+// Also: end-to-end throughput of POST /otp (cache + Kafka) and POST /otp/verify (cache + Keycloak
+// admin API + password grant + Kafka), for new and for returning users.
+// Results: bench/results/auth.json.
+import { fork, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:https';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import Koa from 'koa';
+import { Agent, fetch } from 'undici';
+import { generateSelfSignedCertificate } from '@sp/auth';
+import { cpuMicros, drive, freePort, infraEnv, percentile, startChild, stopChild, writeResults, type RunFigures } from './lib/stats.ts';
+
+const CONNECTIONS = 32;
+const WARM_UP_SECONDS = 2;
+const DURATION_SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const OTP_CONCURRENCY = 8;
+const OTP_ISSUE_MS = 5000;
+const VERIFY_USERS = Number(process.env.BENCH_VERIFY_USERS ?? 40);
+const VERIFY_CONCURRENCY = 4;
+
+const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url));
+const authMain = here('../services/auth/dist/main.js');
+const authInstrument = here('../services/auth/dist/instrument.js');
+const cacheMain = here('../services/cache/dist/main.js');
+
+interface LoadRequest {
+  url: string;
+  headers: Record<string, string>;
+  seconds: number;
+}
+
+interface Figures {
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  requests: number;
+  non2xx: number;
+  errors: number;
+  /** CPU time (user + system) per request of the server process, and of the cache service for the auth service. */
+  serverCpuMicrosPerRequest?: number;
+  cacheCpuMicrosPerRequest?: number;
+}
+
+/** Child side: one autocannon run against the URL, figures back to the parent. */
+async function runLoad(request: LoadRequest): Promise<void> {
+  const result = await autocannon({ url: request.url, headers: request.headers, connections: CONNECTIONS, duration: request.seconds });
+  const figures: Figures = {
+    requestsPerSecond: Math.round(result.requests.average),
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    requests: result.requests.total,
+    non2xx: result.non2xx,
+    errors: result.errors,
+  };
+  process.send!(figures);
+}
+
+/** Child side: the ceiling, a bare Koa app over HTTPS with the auth service's certificate and TLS floor. */
+function runBare(): void {
+  const app = new Koa();
+  const bearer = process.env.BEARER;
+  app.use((ctx) => {
+    if (bearer !== undefined) ctx.set('Authorization', bearer);
+    ctx.body = bearer === undefined ? 'ok' : '';
+  });
+  const handle = app.callback();
+  const server = createServer({ cert: readFileSync(process.env.CERT_PATH!), key: readFileSync(process.env.KEY_PATH!), minVersion: 'TLSv1.2' }, (req, res) => void handle(req, res));
+  server.listen(Number(process.env.PORT), '127.0.0.1', () => process.stdout.write(`listening ${process.env.PORT}\n`));
+  process.on('SIGTERM', () => server.close(() => process.exit(0)));
+}
+
+async function load(request: LoadRequest): Promise<Figures> {
+  const child = fork(fileURLToPath(import.meta.url), ['--load', JSON.stringify(request)], { stdio: 'inherit' });
+  const [figures] = (await once(child, 'message')) as [Figures];
+  await once(child, 'exit');
+  if (figures.non2xx > 0 || figures.errors > 0) throw new Error(`${request.url}: ${figures.non2xx} non-2xx answers, ${figures.errors} errors`);
+  return figures;
+}
+
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+
+const round3 = (value: number): number => Number(value.toFixed(3));
+
+function summarize(runs: Figures[]): Omit<Figures, 'non2xx' | 'errors' | 'requests'> {
+  const pick = (select: (run: Figures) => number, digits: number): number => Number(median(runs.map(select)).toFixed(digits));
+  const summary: Omit<Figures, 'non2xx' | 'errors' | 'requests'> = {
+    requestsPerSecond: pick((run) => run.requestsPerSecond, 0),
+    p50Ms: pick((run) => run.p50Ms, 2),
+    p99Ms: pick((run) => run.p99Ms, 2),
+    serverCpuMicrosPerRequest: pick((run) => run.serverCpuMicrosPerRequest ?? 0, 1),
+  };
+  if (runs[0]?.cacheCpuMicrosPerRequest !== undefined) summary.cacheCpuMicrosPerRequest = pick((run) => run.cacheCpuMicrosPerRequest!, 1);
+  return summary;
+}
+
+interface Target {
+  name: 'auth' | 'authWithoutLocalCache' | 'bare' | 'bareWithToken';
+  url: string;
+  headers: Record<string, string>;
+  pid: number;
+  cachePid?: number;
+}
+
+/** Warm-up, then one measured run with the CPU the server (and the auth service's cache service) spent per request. */
+async function measure(target: Target): Promise<Figures> {
+  await load({ url: target.url, headers: target.headers, seconds: WARM_UP_SECONDS });
+  const cpu = cpuMicros(target.pid);
+  const cacheCpu = target.cachePid === undefined ? 0 : cpuMicros(target.cachePid);
+  const figures = await load({ url: target.url, headers: target.headers, seconds: DURATION_SECONDS });
+  figures.serverCpuMicrosPerRequest = Number(((cpuMicros(target.pid) - cpu) / figures.requests).toFixed(1));
+  if (target.cachePid !== undefined) figures.cacheCpuMicrosPerRequest = Number(((cpuMicros(target.cachePid) - cacheCpu) / figures.requests).toFixed(1));
+  return figures;
+}
+
+/** A fixed number of operations, `concurrency` at a time: throughput and latency of the whole batch. */
+async function runBatch(count: number, concurrency: number, operation: (i: number) => Promise<void>): Promise<RunFigures> {
+  const latencies: number[] = [];
+  let next = 0;
+  let errors = 0;
+  const started = performance.now();
+  const worker = async (): Promise<void> => {
+    while (next < count) {
+      const i = next++;
+      const t0 = performance.now();
+      try {
+        await operation(i);
+        latencies.push(performance.now() - t0);
+      } catch (err) {
+        errors++;
+        if (errors === 1) process.stderr.write(`first error: ${(err as Error).message}\n`);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, () => worker()));
+  const seconds = (performance.now() - started) / 1000;
+  const sorted = Float64Array.from(latencies).sort();
+  return { opsPerSecond: Number((latencies.length / seconds).toFixed(1)), p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99), calls: latencies.length, errors };
+}
+
+interface Bench {
+  certPath: string;
+  keyPath: string;
+  cachePort: number;
+  infra: Record<string, string>;
+  client: { clientId: string; secret: string };
+}
+
+/** The built auth service as `npm start` runs it, on the real dependencies; Development, so /otp answers with the code. */
+async function startAuthService(bench: Bench, env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string }> {
+  const port = await freePort();
+  const url = `https://127.0.0.1:${port}`;
+  const { infra } = bench;
+  const child = await startChild(
+    process.execPath,
+    ['--enable-source-maps', '--import', authInstrument, authMain],
+    {
+      Auth__Port: String(port),
+      Auth__Host: '127.0.0.1',
+      Auth__PublicBaseUrl: url,
+      Auth__TrustProxy: 'true',
+      Management__Port: String(await freePort()),
+      Tls__CertPath: bench.certPath,
+      Tls__KeyPath: bench.keyPath,
+      Oidc__Realm: infra.KEYCLOAK_REALM!,
+      Oidc__ServerUrl: infra.KEYCLOAK_URL!,
+      Oidc__ClientId: bench.client.clientId,
+      Oidc__ClientSecret: bench.client.secret,
+      Oidc__AdminCredentials__Username: infra.KEYCLOAK_ADMIN_USERNAME!,
+      Oidc__AdminCredentials__Password: infra.KEYCLOAK_ADMIN_PASSWORD!,
+      MessageBroker__BrokerList: infra.KAFKA_BROKERS!,
+      Cache__Url: `127.0.0.1:${bench.cachePort}`,
+      NODE_ENV: 'Development',
+      Otp__ResendCooldownSeconds: '0',
+      Otp__MaxPerPhone: '1000000',
+      Otp__MaxPerIp: '1000000',
+      ...env,
+    },
+    /auth service listening/,
+  );
+  return { child, url };
+}
+
+async function startBare(bench: Bench, bearer?: string): Promise<{ child: ChildProcess; url: string }> {
+  const port = await freePort();
+  const env: Record<string, string> = { PORT: String(port), CERT_PATH: bench.certPath, KEY_PATH: bench.keyPath, ...(bearer === undefined ? {} : { BEARER: bearer }) };
+  const child = await startChild(process.execPath, [fileURLToPath(import.meta.url), '--bare'], env, /listening/);
+  return { child, url: `https://127.0.0.1:${port}` };
+}
+
+/** The OTP flow through the auth service: issue (code from the Development answer) and verify. */
+function otpClient(authUrl: string, ca: string) {
+  const dispatcher = new Agent({ connect: { ca }, connections: 16 });
+  const post = async (path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: Record<string, string>; cookie: string | undefined }> => {
+    const response = await fetch(`${authUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body), dispatcher });
+    const text = await response.text();
+    return { status: response.status, body: JSON.parse(text || '{}') as Record<string, string>, cookie: response.headers.getSetCookie()[0]?.split(';')[0] };
+  };
+  return {
+    /** Each call from its own client IP (X-Forwarded-For, trusted in this setup). */
+    async issue(phoneNumber: string, i: number): Promise<string> {
+      const reply = await post('/otp', { phoneNumber }, { 'x-forwarded-for': `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}` });
+      if (reply.status !== 200) throw new Error(`/otp answered ${reply.status} ${JSON.stringify(reply.body)}`);
+      return reply.body.code!;
+    },
+    async verify(phoneNumber: string, code: string): Promise<string> {
+      const reply = await post('/otp/verify', { phoneNumber, code }, { 'x-role-claim': 'client' });
+      if (reply.status !== 200 || reply.cookie === undefined) throw new Error(`/otp/verify answered ${reply.status} ${JSON.stringify(reply.body)}`);
+      return reply.cookie;
+    },
+    async bearerOf(cookie: string): Promise<string> {
+      const response = await fetch(`${authUrl}/auth`, { headers: { cookie }, dispatcher });
+      await response.text();
+      return response.headers.get('authorization')!;
+    },
+    close: () => dispatcher.close(),
+  };
+}
+
+async function main(): Promise<void> {
+  const infra = infraEnv();
+  const dir = mkdtempSync(join(tmpdir(), 'auth-bench-'));
+  const credentials = await generateSelfSignedCertificate();
+  const bench: Bench = { certPath: join(dir, 'tls.crt'), keyPath: join(dir, 'tls.key'), cachePort: await freePort(), infra, client: { clientId: '', secret: '' } };
+  writeFileSync(bench.certPath, credentials.cert);
+  writeFileSync(bench.keyPath, credentials.key, { mode: 0o600 });
+  const realm = JSON.parse(readFileSync(here('../test/infra/keycloak/realm.json'), 'utf8')) as { clients: Array<{ clientId: string; secret?: string }> };
+  const authClient = realm.clients.find((client) => client.clientId === 'platform-auth')!;
+  bench.client = { clientId: authClient.clientId, secret: authClient.secret! };
+
+  const children: ChildProcess[] = [];
+  const cache = await startChild(process.execPath, [cacheMain], { Cache__Port: String(bench.cachePort), Cache__Host: '127.0.0.1', Cache__Capacity: '100000', Management__Port: String(await freePort()) }, /listening/);
+  children.push(cache);
+  const auth = await startAuthService(bench);
+  children.push(auth.child);
+  const otp = otpClient(auth.url, credentials.cert);
+  // +49 151 and 8 digits: 1xxxxxxx for the session, 2… for /otp, 3… for /otp/verify, 7 random digits per run.
+  const runId = Math.floor(Math.random() * 9_000_000);
+  const phone = (i: number, base: number): string => `+49151${String(base + ((runId + i) % 10_000_000))}`;
+  const usersToDelete: string[] = [];
+  try {
+    // A session for the /auth runs: the cookie of one OTP login.
+    const sessionPhone = phone(0, 10_000_000);
+    usersToDelete.push(sessionPhone);
+    const cookie = await otp.verify(sessionPhone, await otp.issue(sessionPhone, 0));
+    const uncached = await startAuthService(bench, { Auth__SessionCacheMs: '0' });
+    const bare = await startBare(bench);
+    const bareWithToken = await startBare(bench, await otp.bearerOf(cookie));
+    children.push(uncached.child, bare.child, bareWithToken.child);
+    const targets: Target[] = [
+      { name: 'auth', url: `${auth.url}/auth`, headers: { cookie }, pid: auth.child.pid!, cachePid: cache.pid! },
+      { name: 'bare', url: `${bare.url}/auth`, headers: { cookie }, pid: bare.child.pid! },
+      { name: 'authWithoutLocalCache', url: `${uncached.url}/auth`, headers: { cookie }, pid: uncached.child.pid!, cachePid: cache.pid! },
+      { name: 'bareWithToken', url: `${bareWithToken.url}/auth`, headers: { cookie }, pid: bareWithToken.child.pid! },
+    ];
+    const runs: Record<Target['name'], Figures[]> = { auth: [], bare: [], authWithoutLocalCache: [], bareWithToken: [] };
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const target of round % 2 === 0 ? targets : [...targets].reverse()) {
+        const figures = await measure(target);
+        runs[target.name].push(figures);
+        process.stdout.write(`round ${round + 1} ${target.name}: ${figures.requestsPerSecond} req/s, p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms, ${figures.serverCpuMicrosPerRequest} µs server CPU/request\n`);
+      }
+    }
+
+    // POST /otp end to end: validation, limits and code records in the cache service, Kafka publish (acks=all).
+    const otpIssue = await drive((i) => otp.issue(phone(i, 20_000_000), i), OTP_CONCURRENCY, OTP_ISSUE_MS, auth.child.pid);
+    process.stdout.write(`POST /otp: ${otpIssue.opsPerSecond}/s, p50 ${otpIssue.p50Ms} ms, p99 ${otpIssue.p99Ms} ms\n`);
+
+    // POST /otp/verify end to end, on codes issued beforehand: first logins (user created in Keycloak), then returning users.
+    const phones = Array.from({ length: VERIFY_USERS }, (_, i) => phone(i, 30_000_000));
+    usersToDelete.push(...phones);
+    const verifyRun = async (): Promise<RunFigures> => {
+      const codes = await Promise.all(phones.map((phoneNumber, i) => otp.issue(phoneNumber, 100_000 + i)));
+      return runBatch(phones.length, VERIFY_CONCURRENCY, async (i) => {
+        await otp.verify(phones[i]!, codes[i]!);
+      });
+    };
+    const verifyNewUsers = await verifyRun();
+    const verifyReturningUsers = await verifyRun();
+    process.stdout.write(`POST /otp/verify: new users ${verifyNewUsers.opsPerSecond}/s (p50 ${verifyNewUsers.p50Ms} ms), returning ${verifyReturningUsers.opsPerSecond}/s (p50 ${verifyReturningUsers.p50Ms} ms)\n`);
+
+    const ratioByRound = (name: Target['name']): number[] => runs[name].map((run, round) => round3(run.requestsPerSecond / runs.bare[round]!.requestsPerSecond));
+    // Less sensitive to the other work on the machine: the throughput each server could reach if its
+    // own CPU were the only limit (the auth service's figure includes the cache service's CPU).
+    const cpuOf = (run: Figures): number => run.serverCpuMicrosPerRequest! + (run.cacheCpuMicrosPerRequest ?? 0);
+    const cpuRatio = (name: Target['name']): number => round3(median(runs[name].map((run, round) => cpuOf(runs.bare[round]!) / cpuOf(run))));
+    writeResults('auth', {
+      benchmark: 'auth GET /auth with a valid TokenId cookie vs a bare Koa HTTPS server answering a constant',
+      date: new Date().toISOString(),
+      machine: { cpus: cpus().length, node: process.version, loadAverage: loadavg().map((value) => Number(value.toFixed(2))) },
+      setup: {
+        connections: CONNECTIONS,
+        warmUpSeconds: WARM_UP_SECONDS,
+        durationSeconds: DURATION_SECONDS,
+        rounds: ROUNDS,
+        summary: 'median of interleaved rounds (the order alternates)',
+        tls: 'same self-signed EC P-256 certificate, TLS 1.2+ (TLS 1.3 negotiated), keep-alive connections',
+        processes: 'auth service, cache service (memory backend), bare servers and autocannon each in their own process on 2 shared cores; Kafka and Keycloak (JVMs) idle during the /auth runs',
+        targets: {
+          auth: 'the auth service as deployed (Auth__SessionCacheMs=1000: a token read from the cache service is answered from memory for up to 1 s)',
+          authWithoutLocalCache: 'the same with Auth__SessionCacheMs=0: one gRPC read of the cache service per request',
+          bare: 'the ceiling: Koa over the same HTTPS answering a 2-byte constant',
+          bareWithToken: 'the same answering the same Authorization header as /auth (the ~1.4 KB bearer token): what the contract itself costs',
+        },
+      },
+      forwardAuth: { ...summarize(runs.auth), runs: runs.auth },
+      forwardAuthWithoutLocalCache: { ...summarize(runs.authWithoutLocalCache), runs: runs.authWithoutLocalCache },
+      bare: { ...summarize(runs.bare), runs: runs.bare },
+      bareWithToken: { ...summarize(runs.bareWithToken), runs: runs.bareWithToken },
+      ratio: round3(median(ratioByRound('auth'))),
+      ratioByRound: ratioByRound('auth'),
+      ratioByServerCpu: cpuRatio('auth'),
+      ratioWithoutLocalCache: round3(median(ratioByRound('authWithoutLocalCache'))),
+      ratioWithoutLocalCacheByServerCpu: cpuRatio('authWithoutLocalCache'),
+      ratioBareWithToken: round3(median(ratioByRound('bareWithToken'))),
+      target: 0.7,
+      otpIssue: { ...otpIssue, concurrency: OTP_CONCURRENCY, note: 'end to end: phone validation, 3 limit reads + 3 writes and 7 code records in the cache service, SendSmsNotificationEvent with acks=all' },
+      otpVerifyNewUsers: { ...verifyNewUsers, concurrency: VERIFY_CONCURRENCY, note: 'includes Keycloak: user search, user creation, group membership, password reset, password grant (Keycloak hashes the password on both), then cache + Kafka' },
+      otpVerifyReturningUsers: { ...verifyReturningUsers, concurrency: VERIFY_CONCURRENCY, note: 'as above without the user creation' },
+    });
+  } finally {
+    await otp.close();
+    await deleteKeycloakUsers(infra, usersToDelete).catch((err: unknown) => process.stderr.write(`cleaning up Keycloak users failed: ${String(err)}\n`));
+    for (const child of children.reverse()) await stopChild(child);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Removes the users the benchmark's logins created from the shared Keycloak. */
+async function deleteKeycloakUsers(infra: Record<string, string>, usernames: string[]): Promise<void> {
+  const realmUrl = `${infra.KEYCLOAK_URL}/realms/${infra.KEYCLOAK_REALM}`;
+  const token = (await (
+    await fetch(`${realmUrl}/protocol/openid-connect/token`, {
+      method: 'POST',
+      body: new URLSearchParams({ grant_type: 'password', client_id: 'admin-cli', username: infra.KEYCLOAK_ADMIN_USERNAME!, password: infra.KEYCLOAK_ADMIN_PASSWORD! }),
+    })
+  ).json()) as { access_token: string };
+  const headers = { authorization: `Bearer ${token.access_token}` };
+  const admin = `${infra.KEYCLOAK_URL}/admin/realms/${infra.KEYCLOAK_REALM}`;
+  for (const username of usernames) {
+    const users = (await (await fetch(`${admin}/users?${new URLSearchParams({ username, exact: 'true' }).toString()}`, { headers })).json()) as Array<{ id: string }>;
+    for (const user of users) await (await fetch(`${admin}/users/${user.id}`, { method: 'DELETE', headers })).text();
+  }
+}
+
+if (process.argv[2] === '--load') await runLoad(JSON.parse(process.argv[3]!) as LoadRequest);
+else if (process.argv[2] === '--bare') runBare();
+else await main();

@@ -1,0 +1,41 @@
+import { createCacheClient, jsonSerializer, type CacheClient } from '@sp/cache-client';
+import { createKafkaPublisher, type EventPublisher, type Logger, type Registry } from '@sp/platform';
+import type { AuthConfig } from './config.js';
+import { createIdpFetch } from './idp-http.js';
+import type { IdentityProvider } from './identity-provider.js';
+import { createKeycloakAdmin, type UserDirectory } from './keycloak-admin.js';
+import { createKeycloakOidc } from './keycloak-oidc.js';
+
+export interface AuthAdapters {
+  cache: CacheClient<unknown>;
+  publisher: EventPublisher;
+  identityProvider: IdentityProvider;
+  users: UserDirectory;
+  /** Flushes and closes them all (shutdown). */
+  close(): Promise<void>;
+}
+
+/** The real backends, as configured: cache service (gRPC), Kafka, Keycloak (OIDC and admin API). */
+export function createAuthAdapters(config: Pick<AuthConfig, 'cache' | 'kafka' | 'oidc' | 'publicBaseUrl'>, deps: { logger: Logger; registry: Registry }): AuthAdapters {
+  const cache = createCacheClient<unknown>({ address: config.cache.address, deadlineMs: config.cache.deadlineMs }, jsonSerializer);
+  const publisher = createKafkaPublisher({
+    brokers: config.kafka.brokers,
+    clientId: 'auth',
+    source: '/subscription-platform/auth',
+    logger: deps.logger,
+    registry: deps.registry,
+    publishTimeoutMs: config.kafka.publishTimeoutMs,
+  });
+  const http = createIdpFetch({ timeoutMs: config.oidc.timeoutMs, ignoreCertificateErrors: config.oidc.ignoreCertificateErrors });
+  return {
+    cache,
+    publisher,
+    identityProvider: createKeycloakOidc(config.oidc, { fetch: http.fetch, redirectUri: `${config.publicBaseUrl}/redirect` }),
+    users: createKeycloakAdmin(config.oidc, { fetch: http.fetch }),
+    async close() {
+      await publisher.close();
+      cache.close();
+      await http.close();
+    },
+  };
+}

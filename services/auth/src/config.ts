@@ -1,0 +1,245 @@
+import { accessSync, constants } from 'node:fs';
+import { isIP } from 'node:net';
+import { z } from 'zod';
+import { env, parseEnv, type Env } from '@sp/platform';
+import { parseAllowlist, type RedirectAllowlist } from './redirect-allowlist.js';
+
+export type Role = 'client' | 'subscriber';
+
+/** Limits of the one-time password flow; see README "Limits". */
+export interface OtpLimits {
+  /** Life of a code (the secret's cache TTL) and of its attempt tokens. */
+  ttlSeconds: number;
+  /** Wrong codes accepted per issued code; the next attempt fails even with the right code. */
+  maxAttempts: number;
+  /** Least time between two codes for one phone number. */
+  cooldownSeconds: number;
+  /** Codes per phone number within `windowSeconds`. */
+  maxPerPhone: number;
+  /** Codes per client IP (IPv6: per /64) within `windowSeconds`. */
+  maxPerIp: number;
+  windowSeconds: number;
+}
+
+export interface OidcSettings {
+  /** `{Oidc__ServerUrl}/realms/{Oidc__Realm}`: the issuer, and where discovery starts. */
+  issuer: string;
+  serverUrl: string;
+  realm: string;
+  clientId: string;
+  clientSecret: string;
+  adminUsername: string;
+  adminPassword: string;
+  /** Plain-HTTP identity provider allowed (loopback address, or outside Production). */
+  allowInsecureHttp: boolean;
+  /** IGNORE_SSL_CERT_VALIDATION, honoured only outside Production. */
+  ignoreCertificateErrors: boolean;
+  /** Life of a login's PKCE verifier (`oidc:{state}`). */
+  stateTtlSeconds: number;
+  /** Upper bound of one call to the identity provider. */
+  timeoutMs: number;
+}
+
+export interface AuthConfig {
+  port: number;
+  host: string;
+  managementPort: number;
+  /** Where browsers reach this service; Keycloak redirects to `${publicBaseUrl}/redirect`. */
+  publicBaseUrl: string;
+  allowedRedirects: RedirectAllowlist;
+  /** Trust X-Forwarded-For from this many proxy hops (0: use the peer address). */
+  proxyHops: number;
+  /** How long a replica answers /auth from memory for a token it read (0: always ask the cache service). */
+  sessionCacheMs: number;
+  environment: 'Development' | 'Production' | 'Other';
+  tls: { certPath: string; keyPath: string } | undefined;
+  oidc: OidcSettings;
+  groups: Readonly<Record<Role, string>>;
+  locales: { supported: readonly string[]; fallback: string };
+  otp: OtpLimits;
+  kafka: { brokers: readonly string[]; notificationsTopic: string; userAuthenticationTopic: string; publishTimeoutMs: number };
+  cache: { address: string; deadlineMs: number };
+  logLevel: string;
+  shutdownGraceMs: number;
+  /** Problems that do not stop the service but must be logged at start (e.g. ignored settings). */
+  warnings: string[];
+}
+
+const LOCALE = /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/;
+const CACHE_ADDRESS = /^(grpc:\/\/)?(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}\/?$/;
+
+const schema = {
+  Auth__Port: env.port(5555),
+  Auth__Host: env.string().default('0.0.0.0'),
+  Auth__PublicBaseUrl: env
+    .url(['https', 'http'])
+    .refine((url) => !/[?#]/.test(url), { message: 'must have no query or fragment' })
+    .optional(),
+  Auth__AllowedRedirectUris: env
+    .list()
+    .transform((items, ctx) => {
+      try {
+        return parseAllowlist(items);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+        return z.NEVER;
+      }
+    })
+    .optional(),
+  Auth__TrustProxy: env.bool(false),
+  Auth__ProxyHops: env.positiveInt(1),
+  Auth__SessionCacheMs: z.coerce.number().int().min(0).max(60_000).default(1000),
+  Auth__Groups__Client: env.string().default('clients'),
+  Auth__Groups__Subscriber: env.string().default('subscribers'),
+  Auth__SupportedLocales: env
+    .list()
+    .refine((items) => items.every((item) => LOCALE.test(item)), { message: 'must list locales such as en,de,fr' })
+    .default(['en', 'de', 'fr', 'es']),
+  Auth__DefaultLocale: z.string().regex(LOCALE, 'must be a locale such as en').default('en'),
+  Tls__CertPath: env.string().optional(),
+  Tls__KeyPath: env.string().optional(),
+  Oidc__Realm: env.string(),
+  Oidc__ServerUrl: env.url(['https', 'http']),
+  Oidc__ClientId: env.string(),
+  Oidc__ClientSecret: env.string(),
+  Oidc__AdminCredentials__Username: env.string(),
+  Oidc__AdminCredentials__Password: env.string(),
+  Oidc__StateTtlSeconds: env.positiveInt(300),
+  Oidc__TimeoutMs: env.positiveInt(5000),
+  IGNORE_SSL_CERT_VALIDATION: env.bool(false),
+  ASPNETCORE_ENVIRONMENT: env.string().optional(),
+  NODE_ENV: env.string().optional(),
+  MessageBroker__BrokerList: env.list(),
+  Kafka__NotificationsTopic: env.string().default('notifications'),
+  Kafka__UserAuthenticationTopic: env.string().default('user-authentication'),
+  Kafka__PublishTimeoutMs: env.positiveInt(5000),
+  Cache__Url: z.string().regex(CACHE_ADDRESS, 'must be host:port (optionally grpc://host:port)'),
+  Cache__DeadlineMs: env.positiveInt(2000),
+  Otp__TtlSeconds: env.positiveInt(300),
+  Otp__MaxAttempts: env.positiveInt(5),
+  Otp__ResendCooldownSeconds: z.coerce.number().int().min(0).default(30),
+  Otp__MaxPerPhone: env.positiveInt(5),
+  Otp__MaxPerIp: env.positiveInt(20),
+  Otp__RateLimitWindowSeconds: env.positiveInt(3600),
+  Management__Port: env.port(9464),
+  Log__Level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  Shutdown__GracePeriodMs: env.positiveInt(10_000),
+  Otlp__Endpoint: env.url(['http', 'https']).optional(),
+};
+
+type Input = Readonly<Record<string, string>>;
+
+function environmentOf(input: { ASPNETCORE_ENVIRONMENT?: string | undefined; NODE_ENV?: string | undefined }): AuthConfig['environment'] {
+  const names = [input.ASPNETCORE_ENVIRONMENT, input.NODE_ENV].filter((name) => name !== undefined).map((name) => name.toLowerCase());
+  if (names.includes('development')) return 'Development';
+  // Unset means Production: the safe side for every development-only switch.
+  if (names.length === 0 || names.includes('production')) return 'Production';
+  return 'Other';
+}
+
+function isLoopbackHttp(url: string): boolean {
+  const parsed = new URL(url);
+  if (parsed.protocol !== 'http:') return false;
+  const host = parsed.hostname.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || (isIP(host) === 4 && host.startsWith('127.')) || host === '::1';
+}
+
+function readable(path: string): boolean {
+  try {
+    accessSync(path, constants.R_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Rules across variables, over the raw values. */
+function crossCheck(input: Input): string[] {
+  const problems: string[] = [];
+  const production = environmentOf(input) === 'Production';
+  const server = input.Oidc__ServerUrl;
+  if (server !== undefined && production && URL.canParse(server) && new URL(server).protocol === 'http:' && !isLoopbackHttp(server)) {
+    problems.push('Oidc__ServerUrl: must be https in Production (plain http is accepted for loopback addresses or outside Production)');
+  }
+  if ((input.Tls__CertPath === undefined) !== (input.Tls__KeyPath === undefined)) {
+    problems.push('Tls__CertPath and Tls__KeyPath: give both or neither');
+  }
+  for (const name of ['Tls__CertPath', 'Tls__KeyPath'] as const) {
+    const path = input[name];
+    if (path !== undefined && !readable(path)) problems.push(`${name}: cannot read ${path}`);
+  }
+  return problems;
+}
+
+type Vars = ReturnType<typeof parseEnv<typeof schema>>;
+
+function oidcSettings(vars: Vars, mode: AuthConfig['environment']): OidcSettings {
+  const serverUrl = vars.Oidc__ServerUrl.replace(/\/+$/, '');
+  return {
+    issuer: `${serverUrl}/realms/${encodeURIComponent(vars.Oidc__Realm)}`,
+    serverUrl,
+    realm: vars.Oidc__Realm,
+    clientId: vars.Oidc__ClientId,
+    clientSecret: vars.Oidc__ClientSecret,
+    adminUsername: vars.Oidc__AdminCredentials__Username,
+    adminPassword: vars.Oidc__AdminCredentials__Password,
+    allowInsecureHttp: isLoopbackHttp(serverUrl) || mode !== 'Production',
+    ignoreCertificateErrors: vars.IGNORE_SSL_CERT_VALIDATION && mode !== 'Production',
+    stateTtlSeconds: vars.Oidc__StateTtlSeconds,
+    timeoutMs: vars.Oidc__TimeoutMs,
+  };
+}
+
+function otpLimits(vars: Vars): OtpLimits {
+  return {
+    ttlSeconds: vars.Otp__TtlSeconds,
+    maxAttempts: vars.Otp__MaxAttempts,
+    cooldownSeconds: vars.Otp__ResendCooldownSeconds,
+    maxPerPhone: vars.Otp__MaxPerPhone,
+    maxPerIp: vars.Otp__MaxPerIp,
+    windowSeconds: vars.Otp__RateLimitWindowSeconds,
+  };
+}
+
+/**
+ * The only reader of the environment (the process' own unless one is given). Every variable is
+ * validated at start and every problem reported at once, one line per variable.
+ */
+export function loadConfig(environment: Env = process.env): AuthConfig {
+  const vars = parseEnv(schema, environment, crossCheck);
+  const mode = environmentOf(vars);
+  const warnings: string[] = [];
+  if (vars.IGNORE_SSL_CERT_VALIDATION) {
+    warnings.push(
+      mode === 'Production'
+        ? 'IGNORE_SSL_CERT_VALIDATION is ignored in Production: certificates of the identity provider are validated'
+        : 'IGNORE_SSL_CERT_VALIDATION=true: certificates of the identity provider are NOT validated (development only)',
+    );
+  }
+  const supported = vars.Auth__SupportedLocales.includes(vars.Auth__DefaultLocale) ? vars.Auth__SupportedLocales : [vars.Auth__DefaultLocale, ...vars.Auth__SupportedLocales];
+  return {
+    port: vars.Auth__Port,
+    host: vars.Auth__Host,
+    managementPort: vars.Management__Port,
+    publicBaseUrl: (vars.Auth__PublicBaseUrl ?? `https://localhost:${vars.Auth__Port}`).replace(/\/+$/, ''),
+    allowedRedirects: vars.Auth__AllowedRedirectUris ?? parseAllowlist([]),
+    proxyHops: vars.Auth__TrustProxy ? vars.Auth__ProxyHops : 0,
+    sessionCacheMs: vars.Auth__SessionCacheMs,
+    environment: mode,
+    tls: vars.Tls__CertPath !== undefined && vars.Tls__KeyPath !== undefined ? { certPath: vars.Tls__CertPath, keyPath: vars.Tls__KeyPath } : undefined,
+    oidc: oidcSettings(vars, mode),
+    groups: { client: vars.Auth__Groups__Client, subscriber: vars.Auth__Groups__Subscriber },
+    locales: { supported, fallback: vars.Auth__DefaultLocale },
+    otp: otpLimits(vars),
+    kafka: {
+      brokers: vars.MessageBroker__BrokerList,
+      notificationsTopic: vars.Kafka__NotificationsTopic,
+      userAuthenticationTopic: vars.Kafka__UserAuthenticationTopic,
+      publishTimeoutMs: vars.Kafka__PublishTimeoutMs,
+    },
+    cache: { address: vars.Cache__Url.replace(/^grpc:\/\//, '').replace(/\/$/, ''), deadlineMs: vars.Cache__DeadlineMs },
+    logLevel: vars.Log__Level,
+    shutdownGraceMs: vars.Shutdown__GracePeriodMs,
+    warnings,
+  };
+}

@@ -1,0 +1,46 @@
+/** Tokens of one login, with the claims of its validated ID token. */
+export interface LoginTokens {
+  accessToken: string;
+  refreshToken: string | undefined;
+  /** Seconds until the access token expires. */
+  expiresInSeconds: number;
+  /** `sub`: the user's id at the identity provider. */
+  subject: string;
+  /** `phone_number` claim, when the user has one. */
+  phoneNumber: string | undefined;
+  /** `locale` claim, when the user has one. */
+  locale: string | undefined;
+}
+
+/** The parameters of a browser login: PKCE challenge, state and nonce. */
+export interface AuthorizationRequest {
+  state: string;
+  nonce: string;
+  codeChallenge: string;
+}
+
+/** What the browser brought back to /redirect, and what the login started with. */
+export interface AuthorizationCallback {
+  /** The full URL of the /redirect request, as `${publicBaseUrl}/redirect?...`. */
+  callbackUrl: URL;
+  state: string;
+  nonce: string;
+  codeVerifier: string;
+}
+
+/**
+ * The OpenID Connect side of Keycloak (the port; keycloak-oidc.ts is the adapter). Failures to
+ * reach it reject with a 503 AppError; a refused code exchange rejects with a 400 AppError.
+ */
+export interface IdentityProvider {
+  /** The authorization endpoint URL to send the browser to. */
+  authorizationUrl(request: AuthorizationRequest): Promise<URL>;
+  /** Authorization code grant with PKCE; state, nonce and ID token are checked. */
+  exchangeCode(callback: AuthorizationCallback): Promise<LoginTokens>;
+  /** Resource owner password grant (used once, with a password only this call knows). */
+  passwordGrant(username: string, password: string): Promise<LoginTokens>;
+  /** Revokes a refresh token (ends the Keycloak session). */
+  revoke(refreshToken: string): Promise<void>;
+  /** Readiness: fetches the discovery document. */
+  check(): Promise<void>;
+}

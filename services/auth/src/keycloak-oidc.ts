@@ -1,0 +1,117 @@
+import * as oidc from 'openid-client';
+import { AppError, badRequest, unavailable } from '@sp/platform';
+import type { OidcSettings } from './config.js';
+import type { IdpFetch } from './idp-http.js';
+import type { IdentityProvider, LoginTokens } from './identity-provider.js';
+
+const UNREACHABLE_CODES = new Set(['OAUTH_TIMEOUT', 'OAUTH_ABORT', 'OAUTH_RESPONSE_IS_NOT_CONFORM', 'OAUTH_RESPONSE_IS_NOT_JSON']);
+
+/** Keycloak could not be reached, timed out, or failed on its side (5xx). */
+function isUnreachable(err: unknown): boolean {
+  if (err instanceof TypeError) return true; // fetch failed: refused, reset, DNS
+  if (err instanceof oidc.ResponseBodyError) return err.status >= 500;
+  return err instanceof oidc.ClientError && err.code !== undefined && UNREACHABLE_CODES.has(err.code);
+}
+
+/** An OAuth error code is a short token ([a-z_]); anything else is not echoed. */
+const oauthCode = (value: unknown): string => (typeof value === 'string' && /^[a-z_]{1,64}$/.test(value) ? value : 'error');
+
+/** A failed code exchange: the caller's fault (400) unless Keycloak is unreachable (503). */
+function exchangeError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  if (isUnreachable(err)) return unavailable('identity provider', err);
+  if (err instanceof oidc.AuthorizationResponseError) return badRequest(`login failed: ${oauthCode(err.error)}`);
+  if (err instanceof oidc.ResponseBodyError) return badRequest(`the authorization code was refused: ${oauthCode(err.error)}`);
+  const refused = badRequest('the authorization response is invalid');
+  return new AppError(refused.status, refused.code, refused.message, { cause: err });
+}
+
+/** A failed grant the service made on its own (password grant, revocation): never the caller's fault. */
+function serverError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  if (isUnreachable(err)) return unavailable('identity provider', err);
+  return new AppError(502, 'bad_gateway', 'the identity provider refused the login', { cause: err });
+}
+
+type Grant = oidc.TokenEndpointResponse & oidc.TokenEndpointResponseHelpers;
+
+function toLoginTokens(grant: Grant): LoginTokens {
+  const claims = grant.claims();
+  if (claims === undefined) throw new AppError(502, 'bad_gateway', 'the identity provider returned no ID token');
+  return {
+    accessToken: grant.access_token,
+    refreshToken: grant.refresh_token,
+    expiresInSeconds: grant.expiresIn() ?? 300,
+    subject: claims.sub,
+    phoneNumber: typeof claims.phone_number === 'string' ? claims.phone_number : undefined,
+    locale: typeof claims.locale === 'string' ? claims.locale : undefined,
+  };
+}
+
+/**
+ * Keycloak through openid-client: discovery from the realm's issuer URL (lazily, retried after a
+ * failure, so the service starts while Keycloak is still booting), client authentication with
+ * the client secret. openid-client refuses plain-HTTP issuers; `allowInsecureRequests` is set
+ * only when the configuration allows it (a loopback http URL, or outside Production).
+ */
+export function createKeycloakOidc(settings: OidcSettings, options: { fetch: IdpFetch; redirectUri: string }): IdentityProvider {
+  let configuration: Promise<oidc.Configuration> | undefined;
+
+  const discover = (): Promise<oidc.Configuration> => {
+    configuration ??= oidc
+      .discovery(new URL(settings.issuer), settings.clientId, { client_secret: settings.clientSecret }, oidc.ClientSecretPost(settings.clientSecret), {
+        [oidc.customFetch]: options.fetch,
+        execute: settings.allowInsecureHttp ? [oidc.allowInsecureRequests] : [],
+      })
+      .catch((err: unknown) => {
+        configuration = undefined;
+        throw unavailable('identity provider', err);
+      });
+    return configuration;
+  };
+
+  return {
+    async authorizationUrl(request) {
+      return oidc.buildAuthorizationUrl(await discover(), {
+        redirect_uri: options.redirectUri,
+        scope: 'openid',
+        state: request.state,
+        nonce: request.nonce,
+        code_challenge: request.codeChallenge,
+        code_challenge_method: 'S256',
+      });
+    },
+    async exchangeCode(callback) {
+      try {
+        const grant = await oidc.authorizationCodeGrant(await discover(), callback.callbackUrl, {
+          pkceCodeVerifier: callback.codeVerifier,
+          expectedState: callback.state,
+          expectedNonce: callback.nonce,
+          idTokenExpected: true,
+        });
+        return toLoginTokens(grant);
+      } catch (err) {
+        throw exchangeError(err);
+      }
+    },
+    async passwordGrant(username, password) {
+      try {
+        return toLoginTokens(await oidc.genericGrantRequest(await discover(), 'password', { username, password, scope: 'openid' }));
+      } catch (err) {
+        throw serverError(err);
+      }
+    },
+    async revoke(refreshToken) {
+      try {
+        await oidc.tokenRevocation(await discover(), refreshToken, { token_type_hint: 'refresh_token' });
+      } catch (err) {
+        throw serverError(err);
+      }
+    },
+    async check() {
+      const response = await options.fetch(`${settings.issuer}/.well-known/openid-configuration`);
+      await response.body?.cancel();
+      if (!response.ok) throw new Error(`discovery answered ${response.status}`);
+    },
+  };
+}

@@ -1,0 +1,39 @@
+import {
+  closeGracefully,
+  createLogger,
+  createRegistry,
+  installProcessHandlers,
+  listen,
+  loadConfigOrExit,
+  onShutdown,
+  startManagementServer,
+} from '@sp/platform';
+import { loadConfig } from './config.js';
+import { createAuthAdapters } from './adapters.js';
+import { authReadiness, createAuthApp } from './app.js';
+import { createAuthServer } from './server.js';
+import { loadTlsCredentials } from './tls.js';
+
+const config = loadConfigOrExit(() => loadConfig(), 'auth');
+const logger = createLogger({ service: 'auth', level: config.logLevel });
+installProcessHandlers(logger);
+for (const warning of config.warnings) logger.warn(warning);
+if (config.allowedRedirects.entries.length === 0) logger.warn('Auth__AllowedRedirectUris is empty: every GET /login is refused with 400');
+const registry = createRegistry('auth');
+
+const adapters = createAuthAdapters(config, { logger, registry });
+const app = createAuthApp({ settings: config, ...adapters, logger, registry });
+const server = createAuthServer(app, await loadTlsCredentials(config, logger));
+const port = await listen(server, config.port, config.host);
+const management = await startManagementServer({ port: config.managementPort, registry, readiness: authReadiness(adapters), logger });
+logger.info({ port, managementPort: management.port, environment: config.environment, publicBaseUrl: config.publicBaseUrl }, 'auth service listening');
+
+onShutdown(
+  [
+    { name: 'readiness', run: () => Promise.resolve(management.markShuttingDown()) },
+    { name: 'https', run: () => closeGracefully(server, Math.max(config.shutdownGraceMs - 1000, 0)) },
+    { name: 'adapters', run: () => adapters.close() },
+    { name: 'management', run: () => management.close() },
+  ],
+  { logger, gracePeriodMs: config.shutdownGraceMs },
+);

@@ -1,0 +1,50 @@
+import type Koa from 'koa';
+import { AppError, badRequest } from '@sp/platform';
+import type { Role } from './config.js';
+import type { VerificationResult } from './auth-metrics.js';
+import { readJsonObject } from './json-body.js';
+import { resolveLocale } from './locale.js';
+import { checkPhoneCode, REFUSALS } from './otp-check.js';
+import { isOtpCodeFormat } from './otp-codes.js';
+import { normalizePhoneNumber } from './phone.js';
+import type { AuthServices } from './services.js';
+import { loginByPhone } from './user-provisioning.js';
+
+const ROLES: ReadonlySet<string> = new Set<Role>(['client', 'subscriber']);
+
+function roleOf(ctx: Koa.Context): Role {
+  const header = ctx.get('x-role-claim');
+  if (header === '') throw badRequest('X-Role-Claim header is required');
+  if (!ROLES.has(header)) throw badRequest('X-Role-Claim must be client or subscriber');
+  return header as Role;
+}
+
+/**
+ * POST /otp/verify {phoneNumber, code, locale?} with X-Role-Claim: every refusal is
+ * 400 {"error": message} and sets no cookie. On success the user is provisioned in Keycloak,
+ * a token obtained and cached, the TokenId cookie set and UserLoggedInEvent published.
+ */
+export function verifyOtp(s: AuthServices): Koa.Middleware {
+  return async (ctx) => {
+    let result: VerificationResult = 'bad_request';
+    try {
+      const role = roleOf(ctx);
+      const body = await readJsonObject(ctx);
+      const phoneNumber = normalizePhoneNumber(body.phoneNumber);
+      if (!isOtpCodeFormat(body.code)) throw badRequest('code must be a string of 6 digits');
+      result = await checkPhoneCode(s.otps, { phoneNumber, code: body.code, nowMs: s.now(), maxAttempts: s.settings.otp.maxAttempts });
+      if (result !== 'success') throw badRequest(REFUSALS[result]);
+      const locale = resolveLocale(body.locale, ctx.get('accept-language'), s.settings.locales);
+      const tokens = await loginByPhone(s.users, s.identityProvider, { phoneNumber, locale, group: s.settings.groups[role] });
+      const userLocale = resolveLocale(tokens.locale, undefined, { supported: s.settings.locales.supported, fallback: locale });
+      await s.completeLogin(ctx, tokens, { phoneNumber, locale: userLocale, method: 'otp', role });
+      ctx.body = {};
+      s.metrics.login('otp', 'success');
+    } catch (err) {
+      s.metrics.login('otp', err instanceof AppError && err.status < 500 ? 'rejected' : 'error');
+      throw err;
+    } finally {
+      s.metrics.otpVerification(result);
+    }
+  };
+}

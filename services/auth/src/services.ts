@@ -1,0 +1,60 @@
+import type { CacheClient } from '@sp/cache-client';
+import type { EventPublisher, Logger, Registry } from '@sp/platform';
+import type { AuthConfig } from './config.js';
+import { createAuthMetrics, type AuthMetrics } from './auth-metrics.js';
+import type { IdentityProvider } from './identity-provider.js';
+import type { UserDirectory } from './keycloak-admin.js';
+import { createLoginCompletion, type CompleteLogin } from './login-completion.js';
+import { createOtpStore, type OtpStore } from './otp-store.js';
+import { createOtpRateLimiter, type OtpRateLimiter } from './rate-limiter.js';
+import { createTokenStore, type TokenStore } from './token-store.js';
+
+/** The part of the configuration the HTTP app uses. */
+export type AuthSettings = Pick<AuthConfig, 'publicBaseUrl' | 'allowedRedirects' | 'proxyHops' | 'sessionCacheMs' | 'environment' | 'groups' | 'locales' | 'otp' | 'kafka'> & {
+  oidc: Pick<AuthConfig['oidc'], 'stateTtlSeconds'>;
+};
+
+/** The adapters the app runs on: each a real backend in production and in the tests. */
+export interface AuthDeps {
+  settings: AuthSettings;
+  /** The cache service (JSON values). */
+  cache: CacheClient<unknown>;
+  publisher: EventPublisher;
+  identityProvider: IdentityProvider;
+  users: UserDirectory;
+  logger: Logger;
+  registry: Registry;
+  /** The clock, Unix ms. */
+  now?: () => number;
+}
+
+/** What the endpoints share, built once per app. */
+export interface AuthServices extends Required<Omit<AuthDeps, 'registry'>> {
+  metrics: AuthMetrics;
+  otps: OtpStore;
+  limiter: OtpRateLimiter;
+  tokens: TokenStore;
+  completeLogin: CompleteLogin;
+}
+
+export function createAuthServices(deps: AuthDeps): AuthServices {
+  const now = deps.now ?? Date.now;
+  const metrics = createAuthMetrics(deps.registry);
+  const tokens = createTokenStore(deps.cache, { localTtlMs: deps.settings.sessionCacheMs, ...(deps.now === undefined ? {} : { now: deps.now }) });
+  return {
+    ...deps,
+    now,
+    metrics,
+    otps: createOtpStore(deps.cache, deps.settings.otp),
+    limiter: createOtpRateLimiter(deps.cache, deps.settings.otp, { now, onLimited: (scope) => metrics.rateLimited(scope) }),
+    tokens,
+    completeLogin: createLoginCompletion({
+      tokens,
+      publisher: deps.publisher,
+      identityProvider: deps.identityProvider,
+      topic: deps.settings.kafka.userAuthenticationTopic,
+      logger: deps.logger,
+      now,
+    }),
+  };
+}

@@ -1,0 +1,95 @@
+import { randomBytes } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import type { CacheClient } from '@sp/cache-client';
+
+/** What `token:{tokenId}` holds: what /auth and /logout need, nothing more. */
+export interface TokenRecord {
+  accessToken: string;
+  /** For revocation at logout (Keycloak ends the session with it). */
+  refreshToken?: string;
+  /** Keycloak user id (`sub`). */
+  subject: string;
+  phoneNumber: string;
+  /** Access token expiry, Unix ms; the cache entry expires with it. */
+  expiresAtMs: number;
+}
+
+/** 256 random bits, base64url: 43 characters. */
+const TOKEN_ID = /^[A-Za-z0-9_-]{43}$/;
+
+export function newTokenId(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+function isTokenRecord(value: unknown): value is TokenRecord {
+  return typeof value === 'object' && value !== null && typeof (value as TokenRecord).accessToken === 'string';
+}
+
+export interface TokenStore {
+  /** Stores the record under a fresh token id for `ttlMs` and returns the id. */
+  save(record: TokenRecord, ttlMs: number): Promise<string>;
+  /** The live record of a token id; undefined for a malformed, unknown or expired one. */
+  get(tokenId: string | undefined): Promise<TokenRecord | undefined>;
+  /** Removes the record and returns what it held. */
+  remove(tokenId: string | undefined): Promise<TokenRecord | undefined>;
+}
+
+export interface TokenStoreOptions {
+  /**
+   * How long this replica may answer from its own memory a token it read from the cache service
+   * (0: never). A logout through another replica takes effect here within this time; through this
+   * replica, at once. Never past the token's own expiry.
+   */
+  localTtlMs: number;
+  /** Most tokens remembered locally (least recently used ones go first). */
+  localMax?: number;
+  now?: () => number;
+}
+
+/**
+ * Tokens in the cache service under `token:{tokenId}`; a malformed id never reaches the cache.
+ * Reads are remembered locally for a moment (`localTtlMs`), because every request behind the
+ * ingress asks /auth and one page load sends a burst of them: without it each of them costs a
+ * gRPC round trip to the cache service, which is most of the hot path's time (bench/auth.bench.ts).
+ * Only live tokens are remembered, so a new session is never refused for having been looked up.
+ */
+export function createTokenStore(cache: CacheClient<unknown>, options: TokenStoreOptions = { localTtlMs: 0 }): TokenStore {
+  const now = options.now ?? Date.now;
+  // Local entries age by the injected clock when there is one (tests; read on every check), else by
+  // lru-cache's own monotonic clock.
+  const clock = options.now === undefined ? {} : { perf: { now: options.now }, ttlResolution: 0 };
+  const local = options.localTtlMs > 0 ? new LRUCache<string, TokenRecord>({ max: options.localMax ?? 10_000, ...clock }) : undefined;
+  const key = (tokenId: string): string => `token:${tokenId}`;
+  const valid = (tokenId: string | undefined): tokenId is string => tokenId !== undefined && TOKEN_ID.test(tokenId);
+
+  const remember = (tokenId: string, record: TokenRecord): void => {
+    const ttl = Math.min(options.localTtlMs, record.expiresAtMs - now());
+    if (local !== undefined && ttl > 0) local.set(tokenId, record, { ttl });
+  };
+
+  const get = async (tokenId: string | undefined): Promise<TokenRecord | undefined> => {
+    if (!valid(tokenId)) return undefined;
+    const known = local?.get(tokenId);
+    if (known !== undefined) return known;
+    const value = await cache.get(key(tokenId));
+    if (!isTokenRecord(value)) return undefined;
+    remember(tokenId, value);
+    return value;
+  };
+
+  return {
+    async save(record, ttlMs) {
+      const tokenId = newTokenId();
+      await cache.set(key(tokenId), record, ttlMs);
+      return tokenId;
+    },
+    get,
+    async remove(tokenId) {
+      if (!valid(tokenId)) return undefined;
+      local?.delete(tokenId);
+      const value = await cache.get(key(tokenId));
+      await cache.remove(key(tokenId));
+      return isTokenRecord(value) ? value : undefined;
+    },
+  };
+}

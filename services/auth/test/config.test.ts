@@ -1,0 +1,125 @@
+import { writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from '@jest/globals';
+import { ConfigError } from '@sp/platform';
+import { loadConfig } from '../src/config.js';
+
+const required = {
+  Oidc__Realm: 'subscription-platform',
+  Oidc__ServerUrl: 'https://keycloak.example.test',
+  Oidc__ClientId: 'platform-auth',
+  Oidc__ClientSecret: 'secret',
+  Oidc__AdminCredentials__Username: 'platform-admin',
+  Oidc__AdminCredentials__Password: 'password',
+  MessageBroker__BrokerList: 'kafka-0:9092, kafka-1:9092',
+  Cache__Url: 'cache:7777',
+};
+
+function problemsOf(env: Record<string, string>): readonly string[] {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  throw new Error('the configuration was accepted');
+}
+
+describe('loadConfig', () => {
+  it('should report every missing and invalid variable at once, by name', () => {
+    const problems = problemsOf({
+      Oidc__ServerUrl: 'keycloak:8080',
+      Cache__Url: 'not an address',
+      Auth__Port: '70000',
+      Auth__AllowedRedirectUris: 'https://ok.example.test, https://user@bad.example.test',
+      Otp__MaxAttempts: '0',
+      IGNORE_SSL_CERT_VALIDATION: 'maybe',
+      Tls__CertPath: '/nonexistent/cert.pem',
+    });
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        'Oidc__Realm: is required',
+        'Oidc__ClientId: is required',
+        'Oidc__ClientSecret: is required',
+        'Oidc__AdminCredentials__Username: is required',
+        'Oidc__AdminCredentials__Password: is required',
+        'MessageBroker__BrokerList: is required',
+        'Oidc__ServerUrl: must be a URL with scheme https or http',
+        expect.stringMatching(/^Cache__Url: must be host:port/),
+        expect.stringMatching(/^Auth__Port: /),
+        'Auth__AllowedRedirectUris: "https://user@bad.example.test" must not carry user information',
+        expect.stringMatching(/^Otp__MaxAttempts: /),
+        'IGNORE_SSL_CERT_VALIDATION: must be true or false',
+        'Tls__CertPath and Tls__KeyPath: give both or neither',
+        'Tls__CertPath: cannot read /nonexistent/cert.pem',
+      ]),
+    );
+    expect(problems).toHaveLength(14);
+  });
+
+  it('should apply the documented defaults', () => {
+    const config = loadConfig(required);
+    expect(config).toMatchObject({
+      port: 5555,
+      host: '0.0.0.0',
+      managementPort: 9464,
+      publicBaseUrl: 'https://localhost:5555',
+      proxyHops: 0,
+      sessionCacheMs: 1000,
+      environment: 'Production',
+      tls: undefined,
+      groups: { client: 'clients', subscriber: 'subscribers' },
+      locales: { supported: ['en', 'de', 'fr', 'es'], fallback: 'en' },
+      otp: { ttlSeconds: 300, maxAttempts: 5, cooldownSeconds: 30, maxPerPhone: 5, maxPerIp: 20, windowSeconds: 3600 },
+      kafka: { brokers: ['kafka-0:9092', 'kafka-1:9092'], notificationsTopic: 'notifications', userAuthenticationTopic: 'user-authentication', publishTimeoutMs: 5000 },
+      cache: { address: 'cache:7777', deadlineMs: 2000 },
+      warnings: [],
+    });
+    expect(config.oidc).toMatchObject({ issuer: 'https://keycloak.example.test/realms/subscription-platform', allowInsecureHttp: false, ignoreCertificateErrors: false, stateTtlSeconds: 300 });
+    // No allowlist: every redirect URI is refused.
+    expect(config.allowedRedirects.check('https://localhost:5555/')).toBeUndefined();
+  });
+
+  it('should refuse a plain-HTTP identity provider in Production unless it is on loopback', () => {
+    expect(problemsOf({ ...required, Oidc__ServerUrl: 'http://keycloak:8080' })).toEqual([
+      'Oidc__ServerUrl: must be https in Production (plain http is accepted for loopback addresses or outside Production)',
+    ]);
+    expect(loadConfig({ ...required, Oidc__ServerUrl: 'http://127.0.0.1:8080/' }).oidc).toMatchObject({ allowInsecureHttp: true, issuer: 'http://127.0.0.1:8080/realms/subscription-platform' });
+    expect(loadConfig({ ...required, Oidc__ServerUrl: 'http://keycloak:8080', NODE_ENV: 'Development' }).oidc.allowInsecureHttp).toBe(true);
+  });
+
+  it('should honour IGNORE_SSL_CERT_VALIDATION only outside Production, with a warning either way', () => {
+    const production = loadConfig({ ...required, IGNORE_SSL_CERT_VALIDATION: 'true', ASPNETCORE_ENVIRONMENT: 'Production' });
+    expect(production.oidc.ignoreCertificateErrors).toBe(false);
+    expect(production.warnings).toEqual([expect.stringMatching(/ignored in Production/)]);
+    const development = loadConfig({ ...required, IGNORE_SSL_CERT_VALIDATION: 'true', ASPNETCORE_ENVIRONMENT: 'Development' });
+    expect(development.environment).toBe('Development');
+    expect(development.oidc.ignoreCertificateErrors).toBe(true);
+    expect(development.warnings).toEqual([expect.stringMatching(/NOT validated/)]);
+    expect(loadConfig({ ...required, NODE_ENV: 'staging' }).environment).toBe('Other');
+  });
+
+  it('should read the TLS files, the proxy setting and the allowlist', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'auth-config-'));
+    writeFileSync(join(dir, 'tls.crt'), 'cert');
+    writeFileSync(join(dir, 'tls.key'), 'key');
+    const config = loadConfig({
+      ...required,
+      Tls__CertPath: join(dir, 'tls.crt'),
+      Tls__KeyPath: join(dir, 'tls.key'),
+      Auth__TrustProxy: 'true',
+      Auth__ProxyHops: '2',
+      Auth__AllowedRedirectUris: 'https://app.example.test/, https://admin.example.test/ui/',
+      Auth__SupportedLocales: 'de,en',
+      Auth__DefaultLocale: 'de',
+    });
+    expect(config.tls).toEqual({ certPath: join(dir, 'tls.crt'), keyPath: join(dir, 'tls.key') });
+    expect(loadConfig({ ...required, Auth__Port: '6000' }).publicBaseUrl).toBe('https://localhost:6000');
+    expect(config.proxyHops).toBe(2);
+    expect(config.locales).toEqual({ supported: ['de', 'en'], fallback: 'de' });
+    expect(config.allowedRedirects.check('https://app.example.test/any/path?x=1')).toBe('https://app.example.test/any/path?x=1');
+    expect(config.allowedRedirects.check('https://admin.example.test/ui/home')).toBe('https://admin.example.test/ui/home');
+    expect(config.allowedRedirects.check('https://admin.example.test/other')).toBeUndefined();
+  });
+});

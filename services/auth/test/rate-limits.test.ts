@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { startCacheService, type RunningCacheService } from '../../../test/support/cache-service.js';
+import { counterValue, startAuth, type RunningAuth } from './support/auth-fixture.js';
+import type { Reply } from './support/https-client.js';
+import { newPhoneNumber } from './support/phones.js';
+
+function expectLimited(reply: Reply, maxRetryAfter: number): void {
+  expect(reply.status).toBe(429);
+  expect(reply.json()).toEqual({ error: 'too many requests' });
+  const retryAfter = Number(reply.headers.get('retry-after'));
+  expect(retryAfter).toBeGreaterThanOrEqual(1);
+  expect(retryAfter).toBeLessThanOrEqual(maxRetryAfter);
+}
+
+describe('POST /otp resend limits, kept in the cache service', () => {
+  let cacheService: RunningCacheService;
+  /** Two replicas with the default limits (30 s cooldown) on one cache service. */
+  let replicaA: RunningAuth;
+  let replicaB: RunningAuth;
+  /** No cooldown, 2 codes per phone and 3 per IP per hour. */
+  let strict: RunningAuth;
+
+  beforeAll(async () => {
+    cacheService = await startCacheService();
+    [replicaA, replicaB, strict] = await Promise.all([
+      startAuth(cacheService.address),
+      startAuth(cacheService.address),
+      startAuth(cacheService.address, { Otp__ResendCooldownSeconds: '0', Otp__MaxPerPhone: '2', Otp__MaxPerIp: '3' }),
+    ]);
+  });
+
+  afterAll(async () => {
+    await Promise.all([replicaA.close(), replicaB.close(), strict.close()]);
+    await cacheService.close();
+  });
+
+  const request = (target: RunningAuth, phoneNumber: string, ip: string): Promise<Reply> => target.client.post('/otp', { phoneNumber }, { 'x-forwarded-for': ip });
+
+  it('should answer 429 with Retry-After to a resend within the cooldown, on any replica', async () => {
+    const phoneNumber = newPhoneNumber();
+    expect((await request(replicaA, phoneNumber, '192.0.2.10')).status).toBe(200);
+    expectLimited(await request(replicaA, phoneNumber, '192.0.2.10'), 30);
+    // Another replica and another IP: the cooldown belongs to the number and lives in the cache service.
+    expectLimited(await request(replicaB, phoneNumber, '192.0.2.11'), 30);
+    expect(await replicaA.cache.get(`otp:${phoneNumber}:cooldown`)).toEqual(expect.any(Number));
+    expect(await counterValue(replicaB.registry, 'rate_limited_total', { scope: 'phone_cooldown' })).toBe(1);
+    // Other numbers are not affected.
+    expect((await request(replicaB, newPhoneNumber(), '192.0.2.10')).status).toBe(200);
+  });
+
+  it('should limit the codes per phone number within the window', async () => {
+    const phoneNumber = newPhoneNumber();
+    expect((await request(strict, phoneNumber, '192.0.2.20')).status).toBe(200);
+    expect((await request(strict, phoneNumber, '192.0.2.21')).status).toBe(200);
+    expectLimited(await request(strict, phoneNumber, '192.0.2.22'), 3600);
+    expect(await counterValue(strict.registry, 'rate_limited_total', { scope: 'phone' })).toBe(1);
+  });
+
+  it('should limit the codes per client IP, taking the address the trusted proxy appended', async () => {
+    // The client's own X-Forwarded-For entries (left) are ignored: the proxy's (right) counts.
+    for (const spoofed of ['203.0.113.1', '203.0.113.2', '203.0.113.3']) {
+      expect((await request(strict, newPhoneNumber(), `${spoofed}, 198.51.100.77`)).status).toBe(200);
+    }
+    expectLimited(await request(strict, newPhoneNumber(), '203.0.113.4, 198.51.100.77'), 3600);
+    expect((await request(strict, newPhoneNumber(), '198.51.100.78')).status).toBe(200);
+    expect(await counterValue(strict.registry, 'rate_limited_total', { scope: 'ip' })).toBe(1);
+  });
+
+  it('should count IPv6 clients per /64', async () => {
+    for (const host of ['1', 'a:b:c:d', 'ffff:0:0:1']) {
+      expect((await request(strict, newPhoneNumber(), `2001:db8:5:6:${host.includes(':') ? host : `0:0:0:${host}`}`)).status).toBe(200);
+    }
+    expectLimited(await request(strict, newPhoneNumber(), '2001:db8:5:6::99'), 3600);
+    expect((await request(strict, newPhoneNumber(), '2001:db8:5:7::1')).status).toBe(200);
+  });
+});

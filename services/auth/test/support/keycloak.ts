@@ -1,0 +1,78 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { infra } from '../../../../test/support/infra.js';
+
+const realmFile = fileURLToPath(new URL('../../../../test/infra/keycloak/realm.json', import.meta.url));
+
+/** The auth service's Keycloak client (`platform-auth`), read from the realm the tests run against. */
+export function authClient(): { clientId: string; secret: string } {
+  const realm = JSON.parse(readFileSync(realmFile, 'utf8')) as { clients: Array<{ clientId: string; secret?: string }> };
+  const client = realm.clients.find((candidate) => candidate.clientId === 'platform-auth');
+  if (client?.secret === undefined) throw new Error('realm.json has no platform-auth client');
+  return { clientId: client.clientId, secret: client.secret };
+}
+
+export const keycloakUrl = (): string => infra('KEYCLOAK_URL');
+export const issuer = (): string => `${keycloakUrl()}/realms/${infra('KEYCLOAK_REALM')}`;
+
+export interface KeycloakUser {
+  id: string;
+  username: string;
+  attributes?: Record<string, string[]>;
+}
+
+/** The realm's admin API as the realm admin (platform-admin), for arranging and checking users. */
+export function keycloakAdmin() {
+  const base = `${keycloakUrl()}/admin/realms/${infra('KEYCLOAK_REALM')}`;
+  let token: string | undefined;
+  const authorization = async (): Promise<string> => {
+    if (token === undefined) {
+      const response = await fetch(`${issuer()}/protocol/openid-connect/token`, {
+        method: 'POST',
+        body: new URLSearchParams({ grant_type: 'password', client_id: 'admin-cli', username: infra('KEYCLOAK_ADMIN_USERNAME'), password: infra('KEYCLOAK_ADMIN_PASSWORD') }),
+      });
+      token = ((await response.json()) as { access_token: string }).access_token;
+    }
+    return `Bearer ${token}`;
+  };
+  const call = async (path: string, init: RequestInit = {}): Promise<Response> =>
+    fetch(`${base}${path}`, { ...init, headers: { authorization: await authorization(), 'content-type': 'application/json' } });
+
+  return {
+    async usersNamed(username: string): Promise<KeycloakUser[]> {
+      return (await (await call(`/users?${new URLSearchParams({ username, exact: 'true' }).toString()}`)).json()) as KeycloakUser[];
+    },
+    async groupsOf(userId: string): Promise<string[]> {
+      return ((await (await call(`/users/${userId}/groups`)).json()) as Array<{ name: string }>).map((group) => group.name);
+    },
+    async createUser(user: { username: string; password: string; phoneNumber?: string; locale?: string }): Promise<string> {
+      const attributes: Record<string, string[]> = {};
+      if (user.phoneNumber) attributes.phoneNumber = [user.phoneNumber];
+      if (user.locale) attributes.locale = [user.locale];
+      const response = await call('/users', {
+        method: 'POST',
+        body: JSON.stringify({ username: user.username, enabled: true, attributes, credentials: [{ type: 'password', value: user.password, temporary: false }] }),
+      });
+      if (response.status !== 201) throw new Error(`creating ${user.username}: ${response.status} ${await response.text()}`);
+      return response.headers.get('location')!.split('/').pop()!;
+    },
+    async deleteUser(id: string): Promise<void> {
+      await (await call(`/users/${id}`, { method: 'DELETE' })).body?.cancel();
+    },
+  };
+}
+
+/** Keycloak's userinfo endpoint with a bearer token: its status and claims. */
+export async function userinfo(accessToken: string): Promise<{ status: number; claims: Record<string, unknown> }> {
+  const response = await fetch(`${issuer()}/protocol/openid-connect/userinfo`, { headers: { authorization: `Bearer ${accessToken}` } });
+  const text = await response.text();
+  return { status: response.status, claims: response.ok ? (JSON.parse(text) as Record<string, unknown>) : {} };
+}
+
+/** Deletes the users a test's logins created (usernames are the phone numbers). */
+export async function deleteUsersNamed(usernames: Iterable<string>): Promise<void> {
+  const admin = keycloakAdmin();
+  for (const username of usernames) {
+    for (const user of await admin.usersNamed(username)) await admin.deleteUser(user.id);
+  }
+}

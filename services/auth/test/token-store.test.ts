@@ -1,0 +1,60 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createCacheClient, jsonSerializer, type CacheClient } from '@sp/cache-client';
+import { startCacheService, type RunningCacheService } from '../../../test/support/cache-service.js';
+import { createTokenStore, type TokenRecord } from '../src/token-store.js';
+
+describe('token store on the real cache service', () => {
+  let cacheService: RunningCacheService;
+  let cache: CacheClient<unknown>;
+  let clock = Date.now();
+  const now = (): number => clock;
+  const record = (lifeMs: number): TokenRecord => ({ accessToken: 'access', refreshToken: 'refresh', subject: 'user-1', phoneNumber: '+4915123456789', expiresAtMs: clock + lifeMs });
+
+  beforeAll(async () => {
+    cacheService = await startCacheService();
+    cache = createCacheClient<unknown>({ address: cacheService.address }, jsonSerializer);
+  });
+
+  afterAll(async () => {
+    cache.close();
+    await cacheService.close();
+  });
+
+  it('should store a record under a fresh 256-bit token id and remove it once', async () => {
+    const store = createTokenStore(cache);
+    const tokenId = await store.save(record(60_000), 60_000);
+    expect(tokenId).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(await store.save(record(60_000), 60_000)).not.toBe(tokenId);
+    expect(await cache.get(`token:${tokenId}`)).toMatchObject({ accessToken: 'access' });
+    expect(await store.get(tokenId)).toMatchObject({ subject: 'user-1' });
+    expect(await store.remove(tokenId)).toMatchObject({ refreshToken: 'refresh' });
+    expect(await store.get(tokenId)).toBeUndefined();
+    expect(await store.remove(tokenId)).toBeUndefined();
+    expect(await store.get('../token:x')).toBeUndefined();
+  });
+
+  it('should let a replica answer from memory for at most its local TTL after a logout elsewhere', async () => {
+    const replicaA = createTokenStore(cache, { localTtlMs: 1000, now });
+    const replicaB = createTokenStore(cache, { localTtlMs: 1000, now });
+    const tokenId = await replicaA.save(record(60_000), 60_000);
+    expect(await replicaB.get(tokenId)).toBeDefined();
+    await replicaA.remove(tokenId);
+    expect(await replicaA.get(tokenId)).toBeUndefined(); // the replica that logged out: at once
+    expect(await replicaB.get(tokenId)).toBeDefined(); // the other: from memory, for now
+    clock += 1001;
+    expect(await replicaB.get(tokenId)).toBeUndefined();
+  });
+
+  it('should never remember a token past its expiry, nor a token it did not find', async () => {
+    const replica = createTokenStore(cache, { localTtlMs: 1000, now });
+    const shortLived = await replica.save(record(300), 60_000);
+    expect(await replica.get(shortLived)).toBeDefined();
+    await cache.remove(`token:${shortLived}`);
+    clock += 301;
+    expect(await replica.get(shortLived)).toBeUndefined();
+    const unknown = 'B'.repeat(43);
+    expect(await replica.get(unknown)).toBeUndefined();
+    await cache.set(`token:${unknown}`, record(60_000), 60_000);
+    expect(await replica.get(unknown)).toBeDefined();
+  });
+});
