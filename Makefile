@@ -11,11 +11,12 @@ export npm_config_update_notifier := false
 INFRA := bash test/infra/infra.sh
 NPM_STAMP := node_modules/.install-stamp
 
-.PHONY: help toolchain install build typecheck lint test test-only up down bench clean
+.PHONY: help toolchain install build typecheck lint test test-only up down demo bench clean
 
 help:
 	@echo "make up      start the dependencies and the services locally"
 	@echo "make down    stop them"
+	@echo "make demo    walk through the platform against make up"
 	@echo "make test    install, start dependencies, build, lint and run every test suite"
 	@echo "make lint    eslint and type-check"
 	@echo "make bench   run the benchmarks (results in bench/results)"
@@ -57,6 +58,9 @@ up: build
 
 down:
 	@bash scripts/platform.sh down
+
+demo: install
+	@npx tsx scripts/demo.ts
 
 bench: build
 	@$(INFRA) up
