@@ -22,7 +22,7 @@ describe('POST /otp while the message broker is down', () => {
 
   beforeAll(async () => {
     [kafka, cacheService] = await Promise.all([startPrivateKafka(), startCacheService()]);
-    auth = await startAuth(cacheService.address, { MessageBroker__BrokerList: kafka.brokers, Kafka__PublishTimeoutMs: '3000', Otp__ResendCooldownSeconds: '0' });
+    auth = await startAuth(cacheService.address, { MessageBroker__BrokerList: kafka.brokers, MessageBroker__PublishTimeoutMs: '3000', Otp__ResendCooldownSeconds: '0' });
   }, 120_000);
 
   afterAll(async () => {
