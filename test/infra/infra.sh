@@ -38,6 +38,7 @@ case "$action" in
     bash "$ROOT/test/infra/gotools.sh" install
     bash "$ROOT/test/infra/kafka.sh" install
     bash "$ROOT/test/infra/keycloak.sh" install
+    bash "$ROOT/test/infra/deploy-tools.sh" install
     ;;
   up)
     started=$SECONDS

@@ -1,0 +1,42 @@
+{{/* The graph registry's part of the platform-lib contract (see platform-lib/templates/_config.tpl). */}}
+
+{{- define "graph-registry.component" -}}
+apiPort:
+  name: http
+  appProtocol: http
+  env: Registry__Port
+probes:
+  {{- include "platform-lib.managementProbes" . | nindent 2 }}
+{{- end -}}
+
+{{- define "graph-registry.configData" -}}
+Registry__Host: "0.0.0.0"
+{{- if not .Values.store.existingSecretKey }}
+STORE_URL: {{ .Values.store.url | quote }}
+{{- end }}
+{{- end -}}
+
+{{- define "graph-registry.secretEnv" -}}
+- name: MONITOR_API_KEY
+  key: {{ .Values.secretKeys.monitorApiKey }}
+{{- with .Values.store.existingSecretKey }}
+- name: STORE_URL
+  key: {{ . }}
+{{- end }}
+{{- end -}}
+
+{{- define "graph-registry.extraEnv" -}}
+[]
+{{- end -}}
+
+{{- define "graph-registry.volumes" -}}
+[]
+{{- end -}}
+
+{{- define "graph-registry.volumeMounts" -}}
+[]
+{{- end -}}
+
+{{- define "graph-registry.validateValues" -}}
+{{- include "platform-lib.validateStore" (dict "chart" "graph-registry" "store" .Values.store "replicas" (include "platform-lib.multipleReplicas" .)) }}
+{{- end -}}

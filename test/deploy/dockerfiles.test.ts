@@ -1,0 +1,167 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { parse } from 'yaml';
+import { startFakeKubeApi, type FakeKubeApi } from '../support/fake-kube-api.js';
+import { startGraphqlGateway, type GraphqlGatewayFixture } from '../support/graphql-gateway.js';
+import { startLocalizationService, type LocalizationServiceFixture } from '../support/localization-service.js';
+import { startArgs } from './support/build.js';
+import { dockerignore, execForm, parseDockerfile } from './support/dockerfile.js';
+import { assembleImage, type ImageBundle } from './support/image-bundle.js';
+import { repoRoot, services, type Service } from './support/service-config.js';
+import { serviceEnv, startService, type Dependencies, type RunningService } from './support/service-process.js';
+
+const dockerfilePath = (service: string): string => join(repoRoot, 'services', service, 'Dockerfile');
+const withEntryPoint = services.filter((service) => existsSync(join(repoRoot, 'services', service, 'src/main.ts')));
+
+/** The API port a service listens on, from its chart (none for the controller). */
+function apiPort(service: Service): number | undefined {
+  const values = parse(readFileSync(join(repoRoot, 'charts/subscription-platform/charts', service, 'values.yaml'), 'utf8')) as { containerPorts: { api?: number } };
+  return values.containerPorts.api;
+}
+
+describe('the Dockerfiles', () => {
+  it('should exist for every service, and differ only in the service they build and the ports they expose', () => {
+    const normalized = services.map((service) =>
+      readFileSync(dockerfilePath(service), 'utf8')
+        .replace(`# Image of the ${service} service.`, '# Image of the <service> service.')
+        .replace(`-f services/${service}/Dockerfile -t subscription-platform/${service}:`, '-f services/<service>/Dockerfile -t subscription-platform/<service>:')
+        .replace(`ARG SERVICE=${service}\n`, 'ARG SERVICE=<service>\n')
+        .replace(/^EXPOSE .*$/m, 'EXPOSE <ports>'),
+    );
+    for (const text of normalized) expect(text).toBe(normalized[0]);
+  });
+
+  it.each(services)('should build %s in stages from a pinned Node.js 24 slim image, the version the tests run on', (service) => {
+    const file = parseDockerfile(dockerfilePath(service));
+    expect(file.globalArgs.SERVICE).toBe(service);
+    const image = file.globalArgs.NODE_IMAGE!;
+    expect(image).toMatch(/^node:24\.\d+\.\d+-[a-z]+-slim$/);
+    const toolchain = readFileSync(join(repoRoot, 'test/infra/toolchain.sh'), 'utf8');
+    expect(image.slice('node:'.length).split('-')[0]).toBe(/^NODE_VERSION=(\S+)$/m.exec(toolchain)![1]);
+    expect(file.stages.length).toBeGreaterThanOrEqual(3);
+    expect(file.stages.every((stage) => stage.from === '${NODE_IMAGE}' || file.stages.some((s) => s.name === stage.from))).toBe(true);
+  });
+
+  it.each(services)('should run %s as uid 1000 with the start script as exec-form entry point, and no HEALTHCHECK', (service) => {
+    const file = parseDockerfile(dockerfilePath(service));
+    const final = file.stages.at(-1)!;
+    const keyword = (name: string) => final.instructions.filter((i) => i.keyword === name);
+    expect(keyword('USER').map((i) => i.args)).toEqual(['1000:1000']);
+    expect(execForm(keyword('ENTRYPOINT')[0]!.args)).toEqual(['node', ...startArgs(service)]);
+    expect(file.text).not.toMatch(/^\s*HEALTHCHECK/m);
+    expect(keyword('COPY').map((i) => i.args)).toEqual(['--from=production /bundle/ /app/']);
+    expect(keyword('EXPOSE')[0]!.args.split(' ')).toEqual([...(apiPort(service) ? [String(apiPort(service))] : []), '9464']);
+  });
+
+  it('should install production dependencies only in the final image, with the install command the Makefile uses', () => {
+    const file = parseDockerfile(dockerfilePath('cache'));
+    const runs = file.stages.flatMap((stage) => stage.instructions.filter((i) => i.keyword === 'RUN').map((i) => ({ stage: stage.name, args: i.args })));
+    expect(runs.find((r) => r.stage === 'build')?.args).toMatch(/^npm install .*&& npx tsc --build/);
+    expect(runs.find((r) => r.stage === 'production')?.args).toMatch(/npm install --omit=dev --workspace "services\/\$\{SERVICE\}" --include-workspace-root=false/);
+    expect(runs.filter((r) => /\bnpm ci\b/.test(r.args))).toEqual([]);
+    expect(readFileSync(join(repoRoot, 'Makefile'), 'utf8')).toMatch(/^\tnpm install /m);
+  });
+
+  it('should keep local installs, builds, state and secrets out of the build context', () => {
+    const ignored = dockerignore(join(repoRoot, '.dockerignore'));
+    for (const path of ['node_modules/x', 'services/cache/node_modules/y', 'services/cache/dist/main.js', '.cache/run/infra.env', '.git/HEAD', 'services/cache/test/a.test.ts', 'charts/x', 'k8s/y', 'packages/platform/tsconfig.tsbuildinfo', 'x/.env']) {
+      expect({ path, ignored: ignored(path) }).toEqual({ path, ignored: true });
+    }
+    for (const path of ['package.json', 'package-lock.json', 'tsconfig.base.json', 'proto/cache/v1/cache.proto', 'packages/platform/src/index.ts', 'services/cache/src/main.ts', 'services/cache/tsconfig.json']) {
+      expect({ path, ignored: ignored(path) }).toEqual({ path, ignored: false });
+    }
+  });
+});
+
+describe('the images built without a container engine', () => {
+  let workdir: string;
+  const bundles = new Map<Service, ImageBundle>();
+  const running = new Map<Service, RunningService>();
+  const exitCodes = new Map<Service, number | null>();
+  let gateway: GraphqlGatewayFixture | undefined;
+  let localization: LocalizationServiceFixture | undefined;
+  let kube: FakeKubeApi | undefined;
+
+  beforeAll(async () => {
+    // Beside the install cache (.cache/deploy-test), so both are on one filesystem for hard links.
+    const scratch = join(repoRoot, '.cache/deploy-test');
+    mkdirSync(scratch, { recursive: true });
+    // Folders left by an interrupted run (an hour is longer than any run).
+    for (const stale of readdirSync(scratch).filter((name) => name.startsWith('work-') && Date.now() - statSync(join(scratch, name)).mtimeMs > 3_600_000)) {
+      rmSync(join(scratch, stale), { recursive: true, force: true });
+    }
+    workdir = mkdtempSync(join(scratch, 'work-'));
+    // Two production installs at a time: the machine has two cores, shared.
+    const queue = [...withEntryPoint];
+    const worker = async (): Promise<void> => {
+      for (let service = queue.shift(); service; service = queue.shift()) bundles.set(service, await assembleImage(service, join(workdir, service)));
+    };
+    await Promise.all([worker(), worker()]);
+    gateway = await startGraphqlGateway();
+    localization = await startLocalizationService();
+    kube = await startFakeKubeApi();
+    const kubeconfig = join(workdir, 'kubeconfig');
+    writeFileSync(kubeconfig, kube.kubeConfig().exportConfig());
+    const deps: Dependencies = { gatewayUrl: gateway.url, localizationUrl: localization.url, kubeconfig };
+    for (const service of withEntryPoint) {
+      const bundle = bundles.get(service)!;
+      const [node, ...args] = bundle.entrypoint;
+      expect(node).toBe('node');
+      const env = { ...bundle.env, ...serviceEnv(service, deps), ...(service === 'cache' ? { Otlp__Endpoint: 'http://127.0.0.1:9' } : {}) };
+      const started = await startService({ name: service, cwd: bundle.workdir, args, env });
+      running.set(service, started);
+      if (service === 'cache') deps.cacheAddress = `127.0.0.1:${started.port}`;
+      if (service === 'graph-registry') deps.registryUrl = `http://127.0.0.1:${started.port}`;
+    }
+  }, 300_000);
+
+  afterAll(async () => {
+    await Promise.all([...running.values()].map((service) => service.stop(5000)));
+    await Promise.all([gateway?.close(), localization?.close(), kube?.close()]);
+    if (workdir) rmSync(workdir, { recursive: true, force: true });
+  }, 60_000);
+
+  it('should assemble an image for every service that has an entry point', () => {
+    expect([...bundles.keys()].sort()).toEqual([...withEntryPoint].sort());
+  });
+
+  it.each(withEntryPoint)('should put only what runs into the %s image: dist, production node_modules, package.json, proto', (service) => {
+    const bundle = bundles.get(service)!;
+    const app = join(bundle.rootfs, 'app');
+    expect(relative(bundle.rootfs, bundle.workdir)).toBe(`app/services/${service}`);
+    expect(readdirSync(app).sort()).toEqual(['node_modules', 'package.json', 'packages', 'proto', 'services']);
+    expect(readdirSync(join(app, 'services'))).toEqual([service]);
+    expect(readdirSync(join(app, 'services', service)).filter((entry) => entry !== 'node_modules').sort()).toEqual(['dist', 'package.json']);
+    expect(existsSync(join(app, 'proto/cache/v1/cache.proto'))).toBe(true);
+    for (const dev of ['typescript', 'jest', 'eslint', '@swc/core', '@swc/jest', 'fast-check', 'autocannon']) {
+      expect({ dev, installed: existsSync(join(app, 'node_modules', dev)) }).toEqual({ dev, installed: false });
+    }
+    for (const link of readdirSync(join(app, 'node_modules/@sp'))) {
+      const path = join(app, 'node_modules/@sp', link);
+      expect(lstatSync(path).isSymbolicLink()).toBe(true);
+      expect(realpathSync(path).startsWith(realpathSync(app))).toBe(true);
+      expect(existsSync(join(path, 'dist'))).toBe(true);
+    }
+    const sources = execFileSync('find', [app, '-path', '*/node_modules', '-prune', '-o', '-name', '*.ts', '-print'], { encoding: 'utf8' }).trim();
+    expect(sources).toBe('');
+  });
+
+  it.each(withEntryPoint)('should start %s from its image bundle and answer /livez and /readyz on the management port', async (service) => {
+    const process = running.get(service)!;
+    expect(await process.management('/livez')).toEqual({ status: 200, body: JSON.stringify({ status: 'ok' }) });
+    let ready = await process.management('/readyz');
+    for (let i = 0; i < 50 && ready.status !== 200; i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      ready = await process.management('/readyz');
+    }
+    expect({ service, ...ready }).toEqual({ service, status: 200, body: expect.stringContaining('"status":"ok"') });
+  });
+
+  it.each(withEntryPoint)('should stop %s cleanly on SIGTERM, as Kubernetes stops a pod', async (service) => {
+    const process = running.get(service)!;
+    if (!exitCodes.has(service)) exitCodes.set(service, await process.stop(15_000));
+    expect({ service, exit: exitCodes.get(service) }).toEqual({ service, exit: 0 });
+  });
+});

@@ -1,0 +1,50 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync, readFileSync, rmdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { repoRoot, type Service } from './service-config.js';
+
+const run = promisify(execFile);
+
+async function withLock<T>(name: string, work: () => Promise<T>): Promise<T> {
+  const lock = join(tmpdir(), `sp-${name}.lock`);
+  const deadline = Date.now() + 300_000;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      if (Date.now() > deadline) throw new Error(`${lock} stays locked: remove it if no test runs`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+  try {
+    return await work();
+  } finally {
+    rmdirSync(lock);
+  }
+}
+
+/**
+ * `tsc --build services/<name>`: the images' compile step (and what `make build` runs), so the
+ * service's dist is current. Incremental: a no-op when nothing changed. One at a time per machine.
+ */
+export async function buildService(service: Service): Promise<void> {
+  await withLock('tsc-build', async () => {
+    try {
+      await run(join(repoRoot, 'node_modules/.bin/tsc'), ['--build', `services/${service}`], { cwd: repoRoot, maxBuffer: 16 * 1024 * 1024 });
+    } catch (err) {
+      const failure = err as { stdout?: string; stderr?: string };
+      throw new Error(`tsc --build services/${service} failed:\n${failure.stdout ?? ''}${failure.stderr ?? ''}`);
+    }
+  });
+}
+
+/** The arguments of the service's `npm start` after `node` (package.json scripts.start). */
+export function startArgs(service: Service): string[] {
+  const pkg = JSON.parse(readFileSync(join(repoRoot, 'services', service, 'package.json'), 'utf8')) as { scripts?: { start?: string } };
+  const [node, ...args] = (pkg.scripts?.start ?? '').split(/\s+/);
+  if (node !== 'node') throw new Error(`services/${service}: the start script does not run node: ${pkg.scripts?.start}`);
+  return args;
+}

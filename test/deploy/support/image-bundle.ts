@@ -1,0 +1,241 @@
+import { execFile, execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative } from 'node:path';
+import { promisify } from 'node:util';
+import { buildService } from './build.js';
+import { dockerignore, execForm, parseDockerfile, stageArgs, substitute, type Instruction } from './dockerfile.js';
+import { repoRoot, type Service } from './service-config.js';
+
+const run = promisify(execFile);
+
+/** What the image's last stage holds, assembled on the local filesystem. */
+export interface ImageBundle {
+  service: Service;
+  /** The final stage's root filesystem (only what its COPY instructions put there). */
+  rootfs: string;
+  /** WORKDIR of the final stage, inside rootfs. */
+  workdir: string;
+  /** ENTRYPOINT, exec form. */
+  entrypoint: string[];
+  env: Record<string, string>;
+  user: string | undefined;
+  expose: string[];
+}
+
+interface StageState {
+  fs: string;
+  cwd: string;
+  env: Record<string, string>;
+  args: Record<string, string>;
+}
+
+/** COPY of one source: a directory's contents go into dest; a file goes into dest/ or becomes dest. */
+function copyInto(source: string, dest: string, into: boolean, filter?: (source: string) => boolean): void {
+  if (statSync(source).isDirectory()) {
+    mkdirSync(dest, { recursive: true });
+    cpSync(source, dest, { recursive: true, verbatimSymlinks: true, filter });
+  } else {
+    const file = into ? join(dest, source.split('/').at(-1)!) : dest;
+    mkdirSync(dirname(file), { recursive: true });
+    cpSync(source, file);
+  }
+}
+
+interface Build {
+  service: Service;
+  states: Map<string, StageState>;
+  contextFilter: (source: string) => boolean;
+  bundle: Partial<ImageBundle>;
+}
+
+/** One instruction of a stage; `isBuildStage` marks the first stage (see assembleImage). */
+async function carryOut(build: Build, state: StageState, instruction: Instruction, isBuildStage: boolean): Promise<void> {
+  const text = substitute(instruction.args, { ...state.args, ...state.env });
+  const handlers: Record<string, () => Promise<void> | void> = {
+    ARG: () => undefined,
+    ENV: () => {
+      for (const pair of text.match(/[A-Za-z_][A-Za-z0-9_]*=("[^"]*"|\S+)/g) ?? []) {
+        const [key, ...value] = pair.split('=');
+        state.env[key!] = value.join('=').replace(/^"|"$/g, '');
+      }
+    },
+    WORKDIR: () => {
+      state.cwd = isAbsolute(text) ? join(state.fs, text) : join(state.cwd, text);
+      mkdirSync(state.cwd, { recursive: true });
+    },
+    COPY: () => copy(text, state, build),
+    // The shell expands the script's variables (from the stage's ARG and ENV), as in docker.
+    RUN: () => (isBuildStage ? buildStageRun(text, build.service, state) : cachedShell(instruction.args, state)),
+    USER: () => void (build.bundle.user = text),
+    EXPOSE: () => void (build.bundle.expose = text.split(/\s+/)),
+    ENTRYPOINT: () => void (build.bundle.entrypoint = execForm(instruction.args)),
+    LABEL: () => undefined,
+  };
+  const handler = handlers[instruction.keyword];
+  if (!handler) throw new Error(`services/${build.service}/Dockerfile:${instruction.line}: ${instruction.keyword} is not carried out by this test`);
+  await handler();
+}
+
+/** A stage's filesystem and variables: its parent stage's, or a fresh folder for an image. */
+function stageState(parent: StageState | undefined, fresh: string, args: Record<string, string>): StageState {
+  if (parent) return { ...parent, env: { ...parent.env }, args };
+  mkdirSync(fresh, { recursive: true });
+  return { fs: fresh, cwd: fresh, env: {}, args };
+}
+
+/**
+ * Carries out the Dockerfile of a service without a container engine, stage by stage, in a
+ * temporary folder: COPY from the build context (honouring .dockerignore) and between stages,
+ * WORKDIR, ENV, ARG, and RUN through `sh -c` with the stage's variables. The build stage's RUN
+ * (`npm install` of the whole tree, then `tsc --build services/<name>`) is the repository's own
+ * state after `make build`: its compile step runs here in the repository (incremental), and the
+ * compiled dist folders are copied in. Every later RUN runs as written, so the production install
+ * (`npm install --omit=dev --workspace ...`) and the bundle assembly are the image's own.
+ */
+export async function assembleImage(service: Service, workdir: string): Promise<ImageBundle> {
+  const file = parseDockerfile(join(repoRoot, 'services', service, 'Dockerfile'));
+  const ignored = dockerignore(join(repoRoot, '.dockerignore'));
+  const build: Build = {
+    service,
+    states: new Map(),
+    contextFilter: (source) => relative(repoRoot, source) === '' || !ignored(relative(repoRoot, source)),
+    bundle: { service, env: {}, expose: [] },
+  };
+  let last: StageState | undefined;
+  for (const [index, stage] of file.stages.entries()) {
+    const args = { ...file.globalArgs, ...stageArgs(file, stage, { SERVICE: service }) };
+    const state = stageState(build.states.get(stage.from), join(workdir, `stage-${index}`), args);
+    for (const instruction of stage.instructions) await carryOut(build, state, instruction, index === 0);
+    if (stage.name) build.states.set(stage.name, state);
+    last = state;
+  }
+  if (!last || !build.bundle.entrypoint) throw new Error(`services/${service}/Dockerfile: no final stage with an exec-form ENTRYPOINT`);
+  return { ...(build.bundle as ImageBundle), rootfs: last.fs, workdir: last.cwd, env: last.env };
+}
+
+/** COPY [--from=stage] src... dest */
+function copy(text: string, state: StageState, build: Build): void {
+  const words = text.split(/\s+/);
+  const paths = words.filter((word) => !word.startsWith('--'));
+  const dest = paths.pop()!;
+  const source = sourceStage(words, build);
+  const target = isAbsolute(dest) ? join(state.fs, dest) : join(state.cwd, dest);
+  const into = dest.endsWith('/') || paths.length > 1;
+  for (const path of paths) {
+    const origin = join(source?.fs ?? repoRoot, path);
+    if (!existsSync(origin)) throw new Error(`COPY ${path}: not found in ${source ? 'the stage' : 'the build context'}`);
+    if (source) linkInto(origin, target, into);
+    else copyInto(origin, target, into, build.contextFilter);
+  }
+}
+
+/** The stage of COPY --from=<stage>, or undefined for the build context. */
+function sourceStage(words: readonly string[], build: Build): StageState | undefined {
+  const from = words.find((word) => word.startsWith('--from='))?.slice('--from='.length);
+  if (from === undefined) return undefined;
+  const stage = build.states.get(from);
+  if (!stage) throw new Error(`COPY --from=${from}: no such stage`);
+  return stage;
+}
+
+/** Between stages: hard links (the earlier stage is not used again), as fast as a layer. */
+function linkInto(origin: string, target: string, into: boolean): void {
+  if (!statSync(origin).isDirectory()) return copyInto(origin, target, into);
+  mkdirSync(target, { recursive: true });
+  execFileSync('cp', ['-a', '--link', `${origin.replace(/\/$/, '')}/.`, target]);
+}
+
+async function shell(script: string, state: StageState): Promise<void> {
+  // Outside a container an absolute path would reach the machine's own root: paths come from
+  // variables (mapped into the stage's folder below) or are relative to WORKDIR.
+  if (/(^|[\s"'=;(])\/(?!dev\/null)/.test(script)) throw new Error(`RUN with an absolute path cannot be carried out here: ${script}`);
+  const mapped = Object.fromEntries(Object.entries(state.args).map(([key, value]) => [key, isAbsolute(value) ? join(state.fs, value) : value]));
+  const env = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '/tmp',
+    // How this machine reaches the registry (its CA and proxies), as the builder's network would.
+    ...Object.fromEntries(Object.entries(process.env).filter(([key]) => /^(NODE_EXTRA_CA_CERTS|SSL_CERT_(FILE|DIR)|(HTTPS?|NO)_PROXY|(https?|no)_proxy)$/.test(key))),
+    // The machine's npm cache stands in for the registry the image build would reach.
+    npm_config_prefer_offline: 'true',
+    ...state.env,
+    ...mapped,
+  };
+  try {
+    await run('/bin/sh', ['-c', script], { cwd: state.cwd, env, maxBuffer: 64 * 1024 * 1024 });
+  } catch (err) {
+    const failure = err as { stdout?: string; stderr?: string };
+    throw new Error(`RUN ${script}\nfailed:\n${failure.stdout ?? ''}${failure.stderr ?? ''}`);
+  }
+}
+
+const layerCache = join(repoRoot, '.cache/deploy-test/npm-layers');
+/** One production install per service of the current lock file. */
+const KEPT_LAYERS = 5;
+
+/** The node_modules folders of a workspace tree (root, packages/*, services/*). */
+function nodeModulesDirs(cwd: string): string[] {
+  const dirs = [join(cwd, 'node_modules')];
+  for (const group of ['packages', 'services']) {
+    for (const name of existsSync(join(cwd, group)) ? readdirSync(join(cwd, group)) : []) dirs.push(join(cwd, group, name, 'node_modules'));
+  }
+  return dirs.filter((dir) => existsSync(dir));
+}
+
+/** What an npm install reads: the RUN line, its variables, and every package.json and the lock. */
+function installKey(script: string, state: StageState): string {
+  const hash = createHash('sha256').update(script).update(JSON.stringify({ args: state.args, env: state.env, node: process.version }));
+  const manifests = ['package.json', 'package-lock.json'];
+  for (const group of ['packages', 'services']) {
+    for (const name of existsSync(join(state.cwd, group)) ? readdirSync(join(state.cwd, group)).sort() : []) manifests.push(join(group, name, 'package.json'));
+  }
+  for (const file of manifests) if (existsSync(join(state.cwd, file))) hash.update(file).update(readFileSync(join(state.cwd, file)));
+  return hash.digest('hex').slice(0, 32);
+}
+
+/**
+ * A RUN, with a layer cache for npm installs like docker's: the node_modules folders an install
+ * produced are kept under .cache/deploy-test, keyed by what the install reads, and linked back
+ * in when nothing it reads changed. Other RUNs always run.
+ */
+async function cachedShell(script: string, state: StageState): Promise<void> {
+  if (!/\bnpm install\b/.test(script)) return shell(script, state);
+  const key = installKey(script, state);
+  const layer = join(layerCache, key);
+  if (existsSync(join(layer, '.complete'))) {
+    for (const dir of nodeModulesDirs(state.cwd)) rmSync(dir, { recursive: true, force: true });
+    execFileSync('cp', ['-a', '--link', `${layer}/tree/.`, state.cwd]);
+    const now = new Date();
+    utimesSync(layer, now, now);
+    return;
+  }
+  await shell(script, state);
+  const staging = `${layer}.${process.pid}`;
+  rmSync(staging, { recursive: true, force: true });
+  for (const dir of nodeModulesDirs(state.cwd)) {
+    const target = join(staging, 'tree', relative(state.cwd, dir));
+    mkdirSync(dirname(target), { recursive: true });
+    execFileSync('cp', ['-a', '--link', dir, target]);
+  }
+  mkdirSync(staging, { recursive: true });
+  execFileSync('touch', [join(staging, '.complete')]);
+  rmSync(layer, { recursive: true, force: true });
+  renameSync(staging, layer);
+  const layers = readdirSync(layerCache).filter((name) => /^[0-9a-f]{32}$/.test(name));
+  layers.sort((a, b) => statSync(join(layerCache, b)).mtimeMs - statSync(join(layerCache, a)).mtimeMs);
+  for (const old of layers.slice(KEPT_LAYERS)) rmSync(join(layerCache, old), { recursive: true, force: true });
+}
+
+/** The build stage's RUN: the repository's install and compile stand in for it (see assembleImage). */
+async function buildStageRun(script: string, service: Service, state: StageState): Promise<void> {
+  if (!/npm install\b/.test(script) || !script.includes(`tsc --build "services/${service}"`)) {
+    throw new Error(`the build stage's RUN is expected to npm install and tsc --build "services/${service}": ${script}`);
+  }
+  await buildService(service);
+  for (const dir of ['packages', 'services']) {
+    for (const name of existsSync(join(state.cwd, dir)) ? readdirSync(join(state.cwd, dir)) : []) {
+      const dist = join(repoRoot, dir, name, 'dist');
+      if (existsSync(dist)) cpSync(dist, join(state.cwd, dir, name, 'dist'), { recursive: true });
+    }
+  }
+}
