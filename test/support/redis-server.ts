@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
-import { Redis } from 'ioredis';
+import { connect, createServer } from 'node:net';
 import { infra } from './infra.js';
 
 /** A free loopback port, as the kernel hands them out. */
@@ -24,20 +23,26 @@ export interface PrivateRedis {
   start(): Promise<void>;
 }
 
-async function waitForPing(url: string, timeoutMs: number): Promise<void> {
+/** One PING over a plain socket: no client library, so no reconnect timers outlive the check. */
+function ping(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    const done = (ok: boolean): void => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(1000, () => done(false));
+    socket.once('error', () => done(false));
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once('data', (chunk: Buffer) => done(chunk.toString().startsWith('+PONG')));
+  });
+}
+
+async function waitForPing(port: number, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
-    try {
-      await client.connect();
-      await client.ping();
-      return;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    } finally {
-      client.disconnect();
-    }
+  while (!(await ping(port))) {
+    if (Date.now() > deadline) throw new Error(`redis-server on port ${port} did not answer PING within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
@@ -47,7 +52,7 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
   let child: ChildProcess | undefined;
   const start = async (): Promise<void> => {
     child = spawn(infra('REDIS_SERVER_BIN'), ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    await waitForPing(url, 5000);
+    await waitForPing(port, 5000);
   };
   const stop = async (): Promise<void> => {
     if (!child || child.exitCode !== null) return;
