@@ -7,6 +7,7 @@ export * from './http-server.js';
 export * from './management-server.js';
 export * from './shutdown.js';
 export * from './koa.js';
+export * from './by-method.js';
 export * from './kafka-publisher.js';
 export * from './secret-matcher.js';
 export * from './redis.js';

@@ -2,7 +2,7 @@ import Koa from 'koa';
 import getRawBody from 'raw-body';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Logger } from 'pino';
-import { payloadTooLarge, toAppError, unsupportedMediaType } from './errors.js';
+import { payloadTooLarge, toAppError, unsupportedMediaType, type AppError } from './errors.js';
 
 /**
  * Maps every error to one JSON answer `{"error": message}` with the error's status and headers.
@@ -68,13 +68,23 @@ export function createHttpApp(options: HttpAppOptions): Koa {
  */
 export async function readBody(ctx: Koa.Context, options: { limitBytes: number; types: readonly string[] }): Promise<Buffer> {
   if (ctx.request.length !== undefined && ctx.request.length > options.limitBytes) {
-    throw payloadTooLarge(options.limitBytes);
+    throw tooLarge(ctx, options.limitBytes);
   }
   if (!ctx.is(...options.types)) throw unsupportedMediaType(options.types);
   try {
     return await getRawBody(ctx.req, { limit: options.limitBytes, length: ctx.request.length });
   } catch (err) {
-    if (err instanceof Error && 'type' in err && err.type === 'entity.too.large') throw payloadTooLarge(options.limitBytes);
+    if (err instanceof Error && 'type' in err && err.type === 'entity.too.large') throw tooLarge(ctx, options.limitBytes);
     throw err;
   }
+}
+
+/**
+ * The 413 for a body over the limit. The rest of the body is drained (read and discarded, never
+ * buffered): a body stopped mid-stream is left paused half-read, and the next request on the
+ * keep-alive connection would never be parsed.
+ */
+function tooLarge(ctx: Koa.Context, limitBytes: number): AppError {
+  ctx.req.resume();
+  return payloadTooLarge(limitBytes);
 }

@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import { AppError, badRequest, readBody } from '@sp/platform';
+import { badRequest, readBody } from '@sp/platform';
 
 /** Largest JSON body accepted (413 above). The bodies of this API are a few dozen bytes. */
 export const JSON_BODY_LIMIT_BYTES = 16 * 1024;
@@ -9,14 +9,7 @@ export const JSON_BODY_LIMIT_BYTES = 16 * 1024;
  * declared length at once, a streamed body while it arrives), 400 when it is not an object.
  */
 export async function readJsonObject(ctx: Koa.Context): Promise<Record<string, unknown>> {
-  let raw: Buffer;
-  try {
-    raw = await readBody(ctx, { limitBytes: JSON_BODY_LIMIT_BYTES, types: ['application/json'] });
-  } catch (err) {
-    // A body stopped at the limit is left half-read: drain it so the keep-alive connection stays usable.
-    if (err instanceof AppError && err.status === 413) ctx.req.resume();
-    throw err;
-  }
+  const raw = await readBody(ctx, { limitBytes: JSON_BODY_LIMIT_BYTES, types: ['application/json'] });
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw.toString('utf8'));

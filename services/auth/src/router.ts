@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import { byMethod } from './by-method.js';
+import { byMethod } from '@sp/platform';
 import { forwardAuth } from './forward-auth.js';
 import { startLogin } from './login.js';
 import { logout } from './logout.js';

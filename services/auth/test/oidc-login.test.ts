@@ -4,7 +4,7 @@ import { startCacheService, type RunningCacheService } from '../../../test/suppo
 import { collectEvents, type EventCollector } from '../../../test/support/kafka.js';
 import { ALLOWED_ORIGIN, counterValue, startAuth, type RunningAuth } from './support/auth-fixture.js';
 import { signInAtKeycloak, startBrowserLogin } from './support/browser-login.js';
-import { expectEventPayload } from './support/asyncapi-contract.js';
+import { expectEventPayload } from '../../../test/support/asyncapi-contract.js';
 import { cookieValue, type Reply } from './support/https-client.js';
 import { issuer, keycloakAdmin, userinfo } from './support/keycloak.js';
 import { newPhoneNumber } from './support/phones.js';

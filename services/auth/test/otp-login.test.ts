@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startCacheService, type RunningCacheService } from '../../../test/support/cache-service.js';
 import { collectEvents, type EventCollector } from '../../../test/support/kafka.js';
 import { capturingLogger, counterValue, startAuth, type RunningAuth } from './support/auth-fixture.js';
-import { expectEventPayload } from './support/asyncapi-contract.js';
+import { expectEventPayload } from '../../../test/support/asyncapi-contract.js';
 import { cookieValue } from './support/https-client.js';
 import { keycloakAdmin, userinfo } from './support/keycloak.js';
 import { formatted, newPhoneNumber } from './support/phones.js';

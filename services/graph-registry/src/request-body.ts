@@ -1,18 +1,7 @@
 import type Koa from 'koa';
-import { AppError, badRequest, readBody, unsupportedMediaType } from '@sp/platform';
+import { badRequest, readBody, unsupportedMediaType } from '@sp/platform';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-async function readWithinLimit(ctx: Koa.Context, options: { limitBytes: number; types: readonly string[] }): Promise<Buffer> {
-  try {
-    return await readBody(ctx, options);
-  } catch (err) {
-    // A streamed body stopped at the limit is left paused half-read; the rest must still be
-    // drained, or the next request on this keep-alive connection would never be parsed.
-    if (err instanceof AppError && err.status === 413) ctx.req.resume();
-    throw err;
-  }
-}
 
 /**
  * The request body as UTF-8 text. Checks run in a fixed order: media type (415), then size —
@@ -20,7 +9,7 @@ async function readWithinLimit(ctx: Koa.Context, options: { limitBytes: number; 
  */
 export async function readTextBody(ctx: Koa.Context, options: { limitBytes: number; types: readonly string[] }): Promise<string> {
   if (!ctx.is(...options.types)) throw unsupportedMediaType(options.types);
-  const body = await readWithinLimit(ctx, options);
+  const body = await readBody(ctx, options);
   try {
     return utf8.decode(body);
   } catch {

@@ -1,6 +1,6 @@
 import { Router, type RouterMiddleware } from '@koa/router';
+import { byMethod } from '@sp/platform';
 import type { GraphStore } from './graph-store.js';
-import { byMethod } from './by-method.js';
 import { deleteGraph, getGraph, listGraphs, putGraph } from './graph-handlers.js';
 import { getSchema, putSchema } from './schema-handlers.js';
 

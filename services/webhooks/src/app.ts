@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 import { Router } from '@koa/router';
 import type { CacheClient } from '@sp/cache-client';
-import { AppError, connectRedis, createHttpApp, notFound, parseRedisUrl, type EventPublisher, type Logger, type ReadinessCheck, type Registry } from '@sp/platform';
+import { byMethod, connectRedis, createHttpApp, notFound, parseRedisUrl, type EventPublisher, type Logger, type ReadinessCheck, type Registry } from '@sp/platform';
 import { createCacheAnnouncementDrafts } from './announcement-drafts.js';
 import { requireCode } from './api-code.js';
 import type { StoreConfig } from './config.js';
@@ -60,32 +60,28 @@ export function webhooksReadiness(deps: Pick<WebhooksAppDeps, 'dedup' | 'cache' 
   ];
 }
 
-const methodNotAllowed = (): never => {
-  throw new AppError(405, 'method_not_allowed', 'method not allowed', { headers: { Allow: 'POST' } });
-};
-
 /**
  * The webhooks HTTP app: the two provider routes, each behind the `code` check (401 before
- * anything else happens), other methods 405, other paths 404.
+ * anything else happens), other methods 405 with `Allow: POST`, other paths 404.
  */
 export function createWebhooksApp(deps: WebhooksAppDeps): Koa {
   const metrics = createWebhooksMetrics(deps.registry);
   const app = createHttpApp({ logger: deps.logger, registry: deps.registry });
   const authenticate = requireCode(deps.apiKeys);
   const router = new Router();
-  router.post(PAYMENT_WEBHOOK_PATH, authenticate, paymentProviderWebhook({ ...deps, metrics }));
-  router.post(
+  router.all(PAYMENT_WEBHOOK_PATH, authenticate, byMethod({ POST: paymentProviderWebhook({ ...deps, metrics }) }));
+  router.all(
     SMS_WEBHOOK_PATH,
     authenticate,
-    smsProviderWebhook({
-      ...deps,
-      ...deps.sms,
-      drafts: createCacheAnnouncementDrafts(deps.cache),
-      metrics,
+    byMethod({
+      POST: smsProviderWebhook({
+        ...deps,
+        ...deps.sms,
+        drafts: createCacheAnnouncementDrafts(deps.cache),
+        metrics,
+      }),
     }),
   );
-  router.all(PAYMENT_WEBHOOK_PATH, authenticate, methodNotAllowed);
-  router.all(SMS_WEBHOOK_PATH, authenticate, methodNotAllowed);
   app.use(router.routes());
   app.use(() => {
     throw notFound();

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { expectEventPayload } from '../../../test/support/asyncapi-contract.js';
 import type { ConsumedEvent } from '../../../test/support/kafka.js';
 import { checkoutSessionObject, priceObject, productObject, stripeEvent, stripeMockFixtures } from './support/stripe-events.js';
 import { counterValue, postStripeEvent, ROTATED_API_KEY, startDependencies, startWebhooks, STRIPE_SECRETS, type Dependencies, type WebhooksInstance } from './support/webhooks-env.js';
@@ -52,6 +53,7 @@ describe('product events', () => {
     expect(answer.status).toBe(200);
     const published = await deps.events.waitFor(onTopic(deps.topics.foreignProducts, product.id as string));
     expect(published.value).toEqual({ planId: 'plan-42', providerProductId: product.id, name: 'Gold', active: true });
+    expectEventPayload('ProviderProductCreatedEvent', published.value);
     expect(published.headers).toMatchObject({
       ce_specversion: '1.0',
       ce_type: 'ProviderProductCreatedEvent',
@@ -174,6 +176,7 @@ describe('checkout events', () => {
       currency: mock.invoiceCurrency,
       paidAt,
     });
+    expectEventPayload('PaymentConfirmedEvent', published.value);
     expect(published.headers).toMatchObject({ ce_type: 'PaymentConfirmedEvent', ce_id: event.id });
   });
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import twilio from 'twilio';
+import { expectEventPayload } from '../../../test/support/asyncapi-contract.js';
 import type { GatewayClient } from '../../../test/support/graphql-gateway.js';
 import type { ConsumedEvent } from '../../../test/support/kafka.js';
 import { fixtureTranslation } from '../../../test/support/localization-service.js';
@@ -133,6 +134,7 @@ describe('announcements', () => {
         text: subscriber.locale === null ? text : fixtureTranslation(text, subscriber.locale),
         locale: subscriber.locale,
       });
+      expectEventPayload('SendSmsNotificationEvent', event.value);
       expect(event.headers).toMatchObject({ ce_type: 'SendSmsNotificationEvent', ce_source: '/subscription-platform/webhooks' });
     }
     // One translation per locale; none for the subscriber without one.
