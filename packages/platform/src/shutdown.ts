@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { ConfigError } from './config.js';
+import { runFinalShutdownHooks } from './final-hooks.js';
 
 export interface ShutdownStep {
   name: string;
@@ -38,6 +39,7 @@ export function onShutdown(steps: readonly ShutdownStep[], options: ShutdownOpti
           options.logger.error({ err, step: step.name }, 'shutdown step failed');
         }
       }
+      await runFinalShutdownHooks();
       clearTimeout(deadline);
       options.logger.info('shutdown complete');
       options.logger.flush();

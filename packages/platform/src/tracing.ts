@@ -10,6 +10,7 @@ import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
 import { KafkaJsInstrumentation } from '@opentelemetry/instrumentation-kafkajs';
 import { KoaInstrumentation } from '@opentelemetry/instrumentation-koa';
 import { parseEnv, env, type Env } from './config.js';
+import { onFinalShutdown } from './final-hooks.js';
 
 export interface Tracing {
   shutdown(): Promise<void>;
@@ -40,5 +41,7 @@ export function startTracing(serviceName: string, environment: Env = process.env
     ],
   });
   sdk.start();
+  // onShutdown (shutdown.ts) runs this after the service's own steps, so the last spans are flushed.
+  onFinalShutdown(() => sdk.shutdown());
   return { shutdown: () => sdk.shutdown() };
 }

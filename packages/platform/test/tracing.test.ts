@@ -58,7 +58,7 @@ describe('tracing bootstrap', () => {
   it('should export one trace spanning the inbound request, the outbound call and the downstream handler when Otlp__Endpoint is set', async () => {
     const run = await runFixture({ Otlp__Endpoint: collectorUrl });
     expect(run.body).toBe('hello downstream');
-    await run.stop(); // shutdown flushes the batch
+    await run.stop(); // SIGTERM right after the request: the platform's shutdown must flush the batch
     const spans = spansOf(received);
     const serviceNames = received.flatMap((r) => r.resourceSpans.flatMap((rs) => rs.resource.attributes.filter((a) => a.key === 'service.name').map((a) => a.value.stringValue)));
     expect(serviceNames).toContain('traced-fixture');
