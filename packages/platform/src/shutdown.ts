@@ -33,13 +33,17 @@ export function onShutdown(steps: readonly ShutdownStep[], options: ShutdownOpti
       }, options.gracePeriodMs);
       deadline.unref();
       for (const step of steps) {
+        const started = Date.now();
         try {
           await step.run();
+          options.logger.debug({ step: step.name, ms: Date.now() - started }, 'shutdown step done');
         } catch (err) {
           options.logger.error({ err, step: step.name }, 'shutdown step failed');
         }
       }
+      const flushStarted = Date.now();
       await runFinalShutdownHooks();
+      options.logger.debug({ ms: Date.now() - flushStarted }, 'final shutdown hooks done');
       clearTimeout(deadline);
       options.logger.info('shutdown complete');
       options.logger.flush();

@@ -31,6 +31,9 @@ export function startTracing(serviceName: string, environment: Env = process.env
   const sdk = new NodeSDK({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: serviceName }),
     traceExporter: new OTLPTraceExporter({ url: `${config.Otlp__Endpoint.replace(/\/$/, '')}/v1/traces` }),
+    // Metrics are Prometheus' (/metrics). Without this the SDK adds an OTLP metrics exporter aimed
+    // at localhost:4318 whose final flush retries until the shutdown grace period runs out.
+    metricReaders: [],
     instrumentations: [
       new HttpInstrumentation(),
       new UndiciInstrumentation(),
