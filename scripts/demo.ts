@@ -1,0 +1,123 @@
+// `make demo`: a short scripted walk through the platform that `make up` runs, printing each step
+// as it goes (what it did, what it saw; secrets redacted). The same journey the end-to-end suite
+// asserts on (test/e2e/journey.ts). Exits 1 when any step fails.
+import { randomInt, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { runJourney, STEP_TITLES, type JourneyPlan, type JourneyReporter, type JourneyTargets } from '../test/e2e/journey.js';
+import { infra } from '../test/support/infra.js';
+import { demoData, localPorts, localSecrets, localUrls } from './local-platform.js';
+
+// kafkajs 2 schedules negative timeouts on Node 22+, which Node warns about; nothing is wrong.
+process.removeAllListeners('warning');
+process.on('warning', (warning) => {
+  if (warning.name !== 'TimeoutNegativeWarning') process.stderr.write(`${warning.name}: ${warning.message}\n`);
+});
+
+const out = (line = ''): void => void process.stdout.write(`${line}\n`);
+
+/** What must answer before the journey can run: each service's /readyz, and the fixtures. */
+const preflight: Array<{ name: string; url: string; readyz: boolean }> = [
+  { name: 'cache', url: `http://127.0.0.1:${localPorts.cacheManagement}/readyz`, readyz: true },
+  { name: 'graph-registry', url: `http://127.0.0.1:${localPorts.graphRegistryManagement}/readyz`, readyz: true },
+  { name: 'auth', url: `http://127.0.0.1:${localPorts.authManagement}/readyz`, readyz: true },
+  { name: 'webhooks', url: `http://127.0.0.1:${localPorts.webhooksManagement}/readyz`, readyz: true },
+  { name: 'gateway fixture', url: localUrls.gateway, readyz: false },
+  { name: 'localization fixture', url: localUrls.localization, readyz: false },
+];
+
+/** The components that do not answer as they should (a fixture answering anything is up). */
+async function notReady(): Promise<string[]> {
+  const results = await Promise.all(
+    preflight.map(async ({ name, url, readyz }) => {
+      try {
+        const response = await fetch(url, { signal: AbortSignal.timeout(3000) });
+        const text = await response.text();
+        return readyz && response.status !== 200 ? `${name}: ${url} answered ${response.status} ${text.slice(0, 200)}` : undefined;
+      } catch (err) {
+        return `${name}: ${url} does not answer (${(err as Error).message})`;
+      }
+    }),
+  );
+  return results.filter((problem): problem is string => problem !== undefined);
+}
+
+/** Where `make up` runs: the fixed local addresses, plus the dependencies' addresses of .cache/run/infra.env. */
+function targets(): JourneyTargets {
+  return {
+    auth: { url: localUrls.auth },
+    registry: { url: localUrls.graphRegistry, apiKey: localSecrets.registryApiKey },
+    webhooks: {
+      url: localUrls.webhooks,
+      publicBaseUrl: localUrls.webhooksPublic,
+      apiKey: localSecrets.webhooksApiKey,
+      stripeWebhookSecret: localSecrets.stripeWebhookSecret,
+      twilioAuthToken: localSecrets.twilioAuthToken,
+      twilioAccountSid: localSecrets.twilioAccountSid,
+    },
+    stripe: { apiUrl: infra('STRIPE_MOCK_URL'), apiKey: localSecrets.stripeApiKey },
+    kafka: { brokers: infra('KAFKA_BROKERS').split(','), topics: { notifications: 'notifications', userAuthentication: 'user-authentication', payments: 'Payments' } },
+    keycloak: { url: infra('KEYCLOAK_URL'), realm: infra('KEYCLOAK_REALM'), username: infra('KEYCLOAK_ADMIN_USERNAME'), password: infra('KEYCLOAK_ADMIN_PASSWORD') },
+  };
+}
+
+function plan(): JourneyPlan {
+  const run = randomUUID().slice(0, 8);
+  return {
+    // A fresh valid mobile number each run (libphonenumber refuses 555 numbers; a number gets 5 codes an hour).
+    phoneNumber: `+49151${randomInt(10_000_000, 100_000_000)}`,
+    graph: {
+      name: 'demo-gateway',
+      url: localUrls.gateway,
+      schema: readFileSync(fileURLToPath(new URL('../services/webhooks/contract/gateway.graphql', import.meta.url)), 'utf8'),
+    },
+    client: demoData.client,
+    subscribers: demoData.subscribers,
+    announcement: `Demo Fitness: yoga moves to 7 pm on Friday (demo ${run})`,
+  };
+}
+
+const reporter: JourneyReporter = {
+  start: (step, total, title) => out(`\n${step}/${total} ${title}`),
+  saw: (line) => out(`    ${line}`),
+  done: (_step, elapsedMs) => out(`    ✔ done in ${elapsedMs} ms`),
+  failed: (_step, error) => out(`    ✘ FAILED: ${error.message}`),
+};
+
+async function main(): Promise<number> {
+  out('make demo: a walk through the platform of `make up`');
+  out(`  auth ${localUrls.auth} · graph registry ${localUrls.graphRegistry} · webhooks ${localUrls.webhooks} · gateway fixture ${localUrls.gateway}`);
+  let journeyTargets: JourneyTargets;
+  try {
+    journeyTargets = targets();
+  } catch (err) {
+    out(`\nThe local dependencies are not running (${(err as Error).message}). Start the platform with \`make up\`, then run \`make demo\` again.`);
+    return 1;
+  }
+  const problems = await notReady();
+  if (problems.length > 0) {
+    out('\nThe platform is not (fully) running:');
+    for (const problem of problems) out(`  - ${problem}`);
+    out('Start it with `make up` (logs: .cache/run/<name>.log), then run `make demo` again.');
+    return 1;
+  }
+  const started = Date.now();
+  const record = await runJourney(journeyTargets, plan(), reporter);
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  const total = STEP_TITLES.length;
+  if (record.failures.length === 0) {
+    out(`\nDemo complete: ${total} of ${total} steps passed in ${seconds} s.`);
+    return 0;
+  }
+  out(`\nDemo FAILED: ${record.failures.map(({ step, title }) => `step ${step} (${title})`).join(', ')}; ${total - record.failures.length} of ${total} passed in ${seconds} s.`);
+  out('Service logs: .cache/run/<name>.log');
+  return 1;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    out(`\nDemo FAILED: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,101 @@
+// The fixed local addresses and development secrets of `make up` (scripts/platform.sh), and the
+// demo data of its fixtures (scripts/local-fixtures.ts), in one place: `make demo` and the
+// end-to-end suite read them from here.
+//
+// Only Node's own modules and erasable TypeScript, so Node 24 runs it as is. Run directly, it prints the values
+// as shell assignments for scripts/platform.sh:
+//   eval "$(node scripts/local-platform.ts)"   # LOCAL_AUTH_PORT=5555, LOCAL_WEBHOOKS_KEY=..., ...
+
+import { pathToFileURL } from 'node:url';
+
+/** Services of `make up`: listening port and management port (`/metrics`, `/livez`, `/readyz`). */
+export const localPorts = {
+  cache: 7777,
+  cacheManagement: 9464,
+  graphRegistry: 5145,
+  graphRegistryManagement: 9465,
+  auth: 5555,
+  authManagement: 9466,
+  webhooks: 5000,
+  webhooksManagement: 9467,
+  /** The GraphQL gateway fixture (scripts/local-fixtures.ts). */
+  gateway: 4000,
+  /** The localization service fixture (scripts/local-fixtures.ts). */
+  localization: 4001,
+} as const;
+
+/** Development-only secrets `make up` configures and `make demo` signs and authenticates with. */
+export const localSecrets = {
+  /** MONITOR_API_KEY of the graph registry (X-Api-Key). */
+  registryApiKey: 'local-dev-key',
+  /** WEBHOOKS_API_KEY (the `code` query parameter of both webhooks). */
+  webhooksApiKey: 'local-webhooks-key',
+  /** PAYMENT_PROVIDER_WEBHOOKS_SECRET (Stripe-Signature). */
+  stripeWebhookSecret: 'whsec_local_development_secret',
+  /** PAYMENT_PROVIDER_API_KEY, accepted by stripe-mock. */
+  stripeApiKey: 'sk_test_local',
+  /** SMS_PROVIDER_AUTH_TOKEN (X-Twilio-Signature). */
+  twilioAuthToken: 'local-twilio-auth-token',
+  /** SMS_PROVIDER_ACCOUNT_SID. */
+  twilioAccountSid: 'AC00000000000000000000000000000000',
+} as const;
+
+/** Addresses as clients of `make up` reach them. */
+export const localUrls = {
+  cache: `127.0.0.1:${localPorts.cache}`,
+  graphRegistry: `http://127.0.0.1:${localPorts.graphRegistry}`,
+  /** HTTPS with a self-signed certificate generated at start (Auth__PublicBaseUrl). */
+  auth: `https://localhost:${localPorts.auth}`,
+  webhooks: `http://127.0.0.1:${localPorts.webhooks}`,
+  /** Webhooks__PublicBaseUrl: what Twilio signatures are computed over. */
+  webhooksPublic: `http://127.0.0.1:${localPorts.webhooks}`,
+  gateway: `http://127.0.0.1:${localPorts.gateway}/graphql`,
+  localization: `http://127.0.0.1:${localPorts.localization}`,
+  /** Links in SMS replies (AccountUrl, BillingPortalUrl, ClientLinkBaseUri). */
+  account: 'http://localhost:3000/account',
+  billingPortal: 'http://localhost:3000/billing',
+  clientBase: 'http://localhost:3000/c',
+} as const;
+
+/**
+ * The demo data of the local fixtures: stripe-mock's fixture customer and product ids (every
+ * invoice stripe-mock returns names that customer, every checkout session's line item that product).
+ */
+export const demoData = {
+  client: { number: 1, name: 'Demo Fitness', phoneNumber: '+15550000001', providerCustomerId: 'cus_QXg1o8vcGmoR32' },
+  plan: { name: 'Gold', description: 'All classes', providerProductId: 'prod_QXg1hqf4jFNsqG' },
+  subscribers: [
+    { phoneNumber: '+15550000002', locale: 'de' },
+    { phoneNumber: '+15550000003', locale: 'fr' },
+  ],
+} as const;
+
+/** The values above as `NAME=value` lines (shell-safe: none needs quoting). */
+export function shellAssignments(): string {
+  const entries: Array<[string, string | number]> = [
+    ['LOCAL_CACHE_PORT', localPorts.cache],
+    ['LOCAL_CACHE_MANAGEMENT_PORT', localPorts.cacheManagement],
+    ['LOCAL_REGISTRY_PORT', localPorts.graphRegistry],
+    ['LOCAL_REGISTRY_MANAGEMENT_PORT', localPorts.graphRegistryManagement],
+    ['LOCAL_AUTH_PORT', localPorts.auth],
+    ['LOCAL_AUTH_MANAGEMENT_PORT', localPorts.authManagement],
+    ['LOCAL_WEBHOOKS_PORT', localPorts.webhooks],
+    ['LOCAL_WEBHOOKS_MANAGEMENT_PORT', localPorts.webhooksManagement],
+    ['LOCAL_GATEWAY_PORT', localPorts.gateway],
+    ['LOCAL_LOCALIZATION_PORT', localPorts.localization],
+    ['LOCAL_AUTH_URL', localUrls.auth],
+    ['LOCAL_WEBHOOKS_PUBLIC_URL', localUrls.webhooksPublic],
+    ['LOCAL_REGISTRY_KEY', localSecrets.registryApiKey],
+    ['LOCAL_WEBHOOKS_KEY', localSecrets.webhooksApiKey],
+    ['LOCAL_STRIPE_WEBHOOK_SECRET', localSecrets.stripeWebhookSecret],
+    ['LOCAL_STRIPE_API_KEY', localSecrets.stripeApiKey],
+    ['LOCAL_TWILIO_TOKEN', localSecrets.twilioAuthToken],
+    ['LOCAL_TWILIO_ACCOUNT_SID', localSecrets.twilioAccountSid],
+    ['LOCAL_ACCOUNT_URL', localUrls.account],
+    ['LOCAL_BILLING_PORTAL_URL', localUrls.billingPortal],
+    ['LOCAL_CLIENT_BASE_URL', localUrls.clientBase],
+  ];
+  return entries.map(([name, value]) => `${name}=${value}\n`).join('');
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) process.stdout.write(shellAssignments());

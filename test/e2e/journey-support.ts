@@ -1,0 +1,130 @@
+import { Agent, fetch as undiciFetch } from 'undici';
+
+/** An HTTP answer as the journey looks at it. */
+export interface HttpAnswer {
+  status: number;
+  headers: Headers;
+  /** Set-Cookie headers, one string each. */
+  cookies: string[];
+  text: string;
+}
+
+export interface HttpRequest {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+const TIMEOUT_MS = 20_000;
+
+async function answerOf(response: { status: number; headers: Headers; text(): Promise<string> }): Promise<HttpAnswer> {
+  return { status: response.status, headers: response.headers, cookies: response.headers.getSetCookie(), text: await response.text() };
+}
+
+/** Plain HTTP (graph registry, webhooks), no redirects followed. */
+export async function http(url: string, request: HttpRequest = {}): Promise<HttpAnswer> {
+  const response = await fetch(url, { ...request, redirect: 'manual', signal: AbortSignal.timeout(TIMEOUT_MS) });
+  return answerOf(response);
+}
+
+export interface HttpsClient {
+  request(path: string, request?: HttpRequest): Promise<HttpAnswer>;
+  close(): Promise<void>;
+}
+
+/**
+ * HTTPS to the auth service. With `ca`, exactly that certificate is trusted; without, the
+ * certificate is not verified: `make up`'s auth generates a self-signed one at every start and
+ * keeps it nowhere, so a local client has nothing to pin (local runs only).
+ */
+export function httpsClient(baseUrl: string, ca: string | undefined): HttpsClient {
+  const dispatcher = new Agent({ connect: ca === undefined ? { rejectUnauthorized: false } : { ca } });
+  return {
+    async request(path, request = {}) {
+      const response = await undiciFetch(`${baseUrl}${path}`, { ...request, redirect: 'manual', dispatcher, signal: AbortSignal.timeout(TIMEOUT_MS) });
+      return answerOf(response);
+    },
+    close: () => dispatcher.close(),
+  };
+}
+
+/** `abc…[REDACTED]`: enough of a secret to tell two apart, never enough to use it. */
+export function redact(secret: string, keep = 3): string {
+  return `${secret.slice(0, keep)}…[REDACTED]`;
+}
+
+/** A parsed Set-Cookie header: name, value and attributes (lower-case names, `true` for flags). */
+export interface SetCookie {
+  name: string;
+  value: string;
+  attributes: Record<string, string | true>;
+}
+
+export function parseSetCookie(header: string): SetCookie {
+  const [pair = '', ...rest] = header.split(';').map((part) => part.trim());
+  const eq = pair.indexOf('=');
+  const attributes: Record<string, string | true> = {};
+  for (const part of rest) {
+    const at = part.indexOf('=');
+    if (at === -1) attributes[part.toLowerCase()] = true;
+    else attributes[part.slice(0, at).toLowerCase()] = part.slice(at + 1);
+  }
+  return { name: pair.slice(0, eq), value: pair.slice(eq + 1), attributes };
+}
+
+/** The text of the reply SMS in a TwiML answer (undefined for an empty `<Response/>`). */
+export function twimlMessage(twiml: string): string | undefined {
+  const match = /<Message>([\s\S]*)<\/Message>/.exec(twiml);
+  const entities: Record<string, string> = { lt: '<', gt: '>', quot: '"', apos: "'", amp: '&' };
+  return match?.[1]?.replace(/&(lt|gt|quot|apos|amp);/g, (_, name: string) => entities[name]!);
+}
+
+/** The claims of a JWT, decoded without verification (for display only). */
+export function jwtClaims(token: string): Record<string, unknown> {
+  try {
+    return JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
+}
+
+/** Fails with `message` unless `condition` holds. */
+export function check(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new Error(message);
+}
+
+/** `200`, or `503 {"error":"…"}` with the start of the body, for error messages. */
+export function statusLine(answer: HttpAnswer): string {
+  return answer.text === '' ? String(answer.status) : `${answer.status} ${answer.text.slice(0, 200)}`;
+}
+
+export interface KeycloakAdminSettings {
+  url: string;
+  realm: string;
+  username: string;
+  password: string;
+}
+
+export interface KeycloakUserView {
+  id: string;
+  username: string;
+  attributes: Record<string, string[]>;
+  groups: string[];
+}
+
+/** The users named `username` with their groups, through the realm's admin API. */
+export async function keycloakUsers(settings: KeycloakAdminSettings, username: string): Promise<KeycloakUserView[]> {
+  const realmUrl = `${settings.url}/realms/${encodeURIComponent(settings.realm)}`;
+  const grant = new URLSearchParams({ grant_type: 'password', client_id: 'admin-cli', username: settings.username, password: settings.password });
+  const tokenAnswer = await http(`${realmUrl}/protocol/openid-connect/token`, { method: 'POST', body: grant.toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  check(tokenAnswer.status === 200, `Keycloak admin login: ${tokenAnswer.status}`);
+  const headers = { authorization: `Bearer ${(JSON.parse(tokenAnswer.text) as { access_token: string }).access_token}` };
+  const admin = `${settings.url}/admin/realms/${encodeURIComponent(settings.realm)}`;
+  const users = JSON.parse((await http(`${admin}/users?${new URLSearchParams({ username, exact: 'true' }).toString()}`, { headers })).text) as Array<Omit<KeycloakUserView, 'groups'>>;
+  return Promise.all(
+    users.map(async (user) => {
+      const groups = JSON.parse((await http(`${admin}/users/${user.id}/groups`, { headers })).text) as Array<{ name: string }>;
+      return { id: user.id, username: user.username, attributes: user.attributes ?? {}, groups: groups.map((group) => group.name) };
+    }),
+  );
+}

@@ -1,0 +1,371 @@
+// The end-to-end journey of the platform, shared by `make demo` (scripts/demo.ts, against `make up`)
+// and the end-to-end suite (journey.test.ts, against instances of its own): OTP login with the code
+// read from Kafka, forward-auth, the graph registry, a signed Stripe checkout event, and an SMS
+// announcement to the subscribers. Each step checks what it must see and says what it did; the
+// record it returns holds every answer and event, for the suite to assert on in detail.
+import { randomUUID } from 'node:crypto';
+import Stripe from 'stripe';
+import twilio from 'twilio';
+import { tailEvents, type EventTail, type TailedEvent } from './event-tail.js';
+import {
+  check,
+  http,
+  httpsClient,
+  jwtClaims,
+  keycloakUsers,
+  parseSetCookie,
+  redact,
+  statusLine,
+  twimlMessage,
+  type HttpAnswer,
+  type HttpsClient,
+  type KeycloakAdminSettings,
+  type KeycloakUserView,
+  type SetCookie,
+} from './journey-support.js';
+
+export const PAYMENT_WEBHOOK_PATH = '/api/PaymentProviderWebhookHandler';
+export const SMS_WEBHOOK_PATH = '/api/SmsProviderWebhookHandler';
+
+/** Where the platform is and the secrets its callers hold. */
+export interface JourneyTargets {
+  /** `ca`: the certificate to trust; none: not verified (make up's is self-signed at every start). */
+  auth: { url: string; ca?: string };
+  registry: { url: string; apiKey: string };
+  webhooks: { url: string; publicBaseUrl: string; apiKey: string; stripeWebhookSecret: string; twilioAuthToken: string; twilioAccountSid: string };
+  stripe: { apiUrl: string; apiKey: string };
+  kafka: { brokers: readonly string[]; topics: { notifications: string; userAuthentication: string; payments: string } };
+  /** When given, step 1 also looks the new user up in Keycloak (admin API). */
+  keycloak?: KeycloakAdminSettings;
+}
+
+/** What the journey does: who logs in, what it registers, who announces what to whom. */
+export interface JourneyPlan {
+  /** The E.164 number that logs in (as a client). */
+  phoneNumber: string;
+  graph: { name: string; url: string; schema: string };
+  /** The platform client that pays and announces (known to the gateway by both). */
+  client: { phoneNumber: string; providerCustomerId: string };
+  /** The client's subscribers as the gateway has them. */
+  subscribers: ReadonlyArray<{ phoneNumber: string; locale: string }>;
+  /** The announcement text; make it unique to the run, the events are told apart by it. */
+  announcement: string;
+}
+
+export interface LoginRecord {
+  otp: HttpAnswer;
+  smsEvent: TailedEvent;
+  code: string;
+  verify: HttpAnswer;
+  cookie: SetCookie;
+  loggedInEvent: TailedEvent;
+  keycloakUser: KeycloakUserView | undefined;
+}
+
+export interface ForwardAuthRecord {
+  answer: HttpAnswer;
+  accessToken: string;
+}
+
+export interface RegistryRecord {
+  registerGraph: HttpAnswer;
+  storeSchema: HttpAnswer;
+  graphs: Record<string, string>;
+  schema: string;
+}
+
+export interface PaymentRecord {
+  checkoutSessionId: string;
+  eventId: string;
+  answer: HttpAnswer;
+  paymentConfirmedEvent: TailedEvent;
+}
+
+export interface AnnouncementRecord {
+  draft: HttpAnswer;
+  draftReply: string;
+  confirm: HttpAnswer;
+  confirmReply: string;
+  /** The MessageSid of the CONFIRM SMS (the events' ce_id is `{MessageSid}:{phone}`). */
+  confirmMessageSid: string;
+  notifications: TailedEvent[];
+}
+
+export interface JourneyFailure {
+  step: number;
+  title: string;
+  error: Error;
+}
+
+export interface JourneyRecord {
+  login?: LoginRecord;
+  forwardAuth?: ForwardAuthRecord;
+  registry?: RegistryRecord;
+  payment?: PaymentRecord;
+  announcement?: AnnouncementRecord;
+  /** Steps that failed or were skipped (a skipped step's error says which step it needed). */
+  failures: JourneyFailure[];
+  /** Every event published on the journey's topics while it ran (other publishers' included). */
+  events: readonly TailedEvent[];
+}
+
+/** Told about each step as it goes (the demo prints; the suite may stay silent). */
+export interface JourneyReporter {
+  start(step: number, total: number, title: string): void;
+  /** One line of what the step did or saw; secrets already redacted. */
+  saw(line: string): void;
+  done(step: number, elapsedMs: number): void;
+  failed(step: number, error: Error): void;
+}
+
+export const silentReporter: JourneyReporter = { start: () => undefined, saw: () => undefined, done: () => undefined, failed: () => undefined };
+
+interface Context {
+  targets: JourneyTargets;
+  plan: JourneyPlan;
+  tail: EventTail;
+  auth: HttpsClient;
+  saw: (line: string) => void;
+}
+
+const json = (answer: HttpAnswer): Record<string, unknown> => {
+  try {
+    return JSON.parse(answer.text) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
+};
+
+/** ce_type, ce_id and trace context of an event, for the step lines. */
+function describeEvent(event: TailedEvent): string {
+  const trace = event.headers.traceparent === undefined ? 'no traceparent (tracing off)' : `traceparent ${event.headers.traceparent}`;
+  return `${event.headers.ce_type ?? '(no ce_type)'} on ${event.topic} (ce_id ${event.headers.ce_id ?? '-'}, ${trace})`;
+}
+
+// Step 1 -------------------------------------------------------------------------------------
+
+async function requestCode(ctx: Context): Promise<{ otp: HttpAnswer; smsEvent: TailedEvent; code: string }> {
+  const { phoneNumber } = ctx.plan;
+  const otp = await ctx.auth.request('/otp', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ phoneNumber }) });
+  check(otp.status === 200, `POST /otp answered ${statusLine(otp)}`);
+  const development = json(otp).code !== undefined;
+  ctx.saw(`POST /otp {"phoneNumber":"${phoneNumber}"} → 200${development ? ' (development mode: the answer carries the code too, not used here)' : ''}`);
+  const topic = ctx.targets.kafka.topics.notifications;
+  const smsEvent = await ctx.tail.waitFor('the login code SMS', (event) => event.topic === topic && event.key === phoneNumber && event.value.resourceKey === 'Otp.LoginCode');
+  const code = String(smsEvent.value.code);
+  check(/^\d{6}$/.test(code), `the SMS event carries no 6-digit code: ${JSON.stringify(Object.keys(smsEvent.value))}`);
+  ctx.saw(`OTP code [REDACTED] read from Kafka topic ${topic}: ${describeEvent(smsEvent)}`);
+  return { otp, smsEvent, code };
+}
+
+async function verifyCode(ctx: Context, code: string): Promise<{ verify: HttpAnswer; cookie: SetCookie }> {
+  const body = JSON.stringify({ phoneNumber: ctx.plan.phoneNumber, code });
+  const verify = await ctx.auth.request('/otp/verify', { method: 'POST', headers: { 'content-type': 'application/json', 'x-role-claim': 'client' }, body });
+  check(verify.status === 200, `POST /otp/verify answered ${statusLine(verify)}`);
+  const header = verify.cookies.find((candidate) => candidate.startsWith('TokenId='));
+  check(header !== undefined, `POST /otp/verify set no TokenId cookie (Set-Cookie: ${verify.cookies.length})`);
+  const cookie = parseSetCookie(header);
+  check(cookie.attributes.httponly === true && cookie.attributes.secure === true, 'the TokenId cookie is not HttpOnly and Secure');
+  const attributes = header.split(';').slice(1).map((part) => part.trim());
+  ctx.saw(`POST /otp/verify (X-Role-Claim: client) → 200, cookie TokenId=${redact(cookie.value)} set (${attributes.join(', ')})`);
+  return { verify, cookie };
+}
+
+async function provisionedUser(ctx: Context): Promise<KeycloakUserView | undefined> {
+  if (ctx.targets.keycloak === undefined) return undefined;
+  const users = await keycloakUsers(ctx.targets.keycloak, ctx.plan.phoneNumber);
+  check(users.length === 1, `Keycloak has ${users.length} users named ${ctx.plan.phoneNumber}`);
+  const user = users[0]!;
+  check(user.groups.includes('clients'), `the Keycloak user is in groups [${user.groups.join(', ')}], not clients`);
+  ctx.saw(`Keycloak user ${user.username} (id ${user.id}) in group(s) ${user.groups.join(', ')}, phoneNumber ${user.attributes.phoneNumber?.join(', ') ?? '(none)'}`);
+  return user;
+}
+
+async function otpLogin(ctx: Context): Promise<LoginRecord> {
+  const { otp, smsEvent, code } = await requestCode(ctx);
+  const { verify, cookie } = await verifyCode(ctx, code);
+  const topic = ctx.targets.kafka.topics.userAuthentication;
+  const loggedInEvent = await ctx.tail.waitFor('UserLoggedInEvent', (event) => event.topic === topic && event.key === ctx.plan.phoneNumber);
+  ctx.saw(`${describeEvent(loggedInEvent)}: userId ${String(loggedInEvent.value.userId)}, role ${String(loggedInEvent.value.role)}, method ${String(loggedInEvent.value.method)}`);
+  const keycloakUser = await provisionedUser(ctx);
+  return { otp, smsEvent, code, verify, cookie, loggedInEvent, keycloakUser };
+}
+
+// Step 2 -------------------------------------------------------------------------------------
+
+async function forwardAuth(ctx: Context, login: LoginRecord | undefined): Promise<ForwardAuthRecord> {
+  check(login !== undefined, 'skipped: needs the cookie of step 1');
+  const answer = await ctx.auth.request('/auth', { headers: { cookie: `TokenId=${login.cookie.value}` } });
+  check(answer.status === 200, `GET /auth answered ${statusLine(answer)}`);
+  const accessToken = /^Bearer (\S+)$/.exec(answer.headers.get('authorization') ?? '')?.[1];
+  check(accessToken !== undefined, 'GET /auth answered 200 without Authorization: Bearer');
+  ctx.saw(`GET /auth with the TokenId cookie → 200 Authorization: Bearer ${redact(accessToken)}`);
+  const claims = jwtClaims(accessToken);
+  const expiresIn = typeof claims.exp === 'number' ? `${Math.round(claims.exp - Date.now() / 1000)} s` : '?';
+  ctx.saw(`access token of ${String(claims.preferred_username)} issued by ${String(claims.iss)} to ${String(claims.azp)}, expires in ${expiresIn}`);
+  return { answer, accessToken };
+}
+
+// Step 3 -------------------------------------------------------------------------------------
+
+async function graphRegistry(ctx: Context): Promise<RegistryRecord> {
+  const { url, apiKey } = ctx.targets.registry;
+  const { name, url: graphUrl, schema: sdl } = ctx.plan.graph;
+  const headers = { 'x-api-key': apiKey };
+  const registerGraph = await http(`${url}/${encodeURIComponent(name)}`, { method: 'POST', headers: { ...headers, 'content-type': 'text/plain' }, body: graphUrl });
+  check(registerGraph.status === 204, `POST /${name} answered ${statusLine(registerGraph)}`);
+  ctx.saw(`POST /${name} ${graphUrl} → 204`);
+  const storeSchema = await http(`${url}/schema`, { method: 'POST', headers: { ...headers, 'content-type': 'application/graphql' }, body: sdl });
+  check(storeSchema.status === 204, `POST /schema answered ${statusLine(storeSchema)}`);
+  ctx.saw(`POST /schema (${Buffer.byteLength(sdl)} bytes of SDL) → 204`);
+  const list = await http(`${url}/`, { headers });
+  check(list.status === 200, `GET / answered ${statusLine(list)}`);
+  const graphs = (json(list).graphs ?? {}) as Record<string, string>;
+  check(graphs[name] === graphUrl, `GET / lists ${name} as ${String(graphs[name])}`);
+  ctx.saw(`GET / → 200, ${Object.keys(graphs).length} graph(s), ${name} → ${graphs[name]}`);
+  const stored = await http(`${url}/schema`, { headers });
+  check(stored.status === 200 && stored.text === sdl, `GET /schema answered ${stored.status} with ${stored.text === sdl ? 'the' : 'another'} schema`);
+  ctx.saw(`GET /schema → 200, the schema as stored (${Buffer.byteLength(stored.text)} bytes)`);
+  return { registerGraph, storeSchema, graphs, schema: stored.text };
+}
+
+// Step 4 -------------------------------------------------------------------------------------
+
+const uid = (): string => randomUUID().replace(/-/g, '').slice(0, 16);
+
+async function createCheckoutSession(ctx: Context): Promise<Stripe.Checkout.Session> {
+  const api = new URL(ctx.targets.stripe.apiUrl);
+  const stripe = new Stripe(ctx.targets.stripe.apiKey, { host: api.hostname, port: Number(api.port), protocol: api.protocol === 'https:' ? 'https' : 'http', telemetry: false });
+  const session = await stripe.checkout.sessions.create({
+    mode: 'subscription',
+    customer: ctx.plan.client.providerCustomerId,
+    line_items: [{ price: `price_${uid()}`, quantity: 1 }],
+    success_url: 'http://localhost:3000/thanks',
+  });
+  ctx.saw(`checkout session ${session.id} created in stripe-mock (customer ${typeof session.customer === 'string' ? session.customer : (session.customer?.id ?? 'none')})`);
+  return session;
+}
+
+/** The event Stripe sends when the customer has paid: the session as completed and paid. */
+function checkoutCompleted(session: Stripe.Checkout.Session): Record<string, unknown> {
+  const object = { ...session, status: 'complete', payment_status: 'paid', amount_subtotal: 1000, amount_total: 1000, currency: 'usd', invoice: `in_${uid()}`, subscription: `sub_${uid()}` };
+  return {
+    id: `evt_${uid()}`,
+    object: 'event',
+    api_version: Stripe.API_VERSION,
+    created: Math.floor(Date.now() / 1000),
+    data: { object },
+    livemode: false,
+    pending_webhooks: 1,
+    request: { id: `req_${uid()}`, idempotency_key: randomUUID() },
+    type: 'checkout.session.completed',
+  };
+}
+
+async function stripeCheckout(ctx: Context): Promise<PaymentRecord> {
+  const session = await createCheckoutSession(ctx);
+  const event = checkoutCompleted(session);
+  const payload = JSON.stringify(event, null, 2);
+  const { url, apiKey, stripeWebhookSecret } = ctx.targets.webhooks;
+  const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: stripeWebhookSecret });
+  const answer = await http(`${url}${PAYMENT_WEBHOOK_PATH}?code=${encodeURIComponent(apiKey)}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json; charset=utf-8', 'stripe-signature': signature },
+    body: payload,
+  });
+  check(answer.status === 200 && json(answer).result === 'processed', `the webhook answered ${statusLine(answer)}`);
+  ctx.saw(`POST ${PAYMENT_WEBHOOK_PATH}?code=[REDACTED] checkout.session.completed ${String(event.id)} (signed, Stripe-Signature) → 200 ${answer.text}`);
+  const topic = ctx.targets.kafka.topics.payments;
+  const paymentConfirmedEvent = await ctx.tail.waitFor('PaymentConfirmedEvent', (candidate) => candidate.topic === topic && candidate.key === session.id);
+  const data = paymentConfirmedEvent.value;
+  ctx.saw(`${describeEvent(paymentConfirmedEvent)}: PaymentConfirmation ${String(data.paymentConfirmationId)}, PlanSubscription ${String(data.planSubscriptionId)} (plan ${String(data.planId)}, client ${String(data.clientId)}), ${String(data.amount)} ${String(data.currency)}`);
+  return { checkoutSessionId: session.id, eventId: String(event.id), answer, paymentConfirmedEvent };
+}
+
+// Step 5 -------------------------------------------------------------------------------------
+
+async function sendSms(ctx: Context, body: string): Promise<{ answer: HttpAnswer; reply: string; sid: string }> {
+  const { url, publicBaseUrl, apiKey, twilioAuthToken, twilioAccountSid } = ctx.targets.webhooks;
+  const query = `?code=${encodeURIComponent(apiKey)}`;
+  const sid = `SM${randomUUID().replace(/-/g, '')}`;
+  const params = { ToCountry: 'US', SmsMessageSid: sid, NumMedia: '0', From: ctx.plan.client.phoneNumber, To: '+15559990000', Body: body, AccountSid: twilioAccountSid, MessageSid: sid, NumSegments: '1', ApiVersion: '2010-04-01' };
+  const signature = twilio.getExpectedTwilioSignature(twilioAuthToken, `${publicBaseUrl}${SMS_WEBHOOK_PATH}${query}`, params);
+  const answer = await http(`${url}${SMS_WEBHOOK_PATH}${query}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signature },
+    body: new URLSearchParams(params).toString(),
+  });
+  const reply = answer.status === 200 ? twimlMessage(answer.text) : undefined;
+  check(reply !== undefined, `the SMS webhook answered ${statusLine(answer)}`);
+  ctx.saw(`SMS from ${ctx.plan.client.phoneNumber} "${body}" (signed, X-Twilio-Signature) → 200, reply "${reply}"`);
+  return { answer, reply, sid };
+}
+
+async function announcement(ctx: Context): Promise<AnnouncementRecord> {
+  const { subscribers, announcement: text } = ctx.plan;
+  const draft = await sendSms(ctx, text);
+  check(/CONFIRM/.test(draft.reply), 'the reply to the announcement does not ask for CONFIRM');
+  const confirm = await sendSms(ctx, 'CONFIRM');
+  const reached = `sent to ${subscribers.length} ${subscribers.length === 1 ? 'subscriber' : 'subscribers'}`;
+  check(confirm.reply.includes(reached), `the reply to CONFIRM does not say "${reached}"`);
+  const topic = ctx.targets.kafka.topics.notifications;
+  const phones = new Set(subscribers.map((subscriber) => subscriber.phoneNumber));
+  const ours = (event: TailedEvent): boolean =>
+    event.topic === topic && phones.has(event.key ?? '') && event.value.resourceKey === 'Announcement' && String(event.value.text).includes(text);
+  const notifications = await ctx.tail.waitForAll('the announcement SMS events', subscribers.length, ours);
+  for (const subscriber of subscribers) {
+    const event = notifications.find((candidate) => candidate.key === subscriber.phoneNumber);
+    check(event !== undefined, `no announcement event for ${subscriber.phoneNumber}`);
+    check(event.value.locale === subscriber.locale, `the announcement to ${subscriber.phoneNumber} is in ${String(event.value.locale)}, not ${subscriber.locale}`);
+    ctx.saw(`${describeEvent(event)} to ${subscriber.phoneNumber} [${subscriber.locale}]: "${String(event.value.text)}"`);
+  }
+  return { draft: draft.answer, draftReply: draft.reply, confirm: confirm.answer, confirmReply: confirm.reply, confirmMessageSid: confirm.sid, notifications };
+}
+
+// Runner -------------------------------------------------------------------------------------
+
+export const STEP_TITLES = [
+  'OTP login as a client (code read from Kafka)',
+  'Forward-auth with the TokenId cookie',
+  'Graph registry: register a graph and the schema, read them back',
+  'Signed Stripe checkout.session.completed',
+  'SMS announcement to the subscribers, localized',
+] as const;
+
+/**
+ * Runs the five steps in order. A failing step is recorded and reported, and the journey goes on
+ * with the steps that do not need it; the record lists every failure.
+ */
+export async function runJourney(targets: JourneyTargets, plan: JourneyPlan, reporter: JourneyReporter = silentReporter): Promise<JourneyRecord> {
+  const { notifications, userAuthentication, payments } = targets.kafka.topics;
+  const tail = await tailEvents(targets.kafka.brokers, [...new Set([notifications, userAuthentication, payments])]);
+  const auth = httpsClient(targets.auth.url, targets.auth.ca);
+  const ctx: Context = { targets, plan, tail, auth, saw: (line) => reporter.saw(line) };
+  const failures: JourneyFailure[] = [];
+  const step = async <T>(index: number, run: () => Promise<T>): Promise<T | undefined> => {
+    const title = STEP_TITLES[index - 1]!;
+    reporter.start(index, STEP_TITLES.length, title);
+    const started = Date.now();
+    try {
+      const result = await run();
+      reporter.done(index, Date.now() - started);
+      return result;
+    } catch (err) {
+      const error = err instanceof Error ? err : new Error(String(err));
+      failures.push({ step: index, title, error });
+      reporter.failed(index, error);
+      return undefined;
+    }
+  };
+  try {
+    const login = await step(1, () => otpLogin(ctx));
+    const forward = await step(2, () => forwardAuth(ctx, login));
+    const registry = await step(3, () => graphRegistry(ctx));
+    const payment = await step(4, () => stripeCheckout(ctx));
+    const announced = await step(5, () => announcement(ctx));
+    return { login, forwardAuth: forward, registry, payment, announcement: announced, failures, events: tail.events };
+  } finally {
+    await auth.close();
+    await tail.close();
+  }
+}

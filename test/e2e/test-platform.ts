@@ -1,0 +1,180 @@
+// The whole platform for the end-to-end suite: the four services as child processes from their
+// builds on free ports, the GraphQL gateway and localization fixtures in this process with the
+// demo data of `make up`, against the shared Redis, Kafka, Keycloak and stripe-mock.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { demoData, localSecrets, localUrls } from '../../scripts/local-platform.js';
+import { generateSelfSignedCertificate } from '../../services/auth/src/tls.js';
+import { startGraphqlGateway, type GatewayClient, type GraphqlGatewayFixture } from '../support/graphql-gateway.js';
+import { infra } from '../support/infra.js';
+import { startLocalizationService, type LocalizationServiceFixture } from '../support/localization-service.js';
+import type { JourneyTargets } from './journey.js';
+import { startService, stopServices, type ServiceExit, type ServiceName, type ServiceProcess } from './service-processes.js';
+
+/** The graph registry's Redis database: the records must be `graph:{name}` exactly, so it gets a database of its own. */
+export const REGISTRY_DATABASE = 12;
+export const ALLOWED_REDIRECT = 'https://app.example.test';
+
+export interface TestPlatform {
+  services: Record<ServiceName, ServiceProcess>;
+  gateway: GraphqlGatewayFixture;
+  localization: LocalizationServiceFixture;
+  /** The demo client as the gateway fixture has it. */
+  client: GatewayClient;
+  /** Where the graph registry keeps its records. */
+  registryStoreUrl: string;
+  targets: JourneyTargets;
+  /** Stops the services with SIGTERM (how each exited), then the fixtures; safe to call twice. */
+  stop(): Promise<Record<string, ServiceExit>>;
+}
+
+const realmFile = fileURLToPath(new URL('../infra/keycloak/realm.json', import.meta.url));
+
+function realmClientSecret(clientId: string): string {
+  const realm = JSON.parse(readFileSync(realmFile, 'utf8')) as { clients: Array<{ clientId: string; secret?: string }> };
+  const secret = realm.clients.find((client) => client.clientId === clientId)?.secret;
+  if (secret === undefined) throw new Error(`realm.json has no secret for ${clientId}`);
+  return secret;
+}
+
+/** A self-signed certificate in files, for Tls__CertPath / Tls__KeyPath; the journey trusts exactly it. */
+async function authCertificate(): Promise<{ cert: string; dir: string; certPath: string; keyPath: string }> {
+  const { cert, key } = await generateSelfSignedCertificate();
+  const dir = mkdtempSync(join(tmpdir(), 'sp-e2e-tls-'));
+  const certPath = join(dir, 'tls.crt');
+  const keyPath = join(dir, 'tls.key');
+  writeFileSync(certPath, cert);
+  writeFileSync(keyPath, key, { mode: 0o600 });
+  return { cert, dir, certPath, keyPath };
+}
+
+const oidc = (clientId: string, clientSecret: string): Record<string, string> => ({
+  Oidc__ServerUrl: infra('KEYCLOAK_URL'),
+  Oidc__Realm: infra('KEYCLOAK_REALM'),
+  Oidc__ClientId: clientId,
+  Oidc__ClientSecret: clientSecret,
+});
+
+interface Fixtures {
+  gateway: GraphqlGatewayFixture;
+  localization: LocalizationServiceFixture;
+  client: GatewayClient;
+}
+
+/** The gateway and localization fixtures with the demo data of `make up` (scripts/local-fixtures.ts). */
+async function startFixtures(): Promise<Fixtures> {
+  const [gateway, localization] = await Promise.all([startGraphqlGateway(), startLocalizationService()]);
+  const client = gateway.addClient({ ...demoData.client });
+  gateway.addPlan({ ...demoData.plan, active: true });
+  for (const subscriber of demoData.subscribers) gateway.addSubscriber(client.id, subscriber.phoneNumber, subscriber.locale);
+  return { gateway, localization, client };
+}
+
+function authEnv(cacheAddress: string, tls: { certPath: string; keyPath: string }): (port: number) => Record<string, string> {
+  return (port) => ({
+    // NODE_ENV unset: Production, so the code travels only in the SMS event.
+    Auth__Host: '127.0.0.1',
+    Auth__PublicBaseUrl: `https://127.0.0.1:${port}`,
+    Auth__AllowedRedirectUris: ALLOWED_REDIRECT,
+    Tls__CertPath: tls.certPath,
+    Tls__KeyPath: tls.keyPath,
+    ...oidc('platform-auth', realmClientSecret('platform-auth')),
+    Oidc__AdminCredentials__Username: infra('KEYCLOAK_ADMIN_USERNAME'),
+    Oidc__AdminCredentials__Password: infra('KEYCLOAK_ADMIN_PASSWORD'),
+    MessageBroker__BrokerList: infra('KAFKA_BROKERS'),
+    Cache__Url: cacheAddress,
+  });
+}
+
+function webhooksEnv(cacheAddress: string, fixtures: Fixtures): (port: number) => Record<string, string> {
+  return (port) => ({
+    Webhooks__Host: '127.0.0.1',
+    Webhooks__PublicBaseUrl: `http://127.0.0.1:${port}`,
+    WEBHOOKS_API_KEY: localSecrets.webhooksApiKey,
+    PAYMENT_PROVIDER_API_KEY: localSecrets.stripeApiKey,
+    PAYMENT_PROVIDER_API_URL: infra('STRIPE_MOCK_URL'),
+    PAYMENT_PROVIDER_WEBHOOKS_SECRET: localSecrets.stripeWebhookSecret,
+    SMS_PROVIDER_ACCOUNT_SID: localSecrets.twilioAccountSid,
+    SMS_PROVIDER_AUTH_TOKEN: localSecrets.twilioAuthToken,
+    GRAPHQL_API_URL: fixtures.gateway.url,
+    LOCALIZATION_API_URL: fixtures.localization.url,
+    STORE_URL: infra('REDIS_URL'),
+    Cache__Url: cacheAddress,
+    MessageBroker__BrokerList: infra('KAFKA_BROKERS'),
+    ...oidc(infra('KEYCLOAK_SERVICES_CLIENT_ID'), infra('KEYCLOAK_SERVICES_CLIENT_SECRET')),
+    AccountUrl: localUrls.account,
+    BillingPortalUrl: localUrls.billingPortal,
+    ClientLinkBaseUri: localUrls.clientBase,
+  });
+}
+
+/**
+ * Starts the platform. `otlpEndpoint` goes to every service as `Otlp__Endpoint`. On a failed
+ * start, whatever started is stopped again before the error is thrown.
+ */
+export async function startTestPlatform(options: { otlpEndpoint?: string } = {}): Promise<TestPlatform> {
+  const common = { Log__Level: 'info', Shutdown__GracePeriodMs: '5000', ...(options.otlpEndpoint === undefined ? {} : { Otlp__Endpoint: options.otlpEndpoint }) };
+  const withCommon = (env: (port: number) => Record<string, string>) => (port: number) => ({ ...common, ...env(port) });
+  const registryStoreUrl = `${infra('REDIS_URL').replace(/\/\d*$/, '')}/${REGISTRY_DATABASE}`;
+  const started: ServiceProcess[] = [];
+  const keep = (service: ServiceProcess): ServiceProcess => {
+    started.push(service);
+    return service;
+  };
+  let fixtures: Fixtures | undefined;
+  const tls = await authCertificate();
+  try {
+    fixtures = await startFixtures();
+    const cacheService = keep(await startService({ name: 'cache', env: withCommon(() => ({ Cache__Host: '127.0.0.1', Cache__Backend: 'memory' })) }));
+    const cacheAddress = `127.0.0.1:${cacheService.port}`;
+    const registryEnv = withCommon(() => ({ Registry__Host: '127.0.0.1', STORE_URL: registryStoreUrl, MONITOR_API_KEY: localSecrets.registryApiKey }));
+    const [registry, auth, webhooks] = await Promise.all([
+      startService({ name: 'graph-registry', env: registryEnv }).then(keep),
+      startService({ name: 'auth', env: withCommon(authEnv(cacheAddress, tls)) }).then(keep),
+      startService({ name: 'webhooks', env: withCommon(webhooksEnv(cacheAddress, fixtures)) }).then(keep),
+    ]);
+    return platformOf({ cache: cacheService, 'graph-registry': registry, auth, webhooks }, fixtures, registryStoreUrl, tls.cert);
+  } catch (err) {
+    await stopServices(started, 5000);
+    await Promise.all([fixtures?.gateway.close(), fixtures?.localization.close()]);
+    throw err;
+  } finally {
+    // The auth service reads its certificate and key at start only.
+    rmSync(tls.dir, { recursive: true, force: true });
+  }
+}
+
+function platformOf(services: Record<ServiceName, ServiceProcess>, fixtures: Fixtures, registryStoreUrl: string, authCa: string): TestPlatform {
+  const webhooksUrl = `http://127.0.0.1:${services.webhooks.port}`;
+  let stopped: Promise<Record<string, ServiceExit>> | undefined;
+  return {
+    services,
+    ...fixtures,
+    registryStoreUrl,
+    targets: {
+      auth: { url: `https://127.0.0.1:${services.auth.port}`, ca: authCa },
+      registry: { url: `http://127.0.0.1:${services['graph-registry'].port}`, apiKey: localSecrets.registryApiKey },
+      webhooks: {
+        url: webhooksUrl,
+        publicBaseUrl: webhooksUrl,
+        apiKey: localSecrets.webhooksApiKey,
+        stripeWebhookSecret: localSecrets.stripeWebhookSecret,
+        twilioAuthToken: localSecrets.twilioAuthToken,
+        twilioAccountSid: localSecrets.twilioAccountSid,
+      },
+      stripe: { apiUrl: infra('STRIPE_MOCK_URL'), apiKey: localSecrets.stripeApiKey },
+      kafka: { brokers: infra('KAFKA_BROKERS').split(','), topics: { notifications: 'notifications', userAuthentication: 'user-authentication', payments: 'Payments' } },
+      keycloak: { url: infra('KEYCLOAK_URL'), realm: infra('KEYCLOAK_REALM'), username: infra('KEYCLOAK_ADMIN_USERNAME'), password: infra('KEYCLOAK_ADMIN_PASSWORD') },
+    },
+    stop() {
+      stopped ??= (async () => {
+        const exits = await stopServices(Object.values(services));
+        await Promise.all([fixtures.gateway.close(), fixtures.localization.close()]);
+        return exits;
+      })();
+      return stopped;
+    },
+  };
+}
