@@ -1,24 +1,16 @@
 // `make up`: the stand-ins for the platform's collaborators that this project does not build —
-// the GraphQL gateway and the localization service — with demo data, on fixed local ports.
-// The same fixtures the tests use (test/support); run with tsx. Prints one JSON line when ready.
+// the GraphQL gateway and the localization service — with the demo data, on the fixed local
+// ports (scripts/local-platform.ts). The same fixtures the tests use; run with tsx. Prints one
+// JSON line when ready.
 import { startGraphqlGateway } from '../test/support/graphql-gateway.js';
 import { startLocalizationService } from '../test/support/localization-service.js';
+import { demoData, localPorts } from './local-platform.js';
 
-/** The demo data `make demo` walks through; stripe-mock's fixture customer and product ids. */
-export const demo = {
-  client: { number: 1, name: 'Demo Fitness', phoneNumber: '+15550000001', providerCustomerId: 'cus_QXg1o8vcGmoR32' },
-  plan: { name: 'Gold', description: 'All classes', providerProductId: 'prod_QXg1hqf4jFNsqG' },
-  subscribers: [
-    { phoneNumber: '+15550000002', locale: 'de' },
-    { phoneNumber: '+15550000003', locale: 'fr' },
-  ],
-};
-
-const gateway = await startGraphqlGateway({ port: Number(process.env.LOCAL_GATEWAY_PORT ?? 4000) });
-const localization = await startLocalizationService({ port: Number(process.env.LOCAL_LOCALIZATION_PORT ?? 4001) });
-const client = gateway.addClient(demo.client);
-gateway.addPlan({ ...demo.plan, active: true });
-for (const subscriber of demo.subscribers) gateway.addSubscriber(client.id, subscriber.phoneNumber, subscriber.locale);
+const gateway = await startGraphqlGateway({ port: localPorts.gateway });
+const localization = await startLocalizationService({ port: localPorts.localization });
+const client = gateway.addClient(demoData.client);
+gateway.addPlan({ ...demoData.plan, active: true });
+for (const subscriber of demoData.subscribers) gateway.addSubscriber(client.id, subscriber.phoneNumber, subscriber.locale);
 
 process.stdout.write(`${JSON.stringify({ gatewayUrl: gateway.url, localizationUrl: localization.url })}\n`);
 const stop = (): void => void Promise.all([gateway.close(), localization.close()]).then(() => process.exit(0));

@@ -6,15 +6,11 @@
 source "$(dirname "$0")/../test/infra/lib.sh"
 
 # Services, in start order: name|management port. Each gets its settings from service_env.
-SERVICES=("cache|9464" "graph-registry|9465" "auth|9466" "webhooks|9467")
+# Fixed local ports, development secrets and links: one source (scripts/local-platform.ts) for
+# this script, `make demo` and the end-to-end tests.
+eval "$(node "$ROOT/scripts/local-platform.ts")"
 
-# Local stand-ins for collaborators this project does not build (GraphQL gateway, localization).
-GATEWAY_PORT=4000
-LOCALIZATION_PORT=4001
-# Fixed local development secrets; the same values `make demo` signs and authenticates with.
-WEBHOOKS_KEY=local-webhooks-key
-STRIPE_WEBHOOK_SECRET=whsec_local_development_secret
-TWILIO_TOKEN=local-twilio-auth-token
+SERVICES=("cache|$LOCAL_CACHE_MANAGEMENT_PORT" "graph-registry|$LOCAL_REGISTRY_MANAGEMENT_PORT" "auth|$LOCAL_AUTH_MANAGEMENT_PORT" "webhooks|$LOCAL_WEBHOOKS_MANAGEMENT_PORT")
 
 # realm_secret CLIENT_ID: the dev secret of a client of the local realm (test/infra/keycloak/realm.json).
 realm_secret() {
@@ -25,26 +21,26 @@ realm_secret() {
 # service_env NAME: prints the VAR=value settings of a service for a local run, one a line.
 service_env() {
   case "$1" in
-    cache) printf '%s\n' Cache__Backend=memory Cache__Host=127.0.0.1 ;;
-    graph-registry) printf '%s\n' "STORE_URL=$(env_get REDIS_URL)" MONITOR_API_KEY=local-dev-key Registry__Host=127.0.0.1 ;;
+    cache) printf '%s\n' Cache__Backend=memory Cache__Host=127.0.0.1 Cache__Port=$LOCAL_CACHE_PORT ;;
+    graph-registry) printf '%s\n' "STORE_URL=$(env_get REDIS_URL)" MONITOR_API_KEY=$LOCAL_REGISTRY_KEY Registry__Host=127.0.0.1 Registry__Port=$LOCAL_REGISTRY_PORT ;;
     auth)
-      printf '%s\n' NODE_ENV=Development Auth__Host=127.0.0.1 Auth__PublicBaseUrl=https://localhost:5555 \
-        Auth__AllowedRedirectUris=https://localhost:5555,http://localhost:3000 \
+      printf '%s\n' NODE_ENV=Development Auth__Host=127.0.0.1 Auth__Port=$LOCAL_AUTH_PORT Auth__PublicBaseUrl=$LOCAL_AUTH_URL \
+        Auth__AllowedRedirectUris=$LOCAL_AUTH_URL,http://localhost:3000 \
         Oidc__Realm="$(env_get KEYCLOAK_REALM)" Oidc__ServerUrl="$(env_get KEYCLOAK_URL)" \
         Oidc__ClientId=platform-auth Oidc__ClientSecret="$(realm_secret platform-auth)" \
         Oidc__AdminCredentials__Username="$(env_get KEYCLOAK_ADMIN_USERNAME)" Oidc__AdminCredentials__Password="$(env_get KEYCLOAK_ADMIN_PASSWORD)" \
-        MessageBroker__BrokerList="$(env_get KAFKA_BROKERS)" Cache__Url=127.0.0.1:7777
+        MessageBroker__BrokerList="$(env_get KAFKA_BROKERS)" Cache__Url=127.0.0.1:$LOCAL_CACHE_PORT
       ;;
     webhooks)
-      printf '%s\n' Webhooks__Host=127.0.0.1 Webhooks__PublicBaseUrl=http://127.0.0.1:5000 \
-        WEBHOOKS_API_KEY=$WEBHOOKS_KEY PAYMENT_PROVIDER_API_KEY=sk_test_local PAYMENT_PROVIDER_API_URL="$(env_get STRIPE_MOCK_URL)" \
-        PAYMENT_PROVIDER_WEBHOOKS_SECRET=$STRIPE_WEBHOOK_SECRET \
-        SMS_PROVIDER_ACCOUNT_SID=AC00000000000000000000000000000000 SMS_PROVIDER_AUTH_TOKEN=$TWILIO_TOKEN \
-        GRAPHQL_API_URL=http://127.0.0.1:$GATEWAY_PORT/graphql LOCALIZATION_API_URL=http://127.0.0.1:$LOCALIZATION_PORT \
-        STORE_URL="$(env_get REDIS_URL)" Cache__Url=127.0.0.1:7777 MessageBroker__BrokerList="$(env_get KAFKA_BROKERS)" \
+      printf '%s\n' Webhooks__Host=127.0.0.1 Webhooks__Port=$LOCAL_WEBHOOKS_PORT Webhooks__PublicBaseUrl=$LOCAL_WEBHOOKS_PUBLIC_URL \
+        WEBHOOKS_API_KEY=$LOCAL_WEBHOOKS_KEY PAYMENT_PROVIDER_API_KEY=$LOCAL_STRIPE_API_KEY PAYMENT_PROVIDER_API_URL="$(env_get STRIPE_MOCK_URL)" \
+        PAYMENT_PROVIDER_WEBHOOKS_SECRET=$LOCAL_STRIPE_WEBHOOK_SECRET \
+        SMS_PROVIDER_ACCOUNT_SID=$LOCAL_TWILIO_ACCOUNT_SID SMS_PROVIDER_AUTH_TOKEN=$LOCAL_TWILIO_TOKEN \
+        GRAPHQL_API_URL=http://127.0.0.1:$LOCAL_GATEWAY_PORT/graphql LOCALIZATION_API_URL=http://127.0.0.1:$LOCAL_LOCALIZATION_PORT \
+        STORE_URL="$(env_get REDIS_URL)" Cache__Url=127.0.0.1:$LOCAL_CACHE_PORT MessageBroker__BrokerList="$(env_get KAFKA_BROKERS)" \
         Oidc__Realm="$(env_get KEYCLOAK_REALM)" Oidc__ServerUrl="$(env_get KEYCLOAK_URL)" \
         Oidc__ClientId="$(env_get KEYCLOAK_SERVICES_CLIENT_ID)" Oidc__ClientSecret="$(env_get KEYCLOAK_SERVICES_CLIENT_SECRET)" \
-        AccountUrl=http://localhost:3000/account BillingPortalUrl=http://localhost:3000/billing ClientLinkBaseUri=http://localhost:3000/c
+        AccountUrl=$LOCAL_ACCOUNT_URL BillingPortalUrl=$LOCAL_BILLING_PORTAL_URL ClientLinkBaseUri=$LOCAL_CLIENT_BASE_URL
       ;;
     *) die "unknown service $1" ;;
   esac
@@ -69,9 +65,9 @@ service_up() {
 
 fixtures_up() {
   if is_running fixtures; then return 0; fi
-  (cd "$ROOT" && start_bg fixtures env LOCAL_GATEWAY_PORT=$GATEWAY_PORT LOCAL_LOCALIZATION_PORT=$LOCALIZATION_PORT npx tsx scripts/local-fixtures.ts)
-  wait_for_port fixtures $GATEWAY_PORT 30
-  wait_for_port fixtures $LOCALIZATION_PORT 30
+  (cd "$ROOT" && start_bg fixtures npx tsx scripts/local-fixtures.ts)
+  wait_for_port fixtures "$LOCAL_GATEWAY_PORT" 30
+  wait_for_port fixtures "$LOCAL_LOCALIZATION_PORT" 30
 }
 
 up() {
@@ -94,12 +90,12 @@ down() {
 
 print_table() {
   printf '\n%-16s %s\n' "COMPONENT" "ADDRESS"
-  printf '%-16s %s\n' cache "127.0.0.1:7777 (gRPC; metrics http://127.0.0.1:9464/metrics)"
-  printf '%-16s %s\n' graph-registry "http://127.0.0.1:5145 (X-Api-Key: local-dev-key; metrics http://127.0.0.1:9465/metrics)"
-  printf '%-16s %s\n' auth "https://localhost:5555 (self-signed; metrics http://127.0.0.1:9466/metrics)"
-  printf '%-16s %s\n' webhooks "http://127.0.0.1:5000/api/PaymentProviderWebhookHandler?code=$WEBHOOKS_KEY (Stripe secret $STRIPE_WEBHOOK_SECRET), .../api/SmsProviderWebhookHandler?code=$WEBHOOKS_KEY (Twilio token $TWILIO_TOKEN)"
-  printf '%-16s %s\n' gateway "http://127.0.0.1:$GATEWAY_PORT/graphql (fixture: client #1 +15550000001, subscribers +15550000002 de, +15550000003 fr)"
-  printf '%-16s %s\n' localization "http://127.0.0.1:$LOCALIZATION_PORT (fixture)"
+  printf '%-16s %s\n' cache "127.0.0.1:$LOCAL_CACHE_PORT (gRPC; metrics http://127.0.0.1:$LOCAL_CACHE_MANAGEMENT_PORT/metrics)"
+  printf '%-16s %s\n' graph-registry "http://127.0.0.1:$LOCAL_REGISTRY_PORT (X-Api-Key: $LOCAL_REGISTRY_KEY; metrics http://127.0.0.1:$LOCAL_REGISTRY_MANAGEMENT_PORT/metrics)"
+  printf '%-16s %s\n' auth "$LOCAL_AUTH_URL (self-signed; metrics http://127.0.0.1:$LOCAL_AUTH_MANAGEMENT_PORT/metrics)"
+  printf '%-16s %s\n' webhooks "$LOCAL_WEBHOOKS_PUBLIC_URL/api/PaymentProviderWebhookHandler?code=$LOCAL_WEBHOOKS_KEY (Stripe secret $LOCAL_STRIPE_WEBHOOK_SECRET), .../api/SmsProviderWebhookHandler?code=$LOCAL_WEBHOOKS_KEY (Twilio token $LOCAL_TWILIO_TOKEN)"
+  printf '%-16s %s\n' gateway "http://127.0.0.1:$LOCAL_GATEWAY_PORT/graphql (fixture: client #1 +15550000001, subscribers +15550000002 de, +15550000003 fr)"
+  printf '%-16s %s\n' localization "http://127.0.0.1:$LOCAL_LOCALIZATION_PORT (fixture)"
   printf '%-16s %s\n' redis "$(env_get REDIS_URL)" kafka "$(env_get KAFKA_BROKERS)" \
     keycloak "$(env_get KEYCLOAK_URL) (admin console: $(env_get KEYCLOAK_MASTER_ADMIN_USERNAME) / $(env_get KEYCLOAK_MASTER_ADMIN_PASSWORD))" \
     stripe-mock "$(env_get STRIPE_MOCK_URL)"
