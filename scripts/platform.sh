@@ -99,6 +99,10 @@ print_table() {
   printf '%-16s %s\n' redis "$(env_get REDIS_URL)" kafka "$(env_get KAFKA_BROKERS)" \
     keycloak "$(env_get KEYCLOAK_URL) (admin console: $(env_get KEYCLOAK_MASTER_ADMIN_USERNAME) / $(env_get KEYCLOAK_MASTER_ADMIN_PASSWORD))" \
     stripe-mock "$(env_get STRIPE_MOCK_URL)"
+  printf '\nDemo client (browser login, group clients): demo-client / demo-client-password\n'
+  printf '  open %s/login?redirectUri=%s/auth in a browser (self-signed certificate)\n' "$LOCAL_AUTH_URL" "$LOCAL_AUTH_URL"
+  printf 'OTP login: POST %s/otp {"phoneNumber":"+4915123456789"} answers the code (Development mode)\n' "$LOCAL_AUTH_URL"
+  printf 'Walk through everything: make demo\n'
   printf '\nLogs: .cache/run/<component>.log   Stop: make down\n'
 }
 
