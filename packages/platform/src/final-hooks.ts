@@ -9,6 +9,18 @@ export function onFinalShutdown(hook: () => Promise<void>): void {
   hooks.push(hook);
 }
 
-export async function runFinalShutdownHooks(): Promise<void> {
-  for (const hook of hooks) await hook().catch(() => undefined);
+/**
+ * Runs the hooks, giving up after `budgetMs`: an unreachable collector must not hold the process
+ * past its shutdown grace period (what was not flushed by then is lost, as on a crash).
+ */
+export async function runFinalShutdownHooks(budgetMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const budget = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, Math.max(0, budgetMs));
+  });
+  const all = (async () => {
+    for (const hook of hooks) await hook().catch(() => undefined);
+  })();
+  await Promise.race([all, budget]);
+  clearTimeout(timer);
 }

@@ -27,6 +27,7 @@ export function onShutdown(steps: readonly ShutdownStep[], options: ShutdownOpti
   const shutdown = (): Promise<void> => {
     running ??= (async () => {
       options.logger.info({ gracePeriodMs: options.gracePeriodMs }, 'shutting down');
+      const startedAt = Date.now();
       const deadline = setTimeout(() => {
         options.logger.error('shutdown exceeded the grace period, exiting');
         exit(1);
@@ -42,7 +43,8 @@ export function onShutdown(steps: readonly ShutdownStep[], options: ShutdownOpti
         }
       }
       const flushStarted = Date.now();
-      await runFinalShutdownHooks();
+      // Whatever the steps left of the grace period, less a margin to log and exit in time.
+      await runFinalShutdownHooks(options.gracePeriodMs - (Date.now() - startedAt) - 250);
       options.logger.debug({ ms: Date.now() - flushStarted }, 'final shutdown hooks done');
       clearTimeout(deadline);
       options.logger.info('shutdown complete');
