@@ -1,4 +1,5 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import type { Logger } from 'pino';
 
 /**
  * Where Redis is, from one URL:
@@ -72,4 +73,21 @@ export function connectRedis(target: RedisTarget, commandTimeoutMs = 1000): Redi
       return new Cluster(target.nodes, clusterOptions);
     }
   }
+}
+
+/**
+ * Logs connection trouble once per outage instead of on every reconnect attempt. `what` names the
+ * connection in the messages (e.g. `redis`, `store (redis)`).
+ */
+export function logRedisConnectionState(redis: Redis | Cluster, logger: Logger, what = 'redis'): void {
+  let down = false;
+  redis.on('error', (err: Error) => {
+    if (down) return;
+    down = true;
+    logger.warn({ err }, `${what} connection lost; reconnecting`);
+  });
+  redis.on('ready', () => {
+    if (down) logger.info(`${what} connection restored`);
+    down = false;
+  });
 }

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import type { Redis } from 'ioredis';
-import { AppError, unavailable, type Logger } from '@sp/platform';
+import { AppError, logRedisConnectionState, unavailable, type Logger } from '@sp/platform';
 import type { GraphStore } from './graph-store.js';
 import { isGraphName } from './names.js';
 
@@ -68,23 +68,9 @@ async function readGraphs(redis: Redis, run: Run, keys: readonly string[]): Prom
 
 const orUndefined = (value: string | null): string | undefined => value ?? undefined;
 
-/** Logs connection trouble once per outage instead of on every reconnect attempt. */
-function logConnectionState(redis: Redis, logger: Logger): void {
-  let down = false;
-  redis.on('error', (err: Error) => {
-    if (down) return;
-    down = true;
-    logger.warn({ err }, 'redis connection lost; reconnecting');
-  });
-  redis.on('ready', () => {
-    if (down) logger.info('redis connection restored');
-    down = false;
-  });
-}
-
 /** The graph store on Redis; several registry replicas share one view. */
 export function createRedisGraphStore(redis: Redis, logger: Logger): GraphStore {
-  logConnectionState(redis, logger);
+  logRedisConnectionState(redis, logger);
   const run = createRunner(redis);
   return {
     name: 'redis',

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import type { Cluster, Redis } from 'ioredis';
-import { AppError, unavailable, type Logger } from '@sp/platform';
+import { AppError, logRedisConnectionState, unavailable, type Logger } from '@sp/platform';
 import type { ClaimOutcome, DedupStore } from './dedup-store.js';
 
 // KEYS[1] = done marker, KEYS[2] = claim; both carry the event id in a hash tag, so they share a
@@ -53,20 +53,6 @@ function createRunner(redis: Connection): <T>(command: () => Promise<T>) => Prom
   };
 }
 
-/** Logs connection trouble once per outage instead of on every reconnect attempt. */
-function logConnectionState(redis: Connection, logger: Logger): void {
-  let down = false;
-  redis.on('error', (err: Error) => {
-    if (down) return;
-    down = true;
-    logger.warn({ err }, 'store (redis) connection lost; reconnecting');
-  });
-  redis.on('ready', () => {
-    if (down) logger.info('store (redis) connection restored');
-    down = false;
-  });
-}
-
 interface DedupCommands {
   dedupClaim(done: string, claim: string, token: string, leaseMs: number): Promise<string>;
   dedupComplete(done: string, claim: string, token: string, retentionMs: number): Promise<number>;
@@ -88,7 +74,7 @@ function defineCommands(redis: Connection): Connection & DedupCommands {
  * PX, so a crashed replica's claim expires by itself). Claim and completion are Lua scripts, atomic.
  */
 export function createRedisDedupStore(connection: Connection, logger: Logger, prefix = 'webhooks:stripe-event:'): DedupStore {
-  logConnectionState(connection, logger);
+  logRedisConnectionState(connection, logger, 'store (redis)');
   const redis = defineCommands(connection);
   const keys = (eventId: string): [string, string] => [`${prefix}{${eventId}}:done`, `${prefix}{${eventId}}:claim`];
   const run = createRunner(connection);
