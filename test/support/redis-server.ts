@@ -21,6 +21,10 @@ export interface PrivateRedis {
   port: number;
   stop(): Promise<void>;
   start(): Promise<void>;
+  /** Freezes the server (SIGSTOP): it keeps its connections open but answers nothing, like a hung Redis. */
+  pause(): void;
+  /** Lets a paused server go on (SIGCONT). */
+  resume(): void;
 }
 
 /** One PING over a plain socket: no client library, so no reconnect timers outlive the check. */
@@ -60,6 +64,10 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
     child.kill('SIGKILL');
     await exited;
   };
+  const signal = (name: NodeJS.Signals): void => {
+    if (!child || child.exitCode !== null) throw new Error('the private redis-server is not running');
+    child.kill(name);
+  };
   await start();
-  return { url, port, start, stop };
+  return { url, port, start, stop, pause: () => signal('SIGSTOP'), resume: () => signal('SIGCONT') };
 }

@@ -19,7 +19,7 @@ export interface GraphRegistryDeps {
 
 /** The store chosen by configuration; the memory store warns, since it is for local runs only. */
 export function createGraphStore(config: StoreConfig, logger: Logger): GraphStore {
-  if (config.kind === 'redis') return createRedisGraphStore(new Redis(config.url, failFastRedisOptions(1000)), logger);
+  if (config.kind === 'redis') return createRedisGraphStore(new Redis(config.url, failFastRedisOptions()), logger);
   logger.warn('STORE_URL is memory://: graphs live in this process only and are lost on restart; use redis:// outside local runs');
   return createMemoryGraphStore();
 }

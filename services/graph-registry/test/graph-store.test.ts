@@ -35,7 +35,7 @@ const backends: Array<[string, () => Promise<Backend>]> = [
     async () => {
       const redis: PrivateRedis = await startPrivateRedis();
       const direct = new Redis(redis.url);
-      const store = createRedisGraphStore(new Redis(redis.url, failFastRedisOptions(1000)), silentLogger);
+      const store = createRedisGraphStore(new Redis(redis.url, failFastRedisOptions()), silentLogger);
       return {
         store,
         reset: async () => {
