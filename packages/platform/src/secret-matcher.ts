@@ -1,21 +1,29 @@
-import { hash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 
-/** One-shot SHA-256 (no Hash object per call). */
-const digest = (value: string): Buffer => hash('sha256', value, 'buffer');
+/** `value`'s UTF-8 bytes in a zeroed buffer of `width` bytes, cut at `width`. */
+function padded(value: string, width: number): Buffer {
+  const bytes = Buffer.alloc(width);
+  bytes.write(value, 'utf8');
+  return bytes;
+}
 
 /**
  * A predicate telling whether a presented secret (API key, webhook code) equals one of the
- * configured ones — several during a rotation. Both sides are hashed first, so the comparison
- * runs over equal-length digests in constant time whatever the lengths, and every configured
- * secret is compared (no early exit telling which one, or how many, matched).
+ * configured ones — several during a rotation. Every comparison runs over buffers as wide as the
+ * longest configured secret, so its time depends on neither the secrets' contents nor their
+ * lengths (only on the presented value's length, which the caller knows anyway); every configured
+ * secret is compared (no early exit telling which one, or how many, matched). Cheaper than hashing
+ * both sides, which costs ~1 µs on every authenticated request.
  */
 export function createSecretMatcher(secrets: readonly string[]): (presented: string | undefined) => boolean {
-  const expected = secrets.map(digest);
+  const width = Math.max(1, ...secrets.map((secret) => Buffer.byteLength(secret)));
+  const expected = secrets.map((secret) => ({ bytes: padded(secret, width), length: Buffer.byteLength(secret) }));
   return (presented) => {
     if (presented === undefined || presented === '') return false;
-    const candidate = digest(presented);
+    const candidate = padded(presented, width);
+    const length = Buffer.byteLength(presented);
     let matched = false;
-    for (const secret of expected) matched = timingSafeEqual(candidate, secret) || matched;
+    for (const secret of expected) matched = (timingSafeEqual(candidate, secret.bytes) && length === secret.length) || matched;
     return matched;
   };
 }

@@ -18,4 +18,15 @@ describe('secret matcher', () => {
     expect(matches('ключ-✓')).toBe(true);
     expect(matches('k'.repeat(10_000))).toBe(false);
   });
+
+  it('should refuse a value that only starts with a key, or that a key starts with', () => {
+    const matches = createSecretMatcher(['short', 'a-much-longer-key']);
+    expect(matches('short-and-more')).toBe(false);
+    expect(matches('a-much-longer-key!')).toBe(false);
+    expect(matches('a-much')).toBe(false);
+    expect(matches('short')).toBe(true);
+    expect(matches('a-much-longer-key')).toBe(true);
+    // Cut mid-character at the comparison width: still no match.
+    expect(createSecretMatcher(['abcd'])('abc✓')).toBe(false);
+  });
 });
