@@ -9,17 +9,15 @@ import { payloadTooLarge, toAppError, unsupportedMediaType, type AppError } from
  * Unexposed (5xx) errors are logged with their cause and answered with a generic message.
  */
 export function errorHandler(logger: Logger): Koa.Middleware {
-  return async (ctx, next) => {
-    try {
-      await next();
-    } catch (err) {
+  // A promise chain rather than an async function: this wraps every request.
+  return (ctx, next) =>
+    next().catch((err: unknown) => {
       const appError = toAppError(err);
       if (appError.status >= 500) logger.error({ err: appError.cause ?? err, method: ctx.method, path: ctx.path }, appError.message);
       ctx.status = appError.status;
       ctx.set(appError.headers);
       ctx.body = { error: appError.message };
-    }
-  };
+    });
 }
 
 /** RED metrics by route template (never by raw path, which would explode cardinality). */
@@ -33,16 +31,18 @@ export function httpMetrics(registry: Registry): Koa.Middleware {
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [registry],
   });
-  return async (ctx, next) => {
+  return (ctx, next) => {
     const end = duration.startTimer();
-    try {
-      await next();
-    } finally {
+    const record = (): void => {
       const state = ctx as unknown as { _matchedRoute?: string; routePath?: string };
       const labels = { method: ctx.method, route: state._matchedRoute ?? state.routePath ?? 'unmatched', status: String(ctx.status) };
       requests.inc(labels);
       end(labels);
-    }
+    };
+    return next().then(record, (err: unknown) => {
+      record();
+      throw err;
+    });
   };
 }
 
