@@ -7,10 +7,7 @@ import { createAuthServices, type AuthDeps } from './services.js';
  * Headers on every answer: nothing here may be cached (tokens, cookies, codes); no MIME
  * sniffing; and no Referer, so the code and state in /redirect's URL never reach the next site.
  */
-const securityHeaders: Koa.Middleware = (ctx, next) => {
-  ctx.set({ 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'no-referrer' });
-  return next();
-};
+const SECURITY_HEADERS = { 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'no-referrer' };
 
 /**
  * The auth service's HTTP app (served over HTTPS by server.ts). Behind a proxy
@@ -19,9 +16,8 @@ const securityHeaders: Koa.Middleware = (ctx, next) => {
  */
 export function createAuthApp(deps: AuthDeps): Koa {
   const services = createAuthServices(deps);
-  const app = createHttpApp({ logger: deps.logger, registry: deps.registry, proxy: deps.settings.proxyHops > 0 });
+  const app = createHttpApp({ logger: deps.logger, registry: deps.registry, proxy: deps.settings.proxyHops > 0, headers: SECURITY_HEADERS });
   app.maxIpsCount = deps.settings.proxyHops;
-  app.use(securityHeaders);
   app.use(createRouter(services));
   app.use(() => {
     throw notFound();

@@ -30,6 +30,11 @@ export interface TokenStore {
   save(record: TokenRecord, ttlMs: number): Promise<string>;
   /** The live record of a token id; undefined for a malformed, unknown or expired one. */
   get(tokenId: string | undefined): Promise<TokenRecord | undefined>;
+  /**
+   * The record this replica remembers for a token id (see `localTtlMs`), without asking the cache
+   * service: undefined when it remembers none, and then only `get` can tell.
+   */
+  recall(tokenId: string | undefined): TokenRecord | undefined;
   /** Removes the record and returns what it held. */
   remove(tokenId: string | undefined): Promise<TokenRecord | undefined>;
 }
@@ -67,9 +72,11 @@ export function createTokenStore(cache: CacheClient<unknown>, options: TokenStor
     if (local !== undefined && ttl > 0) local.set(tokenId, record, { ttl });
   };
 
+  const recall = (tokenId: string | undefined): TokenRecord | undefined => (valid(tokenId) ? local?.get(tokenId) : undefined);
+
   const get = async (tokenId: string | undefined): Promise<TokenRecord | undefined> => {
     if (!valid(tokenId)) return undefined;
-    const known = local?.get(tokenId);
+    const known = recall(tokenId);
     if (known !== undefined) return known;
     const value = await cache.get(key(tokenId));
     if (!isTokenRecord(value)) return undefined;
@@ -84,6 +91,7 @@ export function createTokenStore(cache: CacheClient<unknown>, options: TokenStor
       return tokenId;
     },
     get,
+    recall,
     async remove(tokenId) {
       if (!valid(tokenId)) return undefined;
       local?.delete(tokenId);

@@ -37,11 +37,15 @@ describe('token store on the real cache service', () => {
     const replicaA = createTokenStore(cache, { localTtlMs: 1000, now });
     const replicaB = createTokenStore(cache, { localTtlMs: 1000, now });
     const tokenId = await replicaA.save(record(60_000), 60_000);
+    expect(replicaB.recall(tokenId)).toBeUndefined(); // nothing read yet: only the cache service knows
     expect(await replicaB.get(tokenId)).toBeDefined();
+    expect(replicaB.recall(tokenId)).toMatchObject({ subject: 'user-1' });
     await replicaA.remove(tokenId);
+    expect(replicaA.recall(tokenId)).toBeUndefined();
     expect(await replicaA.get(tokenId)).toBeUndefined(); // the replica that logged out: at once
     expect(await replicaB.get(tokenId)).toBeDefined(); // the other: from memory, for now
     clock += 1001;
+    expect(replicaB.recall(tokenId)).toBeUndefined();
     expect(await replicaB.get(tokenId)).toBeUndefined();
   });
 
