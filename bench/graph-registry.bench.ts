@@ -20,7 +20,7 @@ import { createGraphRegistryApp, createGraphStore } from '@sp/graph-registry';
 const CONNECTIONS = 32;
 const WARM_UP_SECONDS = 2;
 const DURATION_SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const API_KEY = 'bench-key-0123456789abcdef0123456789';
 const GRAPH_URL = 'http://orders.shop.svc.cluster.local:4000/graphql';
 
