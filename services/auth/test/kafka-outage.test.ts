@@ -1,19 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startCacheService, type RunningCacheService } from '../../../test/support/cache-service.js';
+import { eventually } from '../../../test/support/eventually.js';
 import { startPrivateKafka, type PrivateKafka } from '../../../test/support/kafka-broker.js';
 import { collectEvents } from '../../../test/support/kafka.js';
 import { startAuth, type RunningAuth } from './support/auth-fixture.js';
 import { newPhoneNumber } from './support/phones.js';
 
-/** Retries `attempt` until it resolves with something accepted by `done`, or gives up. */
-async function eventually<T>(attempt: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await attempt();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
 
 describe('POST /otp while the message broker is down', () => {
   let kafka: PrivateKafka;
@@ -52,7 +44,15 @@ describe('POST /otp while the message broker is down', () => {
     expect(((await readiness.json()) as { failing: string[] }).failing).toEqual(['kafka']);
 
     await kafka.start();
-    const again = await eventually(() => auth.client.post('/otp', { phoneNumber }, { 'x-forwarded-for': '192.0.2.52' }), (reply) => reply.status === 200, 30_000);
+    const again = await eventually(
+      async () => {
+        const reply = await auth.client.post('/otp', { phoneNumber }, { 'x-forwarded-for': '192.0.2.52' });
+        if (reply.status !== 200) throw new Error(`POST /otp answered ${reply.status}`);
+        return reply;
+      },
+      30_000,
+      'POST /otp answering 200',
+    );
     expect(again.status).toBe(200);
     expect(await auth.cache.get(`otp:${phoneNumber}:secret`)).toEqual(expect.any(String));
     const events = await collectEvents(['notifications'], [kafka.brokers]);

@@ -11,7 +11,7 @@ import { startFakeKubeApi, type FakeKubeApi, type FakeKubeApiOptions } from '../
 import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
 import { silentLogger } from '../../../test/support/silent-logger.js';
 import { startController, type ControllerFixtureOptions, type RunningController } from './support/controller-fixture.js';
-import { eventually, sleep } from './support/eventually.js';
+import { eventually, sleep } from '../../../test/support/eventually.js';
 import { startRegistryServer, type RegistryServer } from './support/registry-server.js';
 import { allows, manifests, verbOf, type PolicyRule } from './support/rbac.js';
 import { graph, serviceObject } from './support/services.js';

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { startFakeKubeApi, type FakeKubeApi } from '../../../test/support/fake-kube-api.js';
 import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
 import { LEASE_NAMESPACE, startController, type RunningController } from './support/controller-fixture.js';
-import { eventually, sleep } from './support/eventually.js';
+import { eventually, sleep } from '../../../test/support/eventually.js';
 import { startRegistryServer, type RegistryServer } from './support/registry-server.js';
 import { graph, serviceObject } from './support/services.js';
 

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { createLeaderElector, type LeaderElector } from '../src/leader-elector.js';
 import { LeaseConflictError, type LeaseLock, type LeaseRecord, type ObservedLease } from '../src/lease-lock.js';
 import { silentLogger } from '../../../test/support/silent-logger.js';
-import { eventually, sleep } from './support/eventually.js';
+import { eventually, sleep } from '../../../test/support/eventually.js';
 
 /** One Lease in memory with the API server's optimistic concurrency; `fail` makes every call reject, `hang` never answer. */
 function memoryLease() {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { backoffDelay, createWorkQueue } from '../src/work-queue.js';
-import { eventually, sleep } from './support/eventually.js';
+import { eventually, sleep } from '../../../test/support/eventually.js';
 
 describe('backoffDelay', () => {
   it('should double from the base and stop at the cap', () => {
@@ -83,7 +83,8 @@ describe('createWorkQueue', () => {
     const errors: number[] = [];
     const queue = createWorkQueue({
       concurrency: 1,
-      backoff: { baseMs: 30, maxMs: 1000 },
+      // Retries far enough apart that polling sees each count of errors, even on a loaded machine.
+      backoff: { baseMs: 200, maxMs: 5000 },
       process: () => (fail ? Promise.reject(new Error('no')) : Promise.resolve()),
       onError: (_key, _err, retryInMs) => errors.push(retryInMs),
     });
@@ -96,7 +97,7 @@ describe('createWorkQueue', () => {
     fail = true;
     queue.add('a');
     await eventually(() => errors.length === 3);
-    expect(errors).toEqual([30, 60, 30]);
+    expect(errors).toEqual([200, 400, 200]);
     await queue.stop();
   });
 

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
 import { send } from './support/http-client.js';
-import { client, eventually, startRegistry, type Client, type RunningRegistry } from './support/registry-fixture.js';
+import { eventually } from '../../../test/support/eventually.js';
+import { client, startRegistry, type Client, type RunningRegistry } from './support/registry-fixture.js';
 
 describe('graph registry when Redis goes away and comes back', () => {
   let redis: PrivateRedis;

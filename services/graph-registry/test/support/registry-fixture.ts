@@ -71,13 +71,3 @@ export function client(baseUrl: string, key: string | null = API_KEY) {
 
 export type Client = ReturnType<typeof client>;
 
-/** Polls until `attempt` resolves truthy, or fails after `timeoutMs`. */
-export async function eventually<T>(attempt: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const result = await attempt().catch(() => undefined);
-    if (result !== undefined && result !== false) return result;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}

@@ -1,5 +1,8 @@
-/** Polls until `check` returns a value other than undefined/false, or fails after `timeoutMs` with the last value seen. */
-export async function eventually<T>(check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 5000, what = 'condition'): Promise<T> {
+/**
+ * Polls until `check` returns a value other than undefined/false, or fails after `timeoutMs`
+ * naming the last value or error seen (throw from `check` to say why it is not there yet).
+ */
+export async function eventually<T>(check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
