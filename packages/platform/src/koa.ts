@@ -47,7 +47,7 @@ export function createHttpApp(options: HttpAppOptions): Koa {
   const headers = Object.entries(options.headers ?? {});
   app.use((ctx, next) => {
     const started = performance.now();
-    for (const [name, value] of headers) ctx.set(name, value);
+    for (const [name, value] of headers) ctx.res.setHeader(name, value);
     const done = (): void => record(ctx.method, routeOf(ctx), ctx.status, (performance.now() - started) / 1000);
     return next().then(done, (err: unknown) => {
       answerError(ctx, err, options.logger);

@@ -17,13 +17,19 @@ export function clearedSessionCookie(): string {
   return `${COOKIE_NAME}=; Max-Age=0; ${ATTRIBUTES}`;
 }
 
-/** The TokenId cookie's value, read straight from the Cookie header (the first one when repeated). */
+/**
+ * The TokenId cookie's value, read straight from the Cookie header (the first one when repeated).
+ * Scanned in place rather than split: GET /auth reads it on every authenticated request.
+ */
 export function readSessionCookie(headers: IncomingHttpHeaders): string | undefined {
   const header = headers.cookie;
   if (header === undefined) return undefined;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq !== -1 && part.slice(0, eq).trim() === COOKIE_NAME) return part.slice(eq + 1).trim();
+  for (let start = 0; start < header.length; ) {
+    const semicolon = header.indexOf(';', start);
+    const end = semicolon === -1 ? header.length : semicolon;
+    const eq = header.indexOf('=', start);
+    if (eq !== -1 && eq < end && header.slice(start, eq).trim() === COOKIE_NAME) return header.slice(eq + 1, end).trim();
+    start = end + 1;
   }
   return undefined;
 }

@@ -89,5 +89,9 @@ describe('session cookie', () => {
     expect(readSessionCookie({ cookie: 'a=1; TokenId=xyz; TokenId=other' })).toBe('xyz');
     expect(readSessionCookie({ cookie: 'TokenIdx=1' })).toBeUndefined();
     expect(readSessionCookie({})).toBeUndefined();
+    expect(readSessionCookie({ cookie: 'flag; NotTokenId=1;TokenId = spaced ; x=2' })).toBe('spaced');
+    expect(readSessionCookie({ cookie: 'x=a=b; TokenId=c=d' })).toBe('c=d');
+    expect(readSessionCookie({ cookie: 'TokenId=' })).toBe('');
+    expect(readSessionCookie({ cookie: 'a=1;' })).toBeUndefined();
   });
 });
