@@ -21,6 +21,7 @@ import autocannon from 'autocannon';
 import Koa from 'koa';
 import { Agent, fetch } from 'undici';
 import { generateSelfSignedCertificate } from '@sp/auth';
+import { requestListener } from '@sp/platform';
 import { cpuMicros, drive, freePort, infraEnv, percentile, startChild, stopChild, writeResults, type RunFigures } from './lib/stats.ts';
 
 const CONNECTIONS = 32;
@@ -77,8 +78,7 @@ function runBare(): void {
     if (bearer !== undefined) ctx.set('Authorization', bearer);
     ctx.body = bearer === undefined ? 'ok' : '';
   });
-  const handle = app.callback();
-  const server = createServer({ cert: readFileSync(process.env.CERT_PATH!), key: readFileSync(process.env.KEY_PATH!), minVersion: 'TLSv1.2' }, (req, res) => void handle(req, res));
+  const server = createServer({ cert: readFileSync(process.env.CERT_PATH!), key: readFileSync(process.env.KEY_PATH!), minVersion: 'TLSv1.2' }, requestListener(app));
   server.listen(Number(process.env.PORT), '127.0.0.1', () => process.stdout.write(`listening ${process.env.PORT}\n`));
   process.on('SIGTERM', () => server.close(() => process.exit(0)));
 }

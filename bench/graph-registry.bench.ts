@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import Koa from 'koa';
 import { Redis } from 'ioredis';
-import { closeGracefully, createLogger, createRegistry, listen } from '@sp/platform';
+import { closeGracefully, createLogger, createRegistry, listen, requestListener } from '@sp/platform';
 import { createGraphRegistryApp, createGraphStore } from '@sp/graph-registry';
 
 const CONNECTIONS = 32;
@@ -82,8 +82,7 @@ interface Target {
 }
 
 async function serve(handler: Koa): Promise<{ server: Server; port: number }> {
-  const handle = handler.callback();
-  const server = createServer((req, res) => void handle(req, res));
+  const server = createServer(requestListener(handler));
   return { server, port: await listen(server, 0, '127.0.0.1') };
 }
 

@@ -6,6 +6,7 @@ export * from './readiness.js';
 export * from './http-server.js';
 export * from './management-server.js';
 export * from './shutdown.js';
+export * from './boot.js';
 export * from './koa.js';
 export * from './by-method.js';
 export * from './kafka-publisher.js';

@@ -1,3 +1,4 @@
+import type { RequestListener } from 'node:http';
 import Koa from 'koa';
 import getRawBody from 'raw-body';
 import type { Registry } from 'prom-client';
@@ -55,6 +56,15 @@ export function createHttpApp(options: HttpAppOptions): Koa {
     });
   });
   return app;
+}
+
+/**
+ * A Koa app as the request listener of a Node HTTP or HTTPS server. Koa settles the promise it
+ * returns itself (errors go through its own error handling), so there is nothing to await here.
+ */
+export function requestListener(app: Koa): RequestListener {
+  const handle = app.callback();
+  return (req, res) => void handle(req, res);
 }
 
 /**

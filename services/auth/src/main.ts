@@ -1,25 +1,13 @@
-import {
-  closeGracefully,
-  createLogger,
-  createRegistry,
-  installProcessHandlers,
-  listen,
-  loadConfigOrExit,
-  onShutdown,
-  startManagementServer,
-} from '@sp/platform';
+import { bootService, closeGracefully, listen, onShutdown, startManagementServer } from '@sp/platform';
 import { loadConfig } from './config.js';
 import { createAuthAdapters } from './adapters.js';
 import { authReadiness, createAuthApp } from './app.js';
 import { createAuthServer } from './server.js';
 import { loadTlsCredentials } from './tls.js';
 
-const config = loadConfigOrExit(() => loadConfig(), 'auth');
-const logger = createLogger({ service: 'auth', level: config.logLevel });
-installProcessHandlers(logger);
+const { config, logger, registry } = bootService('auth', loadConfig);
 for (const warning of config.warnings) logger.warn(warning);
 if (config.allowedRedirects.entries.length === 0) logger.warn('Auth__AllowedRedirectUris is empty: every GET /login is refused with 400');
-const registry = createRegistry('auth');
 
 const adapters = createAuthAdapters(config, { logger, registry });
 const app = createAuthApp({ settings: config, ...adapters, logger, registry });

@@ -1,11 +1,8 @@
-import { createLogger, createRegistry, installProcessHandlers, loadConfigOrExit, onShutdown, startManagementServer } from '@sp/platform';
+import { bootService, onShutdown, startManagementServer } from '@sp/platform';
 import { loadConfig } from './config.js';
 import { createCacheApp } from './app.js';
 
-const config = loadConfigOrExit(() => loadConfig(), 'cache');
-const logger = createLogger({ service: 'cache', level: config.logLevel });
-installProcessHandlers(logger);
-const registry = createRegistry('cache');
+const { config, logger, registry } = bootService('cache', loadConfig);
 
 const app = createCacheApp(config, { registry, logger });
 if (config.backend.kind === 'memory' && config.backend.capacity > 0) {

@@ -1,12 +1,9 @@
-import { createLogger, createRegistry, installProcessHandlers, loadConfigOrExit, onShutdown, startManagementServer } from '@sp/platform';
+import { bootService, onShutdown, startManagementServer } from '@sp/platform';
 import { COMPONENT, createGraphControllerApp } from './app.js';
 import { loadConfig } from './config.js';
 import { loadKubeConfig } from './kube-client.js';
 
-const config = loadConfigOrExit(() => loadConfig(), COMPONENT);
-const logger = createLogger({ service: COMPONENT, level: config.logLevel });
-installProcessHandlers(logger);
-const registry = createRegistry(COMPONENT);
+const { config, logger, registry } = bootService(COMPONENT, loadConfig);
 
 let kubeConfig;
 try {

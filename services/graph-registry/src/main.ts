@@ -1,26 +1,13 @@
 import { createServer } from 'node:http';
-import {
-  closeGracefully,
-  createLogger,
-  createRegistry,
-  installProcessHandlers,
-  listen,
-  loadConfigOrExit,
-  onShutdown,
-  startManagementServer,
-} from '@sp/platform';
+import { bootService, closeGracefully, listen, onShutdown, requestListener, startManagementServer } from '@sp/platform';
 import { loadConfig } from './config.js';
 import { createGraphRegistryApp, createGraphStore, storeReadiness } from './app.js';
 
-const config = loadConfigOrExit(() => loadConfig(), 'graph-registry');
-const logger = createLogger({ service: 'graph-registry', level: config.logLevel });
-installProcessHandlers(logger);
-const registry = createRegistry('graph-registry');
+const { config, logger, registry } = bootService('graph-registry', loadConfig);
 
 const store = createGraphStore(config.store, logger);
 const app = createGraphRegistryApp({ store, apiKeys: config.apiKeys, logger, registry });
-const handle = app.callback();
-const server = createServer((req, res) => void handle(req, res));
+const server = createServer(requestListener(app));
 const port = await listen(server, config.port, config.host);
 const management = await startManagementServer({ port: config.managementPort, registry, readiness: storeReadiness(store), logger });
 logger.info({ port, managementPort: management.port, store: store.name, apiKeys: config.apiKeys.length }, 'graph registry listening');

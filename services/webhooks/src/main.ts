@@ -1,16 +1,6 @@
 import { createServer } from 'node:http';
 import { createCacheClient, stringSerializer } from '@sp/cache-client';
-import {
-  closeGracefully,
-  createKafkaPublisher,
-  createLogger,
-  createRegistry,
-  installProcessHandlers,
-  listen,
-  loadConfigOrExit,
-  onShutdown,
-  startManagementServer,
-} from '@sp/platform';
+import { bootService, closeGracefully, createKafkaPublisher, listen, onShutdown, requestListener, startManagementServer } from '@sp/platform';
 import { createDedupStore, createWebhooksApp, webhooksReadiness } from './app.js';
 import { loadConfig } from './config.js';
 import { createGraphqlGateway } from './graphql-gateway.js';
@@ -19,10 +9,7 @@ import { createLocalizationClient } from './localization-client.js';
 import { createStripePaymentProvider } from './stripe-payment-provider.js';
 import { createTwilioSmsProvider } from './twilio-sms-provider.js';
 
-const config = loadConfigOrExit(() => loadConfig(), 'webhooks');
-const logger = createLogger({ service: 'webhooks', level: config.logLevel });
-installProcessHandlers(logger);
-const registry = createRegistry('webhooks');
+const { config, logger, registry } = bootService('webhooks', loadConfig);
 
 if (!config.smsProvider.validateSignature) logger.warn('SmsProvider__ValidateSignature is false: SMS webhooks are not authenticated by signature; never do this in production');
 
@@ -52,8 +39,7 @@ const deps = {
   registry,
 };
 const app = createWebhooksApp(deps);
-const handle = app.callback();
-const server = createServer((req, res) => void handle(req, res));
+const server = createServer(requestListener(app));
 const port = await listen(server, config.port, config.host);
 const management = await startManagementServer({ port: config.managementPort, registry, readiness: webhooksReadiness(deps), logger });
 logger.info({ port, managementPort: management.port, store: dedup.name, topics: config.topics }, 'webhooks service listening');

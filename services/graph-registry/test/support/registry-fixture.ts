@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { Writable } from 'node:stream';
-import { closeGracefully, createLogger, createRegistry, listen, startManagementServer, type ManagementServer, type Registry } from '@sp/platform';
+import { closeGracefully, createLogger, createRegistry, listen, requestListener, startManagementServer, type ManagementServer, type Registry } from '@sp/platform';
 import { createGraphRegistryApp, createGraphStore, storeReadiness } from '../../src/app.js';
 import type { StoreConfig } from '../../src/config.js';
 import type { GraphStore } from '../../src/graph-store.js';
@@ -27,8 +27,7 @@ export async function startRegistry(store: StoreConfig, apiKeys: readonly string
   const registry = createRegistry('graph-registry');
   const graphStore = createGraphStore(store, silentLogger);
   const app = createGraphRegistryApp({ store: graphStore, apiKeys, logger: silentLogger, registry });
-  const handle = app.callback();
-  const server = createServer((req, res) => void handle(req, res));
+  const server = createServer(requestListener(app));
   const port = await listen(server, 0, '127.0.0.1');
   const management = await startManagementServer({ port: 0, host: '127.0.0.1', registry, readiness: storeReadiness(graphStore), logger: silentLogger });
   return {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import twilio from 'twilio';
 import { createCacheClient, stringSerializer, type CacheClient } from '@sp/cache-client';
-import { closeGracefully, createKafkaPublisher, createRegistry, listen, startManagementServer, type EventPublisher, type ManagementServer, type Registry } from '@sp/platform';
+import { closeGracefully, createKafkaPublisher, createRegistry, listen, requestListener, startManagementServer, type EventPublisher, type ManagementServer, type Registry } from '@sp/platform';
 import { createDedupStore, createWebhooksApp, PAYMENT_WEBHOOK_PATH, SMS_WEBHOOK_PATH, webhooksReadiness } from '../../src/app.js';
 import type { DedupStore } from '../../src/dedup-store.js';
 import type { Topics } from '../../src/events.js';
@@ -125,8 +125,7 @@ export async function startWebhooks(deps: Dependencies, options: InstanceOptions
     registry,
   };
   const app = createWebhooksApp(appDeps);
-  const handle = app.callback();
-  const server: Server = createServer((req, res) => void handle(req, res));
+  const server: Server = createServer(requestListener(app));
   const port = await listen(server, 0, '127.0.0.1');
   const management: ManagementServer = await startManagementServer({ port: 0, host: '127.0.0.1', registry, readiness: webhooksReadiness(appDeps), logger });
   return {
