@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { ConfigError, env, parseEnv } from '../src/config.js';
+import { configProblems } from '../../../test/support/config-problems.js';
+import { env, parseEnv } from '../src/config.js';
 
 const shape = {
   Oidc__Realm: env.string(),
@@ -9,19 +10,10 @@ const shape = {
   Keys: env.list(),
 };
 
-function problemsOf(run: () => unknown): readonly string[] {
-  try {
-    run();
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
-    throw err;
-  }
-  throw new Error('expected a ConfigError');
-}
 
 describe('parseEnv', () => {
   it('should report a missing and an invalid variable together, one line each', () => {
-    const problems = problemsOf(() =>
+    const problems = configProblems(() =>
       parseEnv(shape, { Oidc__ServerUrl: 'not a url', Cache__Port: '70000', Keys: 'a' }),
     );
     expect(problems).toEqual([
@@ -52,17 +44,17 @@ describe('parseEnv', () => {
   });
 
   it('should treat an empty value as unset', () => {
-    expect(problemsOf(() => parseEnv({ A: env.string() }, { A: '  ' }))).toEqual(['A: is required']);
+    expect(configProblems(() => parseEnv({ A: env.string() }, { A: '  ' }))).toEqual(['A: is required']);
   });
 
   it('should reject a boolean that is not one', () => {
-    expect(problemsOf(() => parseEnv({ B: env.bool(false) }, { B: 'maybe' }))).toEqual(['B: must be true or false']);
+    expect(configProblems(() => parseEnv({ B: env.bool(false) }, { B: 'maybe' }))).toEqual(['B: must be true or false']);
   });
 });
 
 describe('parseEnv cross checks', () => {
   it('should report a conditional requirement together with the other problems', () => {
-    const problems = problemsOf(() =>
+    const problems = configProblems(() =>
       parseEnv({ Backend: env.string(), Url: env.string().optional(), Port: env.port() }, { Backend: 'redis', Port: 'x' }, (input) =>
         input.Backend === 'redis' && input.Url === undefined ? ['Url: is required when Backend is redis'] : [],
       ),

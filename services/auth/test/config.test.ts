@@ -2,7 +2,7 @@ import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
-import { ConfigError } from '@sp/platform';
+import { configProblems } from '../../../test/support/config-problems.js';
 import { loadConfig } from '../src/config.js';
 
 const required = {
@@ -16,15 +16,7 @@ const required = {
   Cache__Url: 'cache:7777',
 };
 
-function problemsOf(env: Record<string, string>): readonly string[] {
-  try {
-    loadConfig(env);
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
-    throw err;
-  }
-  throw new Error('the configuration was accepted');
-}
+const problemsOf = (environment: Record<string, string>): readonly string[] => configProblems(() => loadConfig(environment));
 
 describe('loadConfig', () => {
   it('should report every missing and invalid variable at once, by name', () => {

@@ -1,16 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
-import { ConfigError } from '@sp/platform';
+import { configProblems } from '../../../test/support/config-problems.js';
 import { loadConfig } from '../src/config.js';
 
-function problemsOf(environment: Record<string, string>): readonly string[] {
-  try {
-    loadConfig(environment);
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
-    throw err;
-  }
-  throw new Error('configuration was accepted');
-}
+const problemsOf = (environment: Record<string, string>): readonly string[] => configProblems(() => loadConfig(environment));
 
 describe('configuration', () => {
   it('should report a missing STORE_URL and a missing MONITOR_API_KEY together', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { ConfigError } from '@sp/platform';
+import { configProblems } from '../../../test/support/config-problems.js';
 import { loadConfig } from '../src/config.js';
 
 const valid = {
@@ -25,15 +25,7 @@ const valid = {
   Webhooks__PublicBaseUrl: 'https://hooks.example.com/',
 };
 
-function problemsOf(environment: Record<string, string>): readonly string[] {
-  try {
-    loadConfig(environment);
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
-    throw err;
-  }
-  throw new Error('configuration was accepted');
-}
+const problemsOf = (environment: Record<string, string>): readonly string[] => configProblems(() => loadConfig(environment));
 
 describe('configuration', () => {
   it('should report every missing required variable at once, by name', () => {
