@@ -18,7 +18,7 @@ import { fixtureTranslation } from '../support/localization-service.js';
 import type { TailedEvent } from './event-tail.js';
 import { runJourney, SMS_WEBHOOK_PATH, PAYMENT_WEBHOOK_PATH, type JourneyPlan, type JourneyRecord } from './journey.js';
 import { http, jwtClaims } from './journey-support.js';
-import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './otlp-receiver.js';
+import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
 import type { ServiceExit } from './service-processes.js';
 import { startTestPlatform, type TestPlatform } from './test-platform.js';
 import { cacheCallsUnder, parseTraceparent, producerSpanOf, serverSpans } from './traces.js';

@@ -1,4 +1,4 @@
-import { SpanKind, type ReceivedSpan } from './otlp-receiver.js';
+import { SpanKind, type ReceivedSpan } from '../support/otlp-receiver.js';
 
 /** The W3C `traceparent` header split into its trace id and parent (span) id. */
 export function parseTraceparent(header: string | undefined): { traceId: string; parentId: string } | undefined {
