@@ -10,18 +10,17 @@
 // Also: end-to-end throughput of POST /otp (cache + Kafka) and POST /otp/verify (cache + Keycloak
 // admin API + password grant + Kafka), for new and for returning users.
 // Results: bench/results/auth.json.
-import { fork, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
 import Koa from 'koa';
 import { Agent, fetch } from 'undici';
 import { generateSelfSignedCertificate } from '@sp/auth';
 import { requestListener } from '@sp/platform';
+import { load, medianOf, type LoadFigures } from './lib/http-load.ts';
 import { cpuMicros, drive, freePort, infraEnv, percentile, startChild, stopChild, writeResults, type RunFigures } from './lib/stats.ts';
 
 const CONNECTIONS = 32;
@@ -38,36 +37,10 @@ const authMain = here('../services/auth/dist/main.js');
 const authInstrument = here('../services/auth/dist/instrument.js');
 const cacheMain = here('../services/cache/dist/main.js');
 
-interface LoadRequest {
-  url: string;
-  headers: Record<string, string>;
-  seconds: number;
-}
-
-interface Figures {
-  requestsPerSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-  requests: number;
-  non2xx: number;
-  errors: number;
+interface Figures extends LoadFigures {
   /** CPU time (user + system) per request of the server process, and of the cache service for the auth service. */
   serverCpuMicrosPerRequest?: number;
   cacheCpuMicrosPerRequest?: number;
-}
-
-/** Child side: one autocannon run against the URL, figures back to the parent. */
-async function runLoad(request: LoadRequest): Promise<void> {
-  const result = await autocannon({ url: request.url, headers: request.headers, connections: CONNECTIONS, duration: request.seconds });
-  const figures: Figures = {
-    requestsPerSecond: Math.round(result.requests.average),
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
-    requests: result.requests.total,
-    non2xx: result.non2xx,
-    errors: result.errors,
-  };
-  process.send!(figures);
 }
 
 /** Child side: the ceiling, a bare Koa app over HTTPS with the auth service's certificate and TLS floor. */
@@ -83,24 +56,10 @@ function runBare(): void {
   process.on('SIGTERM', () => server.close(() => process.exit(0)));
 }
 
-async function load(request: LoadRequest): Promise<Figures> {
-  const child = fork(fileURLToPath(import.meta.url), ['--load', JSON.stringify(request)], { stdio: 'inherit' });
-  const [figures] = (await once(child, 'message')) as [Figures];
-  await once(child, 'exit');
-  if (figures.non2xx > 0 || figures.errors > 0) throw new Error(`${request.url}: ${figures.non2xx} non-2xx answers, ${figures.errors} errors`);
-  return figures;
-}
-
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
-
 const round3 = (value: number): number => Number(value.toFixed(3));
 
 function summarize(runs: Figures[]): Omit<Figures, 'non2xx' | 'errors' | 'requests'> {
-  const pick = (select: (run: Figures) => number, digits: number): number => Number(median(runs.map(select)).toFixed(digits));
+  const pick = (select: (run: Figures) => number, digits: number): number => Number(medianOf(runs.map(select)).toFixed(digits));
   const summary: Omit<Figures, 'non2xx' | 'errors' | 'requests'> = {
     requestsPerSecond: pick((run) => run.requestsPerSecond, 0),
     p50Ms: pick((run) => run.p50Ms, 2),
@@ -121,10 +80,10 @@ interface Target {
 
 /** Warm-up, then one measured run with the CPU the server (and the auth service's cache service) spent per request. */
 async function measure(target: Target): Promise<Figures> {
-  await load({ url: target.url, headers: target.headers, seconds: WARM_UP_SECONDS });
+  await load({ url: target.url, headers: target.headers, seconds: WARM_UP_SECONDS, connections: CONNECTIONS });
   const cpu = cpuMicros(target.pid);
   const cacheCpu = target.cachePid === undefined ? 0 : cpuMicros(target.cachePid);
-  const figures = await load({ url: target.url, headers: target.headers, seconds: DURATION_SECONDS });
+  const figures: Figures = await load({ url: target.url, headers: target.headers, seconds: DURATION_SECONDS, connections: CONNECTIONS });
   figures.serverCpuMicrosPerRequest = Number(((cpuMicros(target.pid) - cpu) / figures.requests).toFixed(1));
   if (target.cachePid !== undefined) figures.cacheCpuMicrosPerRequest = Number(((cpuMicros(target.cachePid) - cacheCpu) / figures.requests).toFixed(1));
   return figures;
@@ -300,7 +259,7 @@ async function main(): Promise<void> {
     // Less sensitive to the other work on the machine: the throughput each server could reach if its
     // own CPU were the only limit (the auth service's figure includes the cache service's CPU).
     const cpuOf = (run: Figures): number => run.serverCpuMicrosPerRequest! + (run.cacheCpuMicrosPerRequest ?? 0);
-    const cpuRatio = (name: Target['name']): number => round3(median(runs[name].map((run, round) => cpuOf(runs.bare[round]!) / cpuOf(run))));
+    const cpuRatio = (name: Target['name']): number => round3(medianOf(runs[name].map((run, round) => cpuOf(runs.bare[round]!) / cpuOf(run))));
     writeResults('auth', {
       benchmark: 'auth GET /auth with a valid TokenId cookie vs a bare Koa HTTPS server answering a constant',
       date: new Date().toISOString(),
@@ -324,12 +283,12 @@ async function main(): Promise<void> {
       forwardAuthWithoutLocalCache: { ...summarize(runs.authWithoutLocalCache), runs: runs.authWithoutLocalCache },
       bare: { ...summarize(runs.bare), runs: runs.bare },
       bareWithToken: { ...summarize(runs.bareWithToken), runs: runs.bareWithToken },
-      ratio: round3(median(ratioByRound('auth'))),
+      ratio: round3(medianOf(ratioByRound('auth'))),
       ratioByRound: ratioByRound('auth'),
       ratioByServerCpu: cpuRatio('auth'),
-      ratioWithoutLocalCache: round3(median(ratioByRound('authWithoutLocalCache'))),
+      ratioWithoutLocalCache: round3(medianOf(ratioByRound('authWithoutLocalCache'))),
       ratioWithoutLocalCacheByServerCpu: cpuRatio('authWithoutLocalCache'),
-      ratioBareWithToken: round3(median(ratioByRound('bareWithToken'))),
+      ratioBareWithToken: round3(medianOf(ratioByRound('bareWithToken'))),
       target: 0.7,
       otpIssue: { ...otpIssue, concurrency: OTP_CONCURRENCY, note: 'end to end: phone validation, 3 limit reads + 3 writes and 7 code records in the cache service, SendSmsNotificationEvent with acks=all' },
       otpVerifyNewUsers: { ...verifyNewUsers, concurrency: VERIFY_CONCURRENCY, note: 'includes Keycloak: user search, user creation, group membership, password reset, password grant (Keycloak hashes the password on both), then cache + Kafka' },
@@ -360,6 +319,5 @@ async function deleteKeycloakUsers(infra: Record<string, string>, usernames: str
   }
 }
 
-if (process.argv[2] === '--load') await runLoad(JSON.parse(process.argv[3]!) as LoadRequest);
-else if (process.argv[2] === '--bare') runBare();
+if (process.argv[2] === '--bare') runBare();
 else await main();

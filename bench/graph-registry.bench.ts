@@ -6,16 +6,13 @@
 // cancel drift. The registry batches concurrent Redis commands (ioredis auto-pipelining), which the
 // plain bare server does not; a third target, the bare server with auto-pipelining too, shows the
 // cost of the registry's own code alone. Results: bench/results/graph-registry.json.
-import { fork } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
 import Koa from 'koa';
 import { Redis } from 'ioredis';
 import { closeGracefully, createLogger, createRegistry, listen, requestListener } from '@sp/platform';
 import { createGraphRegistryApp, createGraphStore } from '@sp/graph-registry';
+import { load, medianOf, type LoadFigures } from './lib/http-load.ts';
+import { infraEnv, writeResults } from './lib/stats.ts';
 
 const CONNECTIONS = 32;
 const WARM_UP_SECONDS = 2;
@@ -24,52 +21,9 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const API_KEY = 'bench-key-0123456789abcdef0123456789';
 const GRAPH_URL = 'http://orders.shop.svc.cluster.local:4000/graphql';
 
-interface LoadRequest {
-  url: string;
-  headers: Record<string, string>;
-  seconds: number;
-}
-
-interface Figures {
-  requestsPerSecond: number;
+interface Figures extends LoadFigures {
   /** CPU time the server process spent per request (user + system), measured around the run. */
   cpuMicrosPerRequest?: number;
-  p50Ms: number;
-  p99Ms: number;
-  requests: number;
-  non2xx: number;
-  errors: number;
-}
-
-/** The child's side: one autocannon run, figures sent back to the parent. */
-async function runLoad(request: LoadRequest): Promise<void> {
-  const result = await autocannon({ url: request.url, headers: request.headers, connections: CONNECTIONS, duration: request.seconds });
-  const figures: Figures = {
-    requestsPerSecond: Math.round(result.requests.average),
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
-    requests: result.requests.total,
-    non2xx: result.non2xx,
-    errors: result.errors,
-  };
-  process.send!(figures);
-}
-
-/** Runs autocannon in a child process (the machine has 2 cores: one for the servers, one for the load). */
-async function load(request: LoadRequest): Promise<Figures> {
-  const child = fork(fileURLToPath(import.meta.url), ['--load', JSON.stringify(request)], { stdio: 'inherit' });
-  const [figures] = (await once(child, 'message')) as [Figures];
-  await once(child, 'exit');
-  if (figures.non2xx > 0 || figures.errors > 0) throw new Error(`${request.url}: ${figures.non2xx} non-2xx answers, ${figures.errors} errors`);
-  return figures;
-}
-
-function redisUrl(): string {
-  if (process.env.REDIS_URL) return process.env.REDIS_URL;
-  const file = fileURLToPath(new URL('../.cache/run/infra.env', import.meta.url));
-  const line = readFileSync(file, 'utf8').split('\n').find((entry) => entry.startsWith('REDIS_URL='));
-  if (!line) throw new Error(`REDIS_URL is neither set nor in ${file}: start the dependencies (bash test/infra/infra.sh up)`);
-  return line.slice('REDIS_URL='.length).trim();
 }
 
 type TargetName = 'registry' | 'bare' | 'barePipelined';
@@ -128,13 +82,6 @@ async function startBare(url: string, name: string, pipelined: boolean): Promise
   };
 }
 
-/** The middle run: other work on a 2-core machine disturbs single runs, in both directions. */
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
-
 interface Summary {
   requestsPerSecond: number;
   p50Ms: number;
@@ -143,7 +90,7 @@ interface Summary {
 }
 
 function summarize(runs: Figures[]): Summary {
-  const pickMedian = (pick: (run: Figures) => number, digits: number): number => Number(median(runs.map(pick)).toFixed(digits));
+  const pickMedian = (pick: (run: Figures) => number, digits: number): number => Number(medianOf(runs.map(pick)).toFixed(digits));
   return {
     requestsPerSecond: pickMedian((run) => run.requestsPerSecond, 0),
     p50Ms: pickMedian((run) => run.p50Ms, 2),
@@ -153,16 +100,16 @@ function summarize(runs: Figures[]): Summary {
 }
 
 async function main(): Promise<void> {
-  const url = redisUrl();
+  const url = process.env.REDIS_URL ?? infraEnv().REDIS_URL!;
   const name = `bench-${process.pid}`;
   const targets = [await startRegistry(url, name), await startBare(url, name, false), await startBare(url, name, true)];
   const runs: Record<TargetName, Figures[]> = { registry: [], bare: [], barePipelined: [] };
   try {
     for (let round = 0; round < ROUNDS; round++) {
       for (const target of round % 2 === 0 ? targets : [...targets].reverse()) {
-        await load({ url: target.url, headers: target.headers, seconds: WARM_UP_SECONDS });
+        await load({ url: target.url, headers: target.headers, seconds: WARM_UP_SECONDS, connections: CONNECTIONS });
         const cpuBefore = process.cpuUsage();
-        const figures = await load({ url: target.url, headers: target.headers, seconds: DURATION_SECONDS });
+        const figures: Figures = await load({ url: target.url, headers: target.headers, seconds: DURATION_SECONDS, connections: CONNECTIONS });
         const cpu = process.cpuUsage(cpuBefore);
         figures.cpuMicrosPerRequest = Number(((cpu.user + cpu.system) / figures.requests).toFixed(1));
         runs[target.name].push(figures);
@@ -202,18 +149,14 @@ async function main(): Promise<void> {
      * a round the two ran back to back, so under the same conditions; other work on the machine
      * moves whole rounds up or down.
      */
-    ratio: Number(median(ratioByRound).toFixed(3)),
+    ratio: Number(medianOf(ratioByRound).toFixed(3)),
     ratioByRound,
     ratioOfMedians: Number((registry.requestsPerSecond / bare.requestsPerSecond).toFixed(3)),
     ratioToBarePipelined: Number((registry.requestsPerSecond / barePipelined.requestsPerSecond).toFixed(3)),
     cpuPerRequestRatio: Number((registry.cpuMicrosPerRequest / bare.cpuMicrosPerRequest).toFixed(3)),
     target: 0.9,
   };
-  const file = fileURLToPath(new URL('./results/graph-registry.json', import.meta.url));
-  mkdirSync(fileURLToPath(new URL('./results/', import.meta.url)), { recursive: true });
-  writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
-  process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
+  writeResults('graph-registry', results);
 }
 
-if (process.argv[2] === '--load') await runLoad(JSON.parse(process.argv[3]!) as LoadRequest);
-else await main();
+await main();
