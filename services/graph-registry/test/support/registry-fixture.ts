@@ -1,13 +1,13 @@
 import { createServer, type Server } from 'node:http';
-import { Writable } from 'node:stream';
-import { closeGracefully, createLogger, createRegistry, listen, requestListener, startManagementServer, type ManagementServer, type Registry } from '@sp/platform';
+import { closeGracefully, createRegistry, listen, requestListener, startManagementServer, type ManagementServer, type Registry } from '@sp/platform';
 import { createGraphRegistryApp, createGraphStore, storeReadiness } from '../../src/app.js';
 import type { StoreConfig } from '../../src/config.js';
 import type { GraphStore } from '../../src/graph-store.js';
+import { silentLogger as quietLogger } from '../../../../test/support/silent-logger.js';
 import { assertDocumented } from './openapi-contract.js';
 import { send, type HttpResponse, type RawRequest } from './http-client.js';
 
-export const silentLogger = createLogger({ service: 'graph-registry-test', level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
+export const silentLogger = quietLogger('graph-registry-test');
 
 export const API_KEY = 'test-key-0123456789abcdef';
 export const ROTATED_API_KEY = 'test-key-next-fedcba9876543210';
