@@ -10,9 +10,18 @@ import type { AuthServices } from './services.js';
  * to a live token, 401 otherwise. The hot path of every authenticated request: one cache read.
  */
 export function forwardAuth(s: AuthServices): Koa.Middleware {
+  // The header value of each record this replica remembers, built once: building the ~1.4 KB
+  // string per request (and Node then flattening and scanning it) measured ~1.5 µs of GET /auth.
+  // Keyed by the record object, so it goes when the token store forgets the record.
+  const headerValues = new WeakMap<TokenRecord, string>();
+  const authorization = (record: TokenRecord): string => {
+    let value = headerValues.get(record);
+    if (value === undefined) headerValues.set(record, (value = `Bearer ${record.accessToken}`));
+    return value;
+  };
   const answer = (ctx: Koa.Context, record: TokenRecord | undefined): void => {
     if (record === undefined || record.expiresAtMs <= s.now()) throw unauthorized();
-    ctx.set('Authorization', `Bearer ${record.accessToken}`);
+    ctx.set('Authorization', authorization(record));
     ctx.body = '';
   };
   // A token this replica remembers is answered synchronously: no promise, no await on the path
