@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
 import type { CacheClient } from '@sp/cache-client';
 
 /** What `token:{tokenId}` holds: what /auth and /logout need, nothing more. */
@@ -46,9 +45,15 @@ export interface TokenStoreOptions {
    * replica, at once. Never past the token's own expiry.
    */
   localTtlMs: number;
-  /** Most tokens remembered locally (least recently used ones go first). */
+  /** Most tokens remembered locally; past it, the one remembered longest ago is forgotten. */
   localMax?: number;
   now?: () => number;
+}
+
+interface Remembered {
+  record: TokenRecord;
+  /** When this replica stops answering it from memory, on the local clock. */
+  untilMs: number;
 }
 
 /**
@@ -60,19 +65,34 @@ export interface TokenStoreOptions {
  */
 export function createTokenStore(cache: CacheClient<unknown>, options: TokenStoreOptions = { localTtlMs: 0 }): TokenStore {
   const now = options.now ?? Date.now;
-  // Local entries age by the injected clock when there is one (tests; read on every check), else by
-  // lru-cache's own monotonic clock.
-  const clock = options.now === undefined ? {} : { perf: { now: options.now }, ttlResolution: 0 };
-  const local = options.localTtlMs > 0 ? new LRUCache<string, TokenRecord>({ max: options.localMax ?? 10_000, ...clock }) : undefined;
+  // Local entries age by a monotonic clock (a wall-clock step must not stretch them), or by the
+  // injected clock in tests.
+  const localNow = options.now ?? (() => performance.now());
+  const localMax = options.localMax ?? 10_000;
+  // A plain Map in insertion order rather than an LRU: entries live at most localTtlMs, so the
+  // order they were read in is close enough to the order they are used in, and a lookup is one
+  // Map read and one clock read on the path of every authenticated request.
+  const local = new Map<string, Remembered>();
   const key = (tokenId: string): string => `token:${tokenId}`;
   const valid = (tokenId: string | undefined): tokenId is string => tokenId !== undefined && TOKEN_ID.test(tokenId);
 
   const remember = (tokenId: string, record: TokenRecord): void => {
     const ttl = Math.min(options.localTtlMs, record.expiresAtMs - now());
-    if (local !== undefined && ttl > 0) local.set(tokenId, record, { ttl });
+    if (ttl <= 0) return;
+    local.delete(tokenId);
+    local.set(tokenId, { record, untilMs: localNow() + ttl });
+    if (local.size > localMax) local.delete(local.keys().next().value!);
   };
 
-  const recall = (tokenId: string | undefined): TokenRecord | undefined => (valid(tokenId) ? local?.get(tokenId) : undefined);
+  // Only well-formed ids are ever remembered, so any other string simply misses here.
+  const recall = (tokenId: string | undefined): TokenRecord | undefined => {
+    if (tokenId === undefined) return undefined;
+    const entry = local.get(tokenId);
+    if (entry === undefined) return undefined;
+    if (entry.untilMs > localNow()) return entry.record;
+    local.delete(tokenId);
+    return undefined;
+  };
 
   const get = async (tokenId: string | undefined): Promise<TokenRecord | undefined> => {
     if (!valid(tokenId)) return undefined;
@@ -94,7 +114,7 @@ export function createTokenStore(cache: CacheClient<unknown>, options: TokenStor
     recall,
     async remove(tokenId) {
       if (!valid(tokenId)) return undefined;
-      local?.delete(tokenId);
+      local.delete(tokenId);
       const value = await cache.get(key(tokenId));
       await cache.remove(key(tokenId));
       return isTokenRecord(value) ? value : undefined;

@@ -61,4 +61,16 @@ describe('token store on the real cache service', () => {
     await cache.set(`token:${unknown}`, record(60_000), 60_000);
     expect(await replica.get(unknown)).toBeDefined();
   });
+
+  it('should remember at most localMax tokens, forgetting the one read longest ago', async () => {
+    const replica = createTokenStore(cache, { localTtlMs: 1000, localMax: 2, now });
+    const [first, second, third] = [await replica.save(record(60_000), 60_000), await replica.save(record(60_000), 60_000), await replica.save(record(60_000), 60_000)];
+    for (const tokenId of [first, second, third]) expect(await replica.get(tokenId)).toBeDefined();
+    expect(replica.recall(first)).toBeUndefined();
+    expect(replica.recall(second)).toBeDefined();
+    expect(replica.recall(third)).toBeDefined();
+    expect(await replica.get(first)).toBeDefined(); // still in the cache service: read again, and remembered again
+    expect(replica.recall(first)).toBeDefined();
+    expect(replica.recall(second)).toBeUndefined();
+  });
 });
