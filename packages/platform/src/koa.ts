@@ -18,10 +18,9 @@ function answerError(ctx: Koa.Context, err: unknown, logger: Logger): void {
   ctx.body = { error: appError.message };
 }
 
-/** The route template a router recorded (never the raw path, which would explode cardinality). */
-function routeOf(ctx: Koa.Context): string {
-  const state = ctx as unknown as { _matchedRoute?: string; routePath?: string };
-  return state._matchedRoute ?? state.routePath ?? 'unmatched';
+/** The route template @koa/router recorded (never the raw path, which would explode cardinality). */
+function matchedRoute(ctx: Koa.Context): string {
+  return (ctx as unknown as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
 }
 
 export interface HttpAppOptions {
@@ -31,29 +30,44 @@ export interface HttpAppOptions {
   proxy?: boolean;
   /** Headers set on every answer, errors included (e.g. security headers). */
   headers?: Readonly<Record<string, string>>;
+  /**
+   * Handlers by exact path, for an API of fixed paths: the front middleware dispatches them itself
+   * and the path is their route label. A path not listed goes on to the middleware the service
+   * adds (@koa/router's routes are labelled by their template).
+   */
+  routes?: ReadonlyMap<string, Koa.Middleware>;
 }
 
 /**
  * A Koa app with the platform's front middleware before the service's routes. It sets
- * `headers` on every answer, turns every error into a JSON answer (`answerError`), and counts
- * every request in the RED metrics (http_requests_total, http_request_duration_seconds) by
- * method, route template and status. One middleware and a promise chain rather than three async
- * ones, since it wraps every request: each Koa middleware level costs on the hot path
- * (bench/auth.bench.ts).
+ * `headers` on every answer, dispatches `routes`, turns every error into a JSON answer
+ * (`answerError`), and counts every request in the RED metrics (http_requests_total,
+ * http_request_duration_seconds) by method, route template and status. One middleware and a
+ * promise chain rather than a middleware for each, since it wraps every request: each Koa
+ * middleware level costs on the hot path (bench/auth.bench.ts).
  */
 export function createHttpApp(options: HttpAppOptions): Koa {
   const app = new Koa({ proxy: options.proxy ?? false });
   app.silent = true;
   const record = createRequestMetrics(options.registry);
   const headers = Object.entries(options.headers ?? {});
+  const routes = options.routes;
   app.use((ctx, next) => {
     const started = performance.now();
     for (const [name, value] of headers) ctx.res.setHeader(name, value);
-    const done = (): void => record(ctx.method, routeOf(ctx), ctx.status, (performance.now() - started) / 1000);
-    return next().then(done, (err: unknown) => {
+    const route = routes?.get(ctx.path);
+    const done = (): void => record(ctx.method, route === undefined ? matchedRoute(ctx) : ctx.path, ctx.status, (performance.now() - started) / 1000);
+    const fail = (err: unknown): void => {
       answerError(ctx, err, options.logger);
       done();
-    });
+    };
+    try {
+      // A route may answer synchronously (a plain value) or throw before returning a promise.
+      return Promise.resolve(route === undefined ? next() : route(ctx, next)).then(done, fail);
+    } catch (err) {
+      fail(err);
+      return Promise.resolve();
+    }
   });
   return app;
 }

@@ -1,6 +1,6 @@
 import type Koa from 'koa';
 import { createHttpApp, notFound, type ReadinessCheck } from '@sp/platform';
-import { createRouter } from './router.js';
+import { routeTable } from './router.js';
 import { createAuthServices, type AuthDeps } from './services.js';
 
 /**
@@ -16,9 +16,8 @@ const SECURITY_HEADERS = { 'Cache-Control': 'no-store', 'X-Content-Type-Options'
  */
 export function createAuthApp(deps: AuthDeps): Koa {
   const services = createAuthServices(deps);
-  const app = createHttpApp({ logger: deps.logger, registry: deps.registry, proxy: deps.settings.proxyHops > 0, headers: SECURITY_HEADERS });
+  const app = createHttpApp({ logger: deps.logger, registry: deps.registry, proxy: deps.settings.proxyHops > 0, headers: SECURITY_HEADERS, routes: routeTable(services) });
   app.maxIpsCount = deps.settings.proxyHops;
-  app.use(createRouter(services));
   app.use(() => {
     throw notFound();
   });

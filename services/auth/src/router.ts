@@ -8,7 +8,12 @@ import { requestOtp } from './otp-request.js';
 import { verifyOtp } from './otp-verify.js';
 import type { AuthServices } from './services.js';
 
-/** Every route of the API (openapi.yaml) by its exact path; paths are case-sensitive. */
+/**
+ * Every route of the API (openapi.yaml) by its exact path; paths are case-sensitive. The API has
+ * six fixed paths and no parameters, so the platform's front middleware dispatches them with one
+ * map lookup: a pattern router buys nothing here, and GET /auth runs on every authenticated
+ * request of the platform (bench/auth.bench.ts: @koa/router cost ~15 µs a request).
+ */
 export function routeTable(s: AuthServices): ReadonlyMap<string, Koa.Middleware> {
   return new Map([
     ['/otp', byMethod({ POST: requestOtp(s) })],
@@ -18,20 +23,4 @@ export function routeTable(s: AuthServices): ReadonlyMap<string, Koa.Middleware>
     ['/auth', byMethod({ GET: forwardAuth(s) })],
     ['/logout', byMethod({ POST: logout(s) })],
   ]);
-}
-
-/**
- * Dispatches by exact path with one map lookup. The API has six fixed paths and no parameters,
- * so a pattern router buys nothing here, and GET /auth runs on every authenticated request of
- * the platform (bench/auth.bench.ts: @koa/router cost ~15 µs a request). The path is recorded as
- * `routePath`, the route label of the platform's HTTP metrics.
- */
-export function createRouter(s: AuthServices): Koa.Middleware {
-  const routes = routeTable(s);
-  return (ctx, next) => {
-    const route = routes.get(ctx.path);
-    if (route === undefined) return next();
-    (ctx as { routePath?: string }).routePath = ctx.path;
-    return route(ctx, next) as Promise<void>;
-  };
 }
