@@ -47,7 +47,7 @@ export function parseRedisUrl(url: string): RedisTarget {
  */
 const reconnectDelay = (attempt: number): number => Math.min(50 * 2 ** attempt, 2000);
 
-export const failFastRedisOptions = (): RedisOptions => ({
+const failFastRedisOptions = (): RedisOptions => ({
   enableOfflineQueue: false,
   // Commands issued in the same tick share one write: concurrent calls cost fewer round trips.
   enableAutoPipelining: true,
@@ -66,7 +66,7 @@ const CHECKS_PER_TIMEOUT = 10;
  * which arm a timer per command or per reply burst: measured at ~3 µs of every registry request.
  * A command is failed between `noReplyTimeoutMs` and 1.2 × `noReplyTimeoutMs` after it was sent.
  */
-export function dropHungConnections(client: Redis | Cluster, noReplyTimeoutMs: number): void {
+function dropHungConnections(client: Redis | Cluster, noReplyTimeoutMs: number): void {
   const seen = new WeakMap<Redis, { oldest: unknown; since: number }>();
   const check = (connection: Redis, now: number): void => {
     const oldest = connection.commandQueue.peekFront();
@@ -86,7 +86,12 @@ export function dropHungConnections(client: Redis | Cluster, noReplyTimeoutMs: n
   client.once('end', () => clearInterval(timer));
 }
 
-/** A client with the fail-fast settings whose hung connections are dropped after `noReplyTimeoutMs`. */
+/**
+ * A client with the fail-fast settings whose hung connections are dropped after `noReplyTimeoutMs`:
+ * the one way the services connect to Redis. A standalone target gives a plain `Redis`.
+ */
+export function connectRedis(target: Extract<RedisTarget, { kind: 'standalone' }>, noReplyTimeoutMs?: number): Redis;
+export function connectRedis(target: RedisTarget, noReplyTimeoutMs?: number): Redis | Cluster;
 export function connectRedis(target: RedisTarget, noReplyTimeoutMs = 1000): Redis | Cluster {
   const client = createClient(target);
   dropHungConnections(client, noReplyTimeoutMs);

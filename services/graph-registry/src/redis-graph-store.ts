@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import type { Redis } from 'ioredis';
-import { AppError, dropHungConnections, logRedisConnectionState, unavailable, type Logger } from '@sp/platform';
+import { AppError, logRedisConnectionState, unavailable, type Logger } from '@sp/platform';
 import type { GraphStore } from './graph-store.js';
 import { isGraphName } from './names.js';
 
@@ -11,8 +11,6 @@ const SCAN_COUNT = 1000;
 const MGET_BATCH = 500;
 /** How long a command waits for a connection that is being opened (at start, or a reconnect in progress). */
 const CONNECTING_WAIT_MS = 1000;
-/** A connection with no reply for this long while commands wait is dropped: its commands answer 503. */
-const NO_REPLY_TIMEOUT_MS = 1000;
 
 type Run = <T>(command: () => Promise<T>) => Promise<T>;
 
@@ -71,12 +69,11 @@ async function readGraphs(redis: Redis, run: Run, keys: readonly string[]): Prom
 const orUndefined = (value: string | null): string | undefined => value ?? undefined;
 
 /**
- * The graph store on Redis (a client made with `failFastRedisOptions`); several registry replicas
- * share one view.
+ * The graph store on Redis (a client made with `connectRedis`: a hung connection is dropped after
+ * 1 s, and its commands answer 503); several registry replicas share one view.
  */
 export function createRedisGraphStore(redis: Redis, logger: Logger): GraphStore {
   logRedisConnectionState(redis, logger);
-  dropHungConnections(redis, NO_REPLY_TIMEOUT_MS);
   const run = createRunner(redis);
   return {
     name: 'redis',

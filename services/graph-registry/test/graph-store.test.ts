@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
 import type { GraphStore } from '../src/graph-store.js';
 import { createMemoryGraphStore } from '../src/memory-graph-store.js';
-import { failFastRedisOptions } from '@sp/platform';
+import { connectRedis } from '@sp/platform';
 import { createRedisGraphStore } from '../src/redis-graph-store.js';
 import { silentLogger } from './support/registry-fixture.js';
 
@@ -35,7 +35,7 @@ const backends: Array<[string, () => Promise<Backend>]> = [
     async () => {
       const redis: PrivateRedis = await startPrivateRedis();
       const direct = new Redis(redis.url);
-      const store = createRedisGraphStore(new Redis(redis.url, failFastRedisOptions()), silentLogger);
+      const store = createRedisGraphStore(connectRedis({ kind: 'standalone', url: redis.url }), silentLogger);
       return {
         store,
         reset: async () => {
