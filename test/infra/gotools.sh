@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Go-built tools for local runs and tests: test/infra/gotools.sh install [stripe-mock|helm]
-# (no tool = both).
+# Go-built tools for local runs and tests: test/infra/gotools.sh install [stripe-mock|helm|grpcurl]
+# (no tool = all). grpcurl is the outside view of the cache service's reflection contract.
 #
 # Built with `go install <module>/<cmd>@<pinned version>` from the Go module proxy (GitHub
 # release downloads are not reachable from every machine). Everything Go writes stays under
@@ -8,13 +8,14 @@
 # the symlink .cache/bin/<tool> pointing at the pinned one. When that file exists, go is not
 # run at all, so a repeat install takes milliseconds.
 #
-# Writes to .cache/run/infra.env: STRIPE_MOCK_BIN, HELM_BIN (the .cache/bin/<tool> symlinks).
+# Writes to .cache/run/infra.env: STRIPE_MOCK_BIN, HELM_BIN, GRPCURL_BIN (the .cache/bin/<tool> symlinks).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # Pinned versions (newest tags on proxy.golang.org when pinned). To bump: change the
 # version; the build flags below are derived from the downloaded module source.
 STRIPE_MOCK_VERSION=v0.203.0
 HELM_VERSION=v4.3.1
+GRPCURL_VERSION=v1.9.4
 
 BIN="$CACHE/bin"
 GODIR="$CACHE/go"
@@ -39,6 +40,11 @@ module_dir() {
 ldflags_stripe_mock() {
   # GoReleaser's default ldflags: -X main.version={{.Version}} (tag without the "v").
   printf '%s' "-s -w -X main.version=${STRIPE_MOCK_VERSION#v}"
+}
+
+ldflags_grpcurl() {
+  # grpcurl's .goreleaser.yml: -X main.version=v{{.Version}}.
+  printf '%s' "-s -w -X main.version=$GRPCURL_VERSION"
 }
 
 ldflags_helm() {
@@ -69,6 +75,7 @@ install_tool() {
       case $name in
         stripe-mock) flags=$(ldflags_stripe_mock) ;;
         helm) flags=$(ldflags_helm) ;;
+        grpcurl) flags=$(ldflags_grpcurl) ;;
       esac
       tmp=$(mktemp -d "$GODIR/gobin.XXXXXX")
       log "building $name $version with $("$GO" env GOVERSION) (go install $pkg@$version)"
@@ -105,14 +112,20 @@ install_helm() {
     "$HELM_VERSION" HELM_BIN version --short
 }
 
+install_grpcurl() {
+  install_tool grpcurl github.com/fullstorydev/grpcurl/cmd/grpcurl \
+    "$GRPCURL_VERSION" GRPCURL_BIN -version
+}
+
 case "${1:-}" in
   install)
     case "${2:-all}" in
       stripe-mock) install_stripe_mock ;;
       helm) install_helm ;;
-      all) install_stripe_mock; install_helm ;;
-      *) die "unknown tool '$2' (stripe-mock|helm)" ;;
+      grpcurl) install_grpcurl ;;
+      all) install_stripe_mock; install_helm; install_grpcurl ;;
+      *) die "unknown tool '$2' (stripe-mock|helm|grpcurl)" ;;
     esac
     ;;
-  *) die "usage: $0 install [stripe-mock|helm]" ;;
+  *) die "usage: $0 install [stripe-mock|helm|grpcurl]" ;;
 esac

@@ -1,6 +1,6 @@
-import { credentials as grpcCredentials, Metadata, status, type ChannelCredentials, type Client, type ServiceError } from '@grpc/grpc-js';
+import { credentials as grpcCredentials, Metadata, status, type ChannelCredentials, type ChannelOptions, type Client, type ServiceError } from '@grpc/grpc-js';
 import { AppError, unavailable } from '@sp/platform';
-import { cacheServiceClient, type CacheRequest, type CacheResponse } from './proto.js';
+import { cacheServiceClient, type CacheRequest, type CacheResponse, type IncrementRequest, type IncrementResponse } from './proto.js';
 import { jsonSerializer, type Serializer } from './serializers.js';
 
 export interface CacheClientSettings {
@@ -8,11 +8,28 @@ export interface CacheClientSettings {
   address: string;
   /** Upper bound for one call, retries included. Default 2000 ms. */
   deadlineMs?: number;
-  /** Extra attempts after UNAVAILABLE (the service or its backend is briefly unreachable). Default 2. */
+  /**
+   * Extra attempts after UNAVAILABLE (the service or its backend is briefly unreachable). Default 2.
+   * A call that ended UNAVAILABLE may still have been applied, so a retried `increment` may add its
+   * delta twice (a limit counted this way errs on the strict side) and a retried `setIfAbsent` may
+   * meet the value its own first attempt stored (see `SetIfAbsentResult`).
+   */
   retries?: number;
   /** Channel credentials; insecure (cleartext HTTP/2, as the service listens) by default. */
   credentials?: ChannelCredentials;
+  /**
+   * grpc-js channel options (keepalive, message sizes, …). Clients with equal options share one
+   * connection per address; `'grpc.use_local_subchannel_pool': 1` gives a client its own.
+   */
+  channelOptions?: ChannelOptions;
 }
+
+/**
+ * What `setIfAbsent` did. `stored: false` carries the live value that was kept. When a retry after
+ * UNAVAILABLE finds exactly the bytes this call sent, the first attempt stored them and the result
+ * is `stored: true`; store a unique value (a random id) where telling two writers apart matters.
+ */
+export type SetIfAbsentResult<T> = { stored: true } | { stored: false; value: T };
 
 export interface CacheClient<T> {
   /** The value under key, or undefined when absent or expired. */
@@ -21,11 +38,28 @@ export interface CacheClient<T> {
   set(key: string, value: T, ttlMs?: number): Promise<void>;
   /** Removes key; true when a live entry was removed. */
   remove(key: string): Promise<boolean>;
+  /**
+   * Adds `delta` (default 1) to the counter under key, atomically, and resolves with the new
+   * value. A counter this call creates starts at 0 and lives `ttlMs` (none: no expiry); later
+   * increments keep that expiry (a fixed window). Not idempotent: see `retries`.
+   */
+  increment(key: string, delta?: number, ttlMs?: number): Promise<number>;
+  /** Stores value under key only when no live entry exists, atomically. */
+  setIfAbsent(key: string, value: T, ttlMs?: number): Promise<SetIfAbsentResult<T>>;
   close(): void;
 }
 
-type Method = 'Get' | 'Set' | 'Remove';
-type Unary = (request: Partial<CacheRequest>, metadata: Metadata, options: { deadline: Date }, callback: (err: ServiceError | null, response?: CacheResponse) => void) => void;
+/** Each RPC with its request and response message. */
+interface Rpcs {
+  Get: [CacheRequest, CacheResponse];
+  Set: [CacheRequest, CacheResponse];
+  Remove: [CacheRequest, CacheResponse];
+  SetIfAbsent: [CacheRequest, CacheResponse];
+  Increment: [IncrementRequest, IncrementResponse];
+}
+type Method = keyof Rpcs;
+type Unary<M extends Method> = (request: Partial<Rpcs[M][0]>, metadata: Metadata, options: { deadline: Date }, callback: (err: ServiceError | null, response?: Rpcs[M][1]) => void) => void;
+type RpcClient = Client & { [M in Method]: Unary<M> };
 
 const RETRYABLE = new Set<number>([status.UNAVAILABLE]);
 
@@ -51,18 +85,19 @@ export function createCacheClient<T = unknown>(settings: CacheClientSettings, se
   const deadlineMs = settings.deadlineMs ?? 2000;
   const retries = settings.retries ?? 2;
   const Constructor = cacheServiceClient();
-  const client = new Constructor(normalizeAddress(settings.address), settings.credentials ?? grpcCredentials.createInsecure()) as unknown as Client & Record<Method, Unary>;
+  const client = new Constructor(normalizeAddress(settings.address), settings.credentials ?? grpcCredentials.createInsecure(), settings.channelOptions) as unknown as RpcClient;
 
-  const attempt = (method: Method, request: Partial<CacheRequest>, deadline: Date): Promise<CacheResponse> =>
+  const attempt = <M extends Method>(method: M, request: Partial<Rpcs[M][0]>, deadline: Date): Promise<Rpcs[M][1]> =>
     new Promise((resolve, reject) => {
-      client[method](request, new Metadata(), { deadline }, (err, response) => (err ? reject(err) : resolve(response!)));
+      (client[method] as Unary<M>)(request, new Metadata(), { deadline }, (err, response) => (err ? reject(err) : resolve(response!)));
     });
 
-  async function call(method: Method, request: Partial<CacheRequest>): Promise<CacheResponse> {
+  /** One call with its retries; `retried` tells whether an earlier attempt may have been applied. */
+  async function call<M extends Method>(method: M, request: Partial<Rpcs[M][0]>): Promise<{ response: Rpcs[M][1]; retried: boolean }> {
     const deadline = new Date(Date.now() + deadlineMs);
     for (let attemptNo = 0; ; attemptNo++) {
       try {
-        return await attempt(method, request, deadline);
+        return { response: await attempt(method, request, deadline), retried: attemptNo > 0 };
       } catch (err) {
         const serviceError = err as ServiceError;
         const backoff = 50 * 2 ** attemptNo;
@@ -74,14 +109,23 @@ export function createCacheClient<T = unknown>(settings: CacheClientSettings, se
 
   return {
     async get(key) {
-      const response = await call('Get', { key });
+      const { response } = await call('Get', { key });
       return response.found ? serializer.deserialize(response.value) : undefined;
     },
     async set(key, value, ttlMs = 0) {
       await call('Set', { key, value: serializer.serialize(value), ttlMs });
     },
     async remove(key) {
-      return (await call('Remove', { key })).found;
+      return (await call('Remove', { key })).response.found;
+    },
+    async increment(key, delta = 1, ttlMs = 0) {
+      return (await call('Increment', { key, delta, ttlMs })).response.value;
+    },
+    async setIfAbsent(key, value, ttlMs = 0) {
+      const bytes = serializer.serialize(value);
+      const { response, retried } = await call('SetIfAbsent', { key, value: bytes, ttlMs });
+      if (!response.found || (retried && response.value.equals(bytes))) return { stored: true };
+      return { stored: false, value: serializer.deserialize(response.value) };
     },
     close: () => client.close(),
   };

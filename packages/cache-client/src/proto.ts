@@ -18,6 +18,17 @@ export interface CacheResponse {
   expiresAtUnixMs: number;
 }
 
+export interface IncrementRequest {
+  key: string;
+  delta: number;
+  ttlMs: number;
+}
+
+export interface IncrementResponse {
+  value: number;
+  expiresAtUnixMs: number;
+}
+
 /** Decoding options shared by the service and the client, so both see the same shapes. */
 export const protoLoaderOptions = { keepCase: false, longs: Number, enums: String, defaults: true, oneofs: false } as const;
 
@@ -28,7 +39,7 @@ interface CacheProto {
 let packageDefinition: PackageDefinition | undefined;
 let clientConstructor: ServiceClientConstructor | undefined;
 
-/** The parsed proto (also what server reflection describes). */
+/** The parsed proto, with the field names the service and the client use (camelCase). */
 export function cachePackageDefinition(): PackageDefinition {
   packageDefinition ??= loadSync(cacheProtoPath, protoLoaderOptions);
   return packageDefinition;

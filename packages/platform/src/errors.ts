@@ -39,6 +39,8 @@ export const tooManyRequests = (retryAfterSeconds: number): AppError =>
   new AppError(429, 'too_many_requests', 'too many requests', {
     headers: { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
   });
+/** The request is well formed but the state it acts on forbids it (gRPC FAILED_PRECONDITION). */
+export const failedPrecondition = (message: string): AppError => new AppError(412, 'failed_precondition', message);
 /** A dependency (store, broker, identity provider) cannot be reached. */
 export const unavailable = (dependency: string, cause?: unknown): AppError =>
   new AppError(503, 'unavailable', `${dependency} is unavailable`, { cause });
@@ -71,6 +73,7 @@ const grpcByHttp: Readonly<Record<number, GrpcStatus>> = {
   403: GrpcStatus.PERMISSION_DENIED,
   404: GrpcStatus.NOT_FOUND,
   409: GrpcStatus.ALREADY_EXISTS,
+  412: GrpcStatus.FAILED_PRECONDITION,
   413: GrpcStatus.INVALID_ARGUMENT,
   429: GrpcStatus.RESOURCE_EXHAUSTED,
   503: GrpcStatus.UNAVAILABLE,

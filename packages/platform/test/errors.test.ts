@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { status } from '@grpc/grpc-js';
-import { AppError, badRequest, toAppError, toGrpcStatus, tooManyRequests, unavailable } from '../src/errors.js';
+import { AppError, badRequest, failedPrecondition, toAppError, toGrpcStatus, tooManyRequests, unavailable } from '../src/errors.js';
 
 describe('errors', () => {
   it('should expose client errors and hide server errors', () => {
@@ -22,6 +22,7 @@ describe('errors', () => {
     expect(toGrpcStatus(badRequest('key is empty'))).toEqual({ code: status.INVALID_ARGUMENT, details: 'key is empty' });
     expect(toGrpcStatus(unavailable('redis'))).toEqual({ code: status.UNAVAILABLE, details: 'redis is unavailable' });
     expect(toGrpcStatus(new AppError(404, 'not_found', 'no such key'))).toEqual({ code: status.NOT_FOUND, details: 'no such key' });
+    expect(toGrpcStatus(failedPrecondition('not a counter'))).toEqual({ code: status.FAILED_PRECONDITION, details: 'not a counter' });
     expect(toGrpcStatus(new TypeError('cannot read x of undefined'))).toEqual({ code: status.UNKNOWN, details: 'internal error' });
   });
 });

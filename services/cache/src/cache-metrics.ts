@@ -6,6 +6,8 @@ export interface CacheMetrics {
   misses: Counter;
   sets: Counter;
   removals: Counter;
+  increments: Counter;
+  setIfAbsent: Counter<'result'>;
   rpcDuration: Histogram<'method' | 'code'>;
   storeEvents: StoreEvents;
 }
@@ -29,6 +31,8 @@ export function createCacheMetrics(registry: Registry, size: () => number | unde
     misses: new Counter({ name: 'cache_misses_total', help: 'Get calls that found nothing', registers }),
     sets: new Counter({ name: 'cache_sets_total', help: 'Entries stored', registers }),
     removals: new Counter({ name: 'cache_removals_total', help: 'Entries removed by Remove', registers }),
+    increments: new Counter({ name: 'cache_increments_total', help: 'Counters changed by Increment', registers }),
+    setIfAbsent: new Counter({ name: 'cache_set_if_absent_total', help: 'SetIfAbsent calls by result: stored, or found a live entry', labelNames: ['result'], registers }),
     rpcDuration: new Histogram({
       name: 'grpc_server_handling_seconds',
       help: 'RPC handling time by method and status code',

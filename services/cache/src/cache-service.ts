@@ -1,9 +1,9 @@
 import { status, type sendUnaryData, type ServerUnaryCall, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import { toGrpcStatus, type Logger } from '@sp/platform';
-import type { CacheRequest, CacheResponse } from '@sp/cache-client';
+import type { CacheRequest, CacheResponse, IncrementRequest, IncrementResponse } from '@sp/cache-client';
 import type { CacheStore } from './store.js';
 import type { CacheMetrics } from './cache-metrics.js';
-import { validateKey, validateSet } from './validation.js';
+import { validateIncrement, validateKey, validateSet } from './validation.js';
 
 export interface CacheServiceDeps {
   store: CacheStore;
@@ -12,15 +12,15 @@ export interface CacheServiceDeps {
   maxValueBytes: number;
 }
 
-type Handler = (request: Partial<CacheRequest>) => Promise<Partial<CacheResponse>>;
+type Handler<Req, Res> = (request: Partial<Req>) => Promise<Partial<Res>>;
 
 const EMPTY = Buffer.alloc(0);
 
-/** The three RPCs of cache.v1.CacheGrpcService over a store. */
+/** The RPCs of cache.v1.CacheGrpcService over a store. */
 export function createCacheService(deps: CacheServiceDeps): UntypedServiceImplementation {
   const { store, metrics, logger, maxValueBytes } = deps;
 
-  const get: Handler = async (request) => {
+  const get: Handler<CacheRequest, CacheResponse> = async (request) => {
     const entry = await store.get(validateKey(request));
     if (entry === undefined) {
       metrics.misses.inc();
@@ -30,35 +30,57 @@ export function createCacheService(deps: CacheServiceDeps): UntypedServiceImplem
     return { found: true, value: entry.value, expiresAtUnixMs: entry.expiresAtUnixMs };
   };
 
-  const set: Handler = async (request) => {
+  const set: Handler<CacheRequest, CacheResponse> = async (request) => {
     const { key, value, ttlMs } = validateSet(request, maxValueBytes);
     const entry = await store.set(key, value, ttlMs);
     metrics.sets.inc();
     return { found: true, value: EMPTY, expiresAtUnixMs: entry.expiresAtUnixMs };
   };
 
-  const remove: Handler = async (request) => {
+  const remove: Handler<CacheRequest, CacheResponse> = async (request) => {
     const found = await store.remove(validateKey(request));
     if (found) metrics.removals.inc();
     return { found, value: EMPTY, expiresAtUnixMs: 0 };
   };
 
-  /** Adapts a handler to grpc-js: one place maps errors to status codes and records latency. */
-  const unary = (method: string, handler: Handler) => (call: ServerUnaryCall<CacheRequest, CacheResponse>, callback: sendUnaryData<Partial<CacheResponse>>) => {
-    const end = metrics.rpcDuration.startTimer({ method });
-    handler(call.request).then(
-      (response) => {
-        end({ code: 'OK' });
-        callback(null, response);
-      },
-      (err: unknown) => {
-        const grpcStatus = toGrpcStatus(err);
-        end({ code: status[grpcStatus.code] });
-        if (grpcStatus.code === status.UNKNOWN || grpcStatus.code === status.UNAVAILABLE) logger.error({ err, method }, 'rpc failed');
-        callback(grpcStatus);
-      },
-    );
+  const increment: Handler<IncrementRequest, IncrementResponse> = async (request) => {
+    const { key, delta, ttlMs } = validateIncrement(request);
+    const counter = await store.increment(key, delta, ttlMs);
+    metrics.increments.inc();
+    return counter;
   };
 
-  return { Get: unary('Get', get), Set: unary('Set', set), Remove: unary('Remove', remove) };
+  const setIfAbsent: Handler<CacheRequest, CacheResponse> = async (request) => {
+    const { key, value, ttlMs } = validateSet(request, maxValueBytes);
+    const { stored, entry } = await store.setIfAbsent(key, value, ttlMs);
+    metrics.setIfAbsent.inc({ result: stored ? 'stored' : 'found' });
+    return stored ? { found: false, value: EMPTY, expiresAtUnixMs: entry.expiresAtUnixMs } : { found: true, value: entry.value, expiresAtUnixMs: entry.expiresAtUnixMs };
+  };
+
+  /** Adapts a handler to grpc-js: one place maps errors to status codes and records latency. */
+  const unary =
+    <Req, Res>(method: string, handler: Handler<Req, Res>) =>
+    (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Partial<Res>>) => {
+      const end = metrics.rpcDuration.startTimer({ method });
+      handler(call.request).then(
+        (response) => {
+          end({ code: 'OK' });
+          callback(null, response);
+        },
+        (err: unknown) => {
+          const grpcStatus = toGrpcStatus(err);
+          end({ code: status[grpcStatus.code] });
+          if (grpcStatus.code === status.UNKNOWN || grpcStatus.code === status.UNAVAILABLE) logger.error({ err, method }, 'rpc failed');
+          callback(grpcStatus);
+        },
+      );
+    };
+
+  return {
+    Get: unary('Get', get),
+    Set: unary('Set', set),
+    Remove: unary('Remove', remove),
+    Increment: unary('Increment', increment),
+    SetIfAbsent: unary('SetIfAbsent', setIfAbsent),
+  };
 }

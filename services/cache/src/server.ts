@@ -1,7 +1,8 @@
 import { Server, ServerCredentials, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import { HealthImplementation, type ServingStatus } from 'grpc-health-check';
 import { ReflectionService } from '@grpc/reflection';
-import { cachePackageDefinition, cacheServiceDefinition } from '@sp/cache-client';
+import { cacheServiceDefinition } from '@sp/cache-client';
+import { reflectionPackageDefinition } from './reflection-descriptors.js';
 
 export const CACHE_SERVICE_NAME = 'cache.v1.CacheGrpcService';
 
@@ -21,7 +22,7 @@ export function createCacheServer(cacheService: UntypedServiceImplementation): C
   server.addService(cacheServiceDefinition(), cacheService);
   const health = new HealthImplementation({ '': 'NOT_SERVING', [CACHE_SERVICE_NAME]: 'NOT_SERVING' });
   health.addToServer(server);
-  new ReflectionService(cachePackageDefinition()).addToServer(server);
+  new ReflectionService(reflectionPackageDefinition()).addToServer(server);
 
   return {
     server,

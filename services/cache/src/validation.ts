@@ -1,20 +1,38 @@
 import { badRequest } from '@sp/platform';
-import type { CacheRequest } from '@sp/cache-client';
+import type { CacheRequest, IncrementRequest } from '@sp/cache-client';
 
 export const MAX_KEY_BYTES = 1024;
+/** The longest time to live: 365 days. Longer-lived entries use 0 (no expiry). */
+export const MAX_TTL_MS = 365 * 24 * 60 * 60 * 1000;
 
-export function validateKey(request: Partial<CacheRequest>): string {
+export function validateKey(request: { key?: string }): string {
   const key = request.key ?? '';
   if (key === '') throw badRequest('key is required');
   if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) throw badRequest(`key exceeds ${MAX_KEY_BYTES} bytes`);
   return key;
 }
 
+function validateTtl(ttlMs: number | undefined): number {
+  const ttl = ttlMs ?? 0;
+  if (!Number.isSafeInteger(ttl) || ttl < 0 || ttl > MAX_TTL_MS) {
+    throw badRequest(`ttl_ms must be an integer from 0 (no expiry) to ${MAX_TTL_MS} (365 days), got ${String(ttl)}`);
+  }
+  return ttl;
+}
+
+/** The checked fields of a Set or SetIfAbsent request. */
 export function validateSet(request: Partial<CacheRequest>, maxValueBytes: number): { key: string; value: Buffer; ttlMs: number } {
   const key = validateKey(request);
-  const ttlMs = request.ttlMs ?? 0;
-  if (!Number.isSafeInteger(ttlMs) || ttlMs < 0) throw badRequest('ttl_ms must be zero or a positive number of milliseconds');
+  const ttlMs = validateTtl(request.ttlMs);
   const value = request.value ?? Buffer.alloc(0);
   if (value.length > maxValueBytes) throw badRequest(`value exceeds ${maxValueBytes} bytes`);
   return { key, value, ttlMs };
+}
+
+export function validateIncrement(request: Partial<IncrementRequest>): { key: string; delta: number; ttlMs: number } {
+  const key = validateKey(request);
+  const ttlMs = validateTtl(request.ttlMs);
+  const delta = request.delta ?? 0;
+  if (!Number.isSafeInteger(delta)) throw badRequest(`delta must be an integer from -${Number.MAX_SAFE_INTEGER} to ${Number.MAX_SAFE_INTEGER}, got ${String(delta)}`);
+  return { key, delta, ttlMs };
 }

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
-import { credentials, type Client, type ServiceError } from '@grpc/grpc-js';
-import { cacheServiceClient, type CacheRequest, type CacheResponse } from '@sp/cache-client';
+import { credentials, type ChannelOptions, type Client, type ServiceError } from '@grpc/grpc-js';
+import { cacheServiceClient, type CacheRequest, type CacheResponse, type IncrementRequest, type IncrementResponse } from '@sp/cache-client';
 import { createLogger, createRegistry, type Registry } from '@sp/platform';
 import { createCacheApp, type CacheApp } from '../src/app.js';
 import type { CacheConfig } from '../src/config.js';
@@ -31,14 +31,19 @@ export async function startCache(backend: CacheConfig['backend'], maxValueBytes 
   };
 }
 
-type RawMethod = (request: Partial<CacheRequest>, callback: (err: ServiceError | null, response?: CacheResponse) => void) => void;
+/** Any request message, with int64 fields also as decimal strings (as a client may send int64 max). */
+export type RawRequest = Partial<Record<keyof CacheRequest | keyof IncrementRequest, unknown>>;
+type RawResponse = CacheResponse & IncrementResponse;
+type RawMethod = (request: RawRequest, callback: (err: ServiceError | null, response?: RawResponse) => void) => void;
+export type RpcName = 'Get' | 'Set' | 'Remove' | 'Increment' | 'SetIfAbsent';
+export type RawClient = Client & Record<RpcName, RawMethod>;
 
 /** A bare gRPC client, to see status codes exactly as they travel on the wire. */
-export function rawClient(address: string): Client & Record<'Get' | 'Set' | 'Remove', RawMethod> {
+export function rawClient(address: string, options: ChannelOptions = {}): RawClient {
   const Constructor = cacheServiceClient();
-  return new Constructor(address, credentials.createInsecure()) as unknown as Client & Record<'Get' | 'Set' | 'Remove', RawMethod>;
+  return new Constructor(address, credentials.createInsecure(), options) as unknown as RawClient;
 }
 
-export function rawCall(client: ReturnType<typeof rawClient>, method: 'Get' | 'Set' | 'Remove', request: Partial<CacheRequest>): Promise<CacheResponse> {
+export function rawCall(client: RawClient, method: RpcName, request: RawRequest): Promise<RawResponse> {
   return new Promise((resolve, reject) => client[method](request, (err, response) => (err ? reject(err) : resolve(response!))));
 }

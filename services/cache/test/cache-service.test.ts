@@ -5,7 +5,7 @@ import { loadSync } from '@grpc/proto-loader';
 import { protoPath as healthProtoPath } from 'grpc-health-check';
 import { bufferSerializer, createCacheClient, stringSerializer, type CacheClient } from '@sp/cache-client';
 import { infra } from '../../../test/support/infra.js';
-import { rawCall, rawClient, startCache, type RunningCache } from './cache-fixture.js';
+import { rawCall, rawClient, startCache, type RawRequest, type RunningCache } from './cache-fixture.js';
 import type { CacheConfig } from '../src/config.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -105,10 +105,16 @@ describe.each(backends)('cache service over gRPC, %s backend', (_name, backend) 
     ['an empty key on Set', 'Set', { key: '', value: Buffer.from('1') }, 'key is required'],
     ['an empty key on Remove', 'Remove', { key: '' }, 'key is required'],
     ['a key over 1024 bytes', 'Get', { key: 'é'.repeat(513) }, 'key exceeds 1024 bytes'],
-    ['a negative ttl', 'Set', { key: 'k', value: Buffer.from('1'), ttlMs: -1 }, 'ttl_ms must be zero or a positive number of milliseconds'],
+    ['a negative ttl', 'Set', { key: 'k', value: Buffer.from('1'), ttlMs: -1 }, 'ttl_ms must be an integer from 0 (no expiry) to 31536000000 (365 days), got -1'],
+    ['a ttl of one day over the maximum', 'Set', { key: 'k', value: Buffer.from('1'), ttlMs: 366 * 86_400_000 }, 'ttl_ms must be an integer from 0 (no expiry) to 31536000000 (365 days), got 31622400000'],
+    ['a ttl of int64 max', 'SetIfAbsent', { key: 'k', value: Buffer.from('1'), ttlMs: '9223372036854775807' }, 'ttl_ms must be an integer from 0 (no expiry) to 31536000000 (365 days), got 9223372036854776000'],
+    ['a negative ttl on Increment', 'Increment', { key: 'k', delta: 1, ttlMs: -5 }, 'ttl_ms must be an integer from 0 (no expiry) to 31536000000 (365 days), got -5'],
+    ['a delta beyond the safe integers', 'Increment', { key: 'k', delta: '9007199254740992' }, 'delta must be an integer from -9007199254740991 to 9007199254740991, got 9007199254740992'],
+    ['an empty key on Increment', 'Increment', { key: '', delta: 1 }, 'key is required'],
+    ['a value over the maximum on SetIfAbsent', 'SetIfAbsent', { key: 'k', value: Buffer.alloc(64 * 1024 + 1) }, 'value exceeds 65536 bytes'],
     ['a value over the maximum', 'Set', { key: 'k', value: Buffer.alloc(64 * 1024 + 1) }, 'value exceeds 65536 bytes'],
   ] as const)('should answer INVALID_ARGUMENT for %s', async (_case, method, request, details) => {
-    await expect(rawCall(raw, method, request)).rejects.toMatchObject({ code: status.INVALID_ARGUMENT, details });
+    await expect(rawCall(raw, method, request as RawRequest)).rejects.toMatchObject({ code: status.INVALID_ARGUMENT, details });
   });
 
   it('should accept a key of exactly 1024 bytes and a value of exactly the maximum', async () => {

@@ -23,9 +23,12 @@ describe('cache service when Redis goes away and comes back', () => {
   it('should fail with UNAVAILABLE within the deadline while Redis is down, and recover without a restart', async () => {
     await client.set('k', 'before');
     expect(await client.get('k')).toBe('before');
+    expect(await client.increment('n', 1, 60_000)).toBe(1);
+    expect(await client.setIfAbsent('claim', 'before')).toEqual({ stored: true });
 
     await redis.stop();
-    for (const call of [() => client.get('k'), () => client.set('k', 'during'), () => client.remove('k')]) {
+    const calls = [() => client.get('k'), () => client.set('k', 'during'), () => client.remove('k'), () => client.increment('n'), () => client.setIfAbsent('claim', 'during')];
+    for (const call of calls) {
       const started = Date.now();
       await expect(call()).rejects.toMatchObject({ status: 503, message: 'cache service is unavailable' });
       expect(Date.now() - started).toBeLessThan(1500);
@@ -42,6 +45,9 @@ describe('cache service when Redis goes away and comes back', () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(value).toBe('after');
+    // The private server keeps no data across the restart: the atomic operations start afresh.
+    expect(await client.increment('n', 1, 60_000)).toBe(1);
+    expect(await client.setIfAbsent('claim', 'after')).toEqual({ stored: true });
     await expect(cache.app.readiness[0]!.check()).resolves.toBeUndefined();
   });
 });
