@@ -1,6 +1,7 @@
 // make bench: the cache service's Get and Set over loopback against the framework's ceiling (a bare
 // @grpc/grpc-js server with the same proto answering a constant) and redis-benchmark at the same
-// concurrency, plus the memory backend's footprint with 1,000,000 entries of 100 bytes.
+// concurrency; the atomic Increment and SetIfAbsent next to Get on the same servers in the same
+// rounds; plus the memory backend's footprint with 1,000,000 entries of 100 bytes.
 // Each server runs in its own process; the load comes from this one. Results: bench/results/cache.json.
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -43,14 +44,24 @@ interface Target {
   address: string;
   pid: number;
   stop: () => Promise<void>;
-  runs: { get: RunFigures[]; set: RunFigures[] };
+  /** The bare server answers Get and Set only. */
+  atomic: boolean;
+  runs: { get: RunFigures[]; set: RunFigures[]; increment: RunFigures[]; setIfAbsent: RunFigures[] };
 }
 
-async function round(target: Target): Promise<void> {
+const newRuns = (): Target['runs'] => ({ get: [], set: [], increment: [], setIfAbsent: [] });
+const WINDOW_MS = 60_000;
+
+async function round(target: Target, roundNo: number): Promise<void> {
   const client = createCacheClient<Buffer>({ address: target.address, deadlineMs: 5000, retries: 0 }, bufferSerializer);
   for (let i = 0; i < KEYS; i++) await client.set(`key-${i}`, VALUE);
   target.runs.get.push(await drive((i) => client.get(`key-${i % KEYS}`), CONCURRENCY, DURATION_MS, target.pid));
   target.runs.set.push(await drive((i) => client.set(`key-${i % KEYS}`, VALUE), CONCURRENCY, DURATION_MS, target.pid));
+  if (target.atomic) {
+    // As the OTP limits use them: counters of a fixed window over many keys, and claims of fresh keys.
+    target.runs.increment.push(await drive((i) => client.increment(`counter-${i % KEYS}`, 1, WINDOW_MS), CONCURRENCY, DURATION_MS, target.pid));
+    target.runs.setIfAbsent.push(await drive((i) => client.setIfAbsent(`claim-${roundNo}-${i}`, VALUE, WINDOW_MS), CONCURRENCY, DURATION_MS, target.pid));
+  }
   client.close();
 }
 
@@ -97,13 +108,15 @@ const ratio = (a: number, b: number): number => Number((a / b).toFixed(3));
 // so a disturbance of the shared machine hits every target alike; each figure is the median round.
 const redisUrl = infraEnv().REDIS_URL!;
 const targets: Target[] = [
-  { name: 'bareGrpcServer', ...(await startBare()), runs: { get: [], set: [] } },
-  { name: 'memoryBackend', ...(await startCacheService({ Cache__Backend: 'memory' })), runs: { get: [], set: [] } },
-  { name: 'redisBackend', ...(await startCacheService({ Cache__Backend: 'redis', Cache__RedisUrl: redisUrl, Cache__KeyPrefix: 'bench:' })), runs: { get: [], set: [] } },
+  { name: 'bareGrpcServer', ...(await startBare()), atomic: false, runs: newRuns() },
+  { name: 'memoryBackend', ...(await startCacheService({ Cache__Backend: 'memory' })), atomic: true, runs: newRuns() },
+  { name: 'redisBackend', ...(await startCacheService({ Cache__Backend: 'redis', Cache__RedisUrl: redisUrl, Cache__KeyPrefix: 'bench:' })), atomic: true, runs: newRuns() },
 ];
-for (let r = 0; r < ROUNDS; r++) for (const target of targets) await round(target);
+for (let r = 0; r < ROUNDS; r++) for (const target of targets) await round(target, r);
 for (const target of targets) await target.stop();
-const figures = Object.fromEntries(targets.map((t) => [t.name, { get: median(t.runs.get), set: median(t.runs.set) }]));
+const figures = Object.fromEntries(
+  targets.map((t) => [t.name, t.atomic ? { get: median(t.runs.get), set: median(t.runs.set), increment: median(t.runs.increment), setIfAbsent: median(t.runs.setIfAbsent) } : { get: median(t.runs.get), set: median(t.runs.set) }]),
+);
 const [bare, memory, redis] = targets.map((t) => figures[t.name]!);
 
 const redisBench = redisBenchmark(redisUrl);
@@ -133,6 +146,11 @@ writeResults('cache', {
     memorySetVsBareByServerCpu: ratio(bare!.set.serverCpuMicrosPerOp!, memory!.set.serverCpuMicrosPerOp!),
     redisGetVsBareByServerCpu: ratio(bare!.get.serverCpuMicrosPerOp!, redis!.get.serverCpuMicrosPerOp!),
     redisSetVsBareByServerCpu: ratio(bare!.set.serverCpuMicrosPerOp!, redis!.set.serverCpuMicrosPerOp!),
+    // The atomic operations against Get on the same server, same run.
+    memoryIncrementVsGet: ratio(memory!.increment!.opsPerSecond, memory!.get.opsPerSecond),
+    memorySetIfAbsentVsGet: ratio(memory!.setIfAbsent!.opsPerSecond, memory!.get.opsPerSecond),
+    redisIncrementVsGet: ratio(redis!.increment!.opsPerSecond, redis!.get.opsPerSecond),
+    redisSetIfAbsentVsGet: ratio(redis!.setIfAbsent!.opsPerSecond, redis!.get.opsPerSecond),
   },
   targets: { memoryVsBare: 0.9, redisVsBare: 0.7, memoryFootprintMaxMiB: 400 },
   memoryFootprint: footprint,
