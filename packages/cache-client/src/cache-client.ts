@@ -31,6 +31,12 @@ export interface CacheClientSettings {
  */
 export type SetIfAbsentResult<T> = { stored: true } | { stored: false; value: T };
 
+/** A counter after `increment`: its value and its expiry as a Unix timestamp in ms (0: none). */
+export interface CounterValue {
+  value: number;
+  expiresAtUnixMs: number;
+}
+
 export interface CacheClient<T> {
   /** The value under key, or undefined when absent or expired. */
   get(key: string): Promise<T | undefined>;
@@ -40,10 +46,11 @@ export interface CacheClient<T> {
   remove(key: string): Promise<boolean>;
   /**
    * Adds `delta` (default 1) to the counter under key, atomically, and resolves with the new
-   * value. A counter this call creates starts at 0 and lives `ttlMs` (none: no expiry); later
-   * increments keep that expiry (a fixed window). Not idempotent: see `retries`.
+   * value and the counter's expiry. A counter this call creates starts at 0 and lives `ttlMs`
+   * (none: no expiry); later increments keep that expiry (a fixed window). Not idempotent: see
+   * `retries`.
    */
-  increment(key: string, delta?: number, ttlMs?: number): Promise<number>;
+  increment(key: string, delta?: number, ttlMs?: number): Promise<CounterValue>;
   /** Stores value under key only when no live entry exists, atomically. */
   setIfAbsent(key: string, value: T, ttlMs?: number): Promise<SetIfAbsentResult<T>>;
   close(): void;
@@ -119,7 +126,8 @@ export function createCacheClient<T = unknown>(settings: CacheClientSettings, se
       return (await call('Remove', { key })).response.found;
     },
     async increment(key, delta = 1, ttlMs = 0) {
-      return (await call('Increment', { key, delta, ttlMs })).response.value;
+      const { response } = await call('Increment', { key, delta, ttlMs });
+      return { value: response.value, expiresAtUnixMs: response.expiresAtUnixMs };
     },
     async setIfAbsent(key, value, ttlMs = 0) {
       const bytes = serializer.serialize(value);

@@ -11,22 +11,22 @@ import type { AuthServices } from './services.js';
  * POST /otp {phoneNumber, locale?}: validate and normalize the number (400), apply the resend
  * limits (429), store a fresh secret with its attempt tokens, publish SendSmsNotificationEvent.
  * When the code cannot be stored or its event cannot be published, the secret is removed again and
- * the caller gets 503, so no code exists that was never sent; the phone's cooldown is lifted so it
- * may retry at once.
+ * the caller gets 503, so no code exists that was never sent; the admission is given back (cooldown
+ * lifted, one returned to the number's and the IP's budgets), so the caller may retry at once.
  */
 export function requestOtp(s: AuthServices): Koa.Middleware {
   return async (ctx) => {
     const body = await readJsonObject(ctx);
     const phoneNumber = normalizePhoneNumber(body.phoneNumber);
     const locale = resolveLocale(body.locale, ctx.get('accept-language'), s.settings.locales);
-    await s.limiter.admit(phoneNumber, ipRateLimitKey(ctx.ip));
+    const admission = await s.limiter.admit(phoneNumber, ipRateLimitKey(ctx.ip));
     const secret = newOtpSecret();
     const code = await otpCode(secret, s.now());
     try {
       await s.otps.issue(phoneNumber, secret);
       await s.publisher.publish(s.settings.kafka.notificationsTopic, sendSmsNotificationEvent({ phoneNumber, code, locale }));
     } catch (err) {
-      const undo = await Promise.allSettled([s.otps.discard(phoneNumber), s.limiter.releaseCooldown(phoneNumber)]);
+      const undo = await Promise.allSettled([s.otps.discard(phoneNumber), s.limiter.release(admission)]);
       for (const outcome of undo) if (outcome.status === 'rejected') s.logger.error({ err: outcome.reason as unknown }, 'removing an unsent code failed');
       throw err;
     }

@@ -42,7 +42,7 @@ describe('POST /otp resend limits, kept in the cache service', () => {
     expectLimited(await request(replicaA, phoneNumber, '192.0.2.10'), 30);
     // Another replica and another IP: the cooldown belongs to the number and lives in the cache service.
     expectLimited(await request(replicaB, phoneNumber, '192.0.2.11'), 30);
-    expect(await replicaA.cache.get(`otp:${phoneNumber}:cooldown`)).toEqual(expect.any(Number));
+    expect(await replicaA.cache.get(`otp:${phoneNumber}:cooldown`)).toEqual({ id: expect.any(String), untilMs: expect.any(Number) });
     expect(await counterValue(replicaB.registry, 'rate_limited_total', { scope: 'phone_cooldown' })).toBe(1);
     // Other numbers are not affected.
     expect((await request(replicaB, newPhoneNumber(), '192.0.2.10')).status).toBe(200);
@@ -72,5 +72,35 @@ describe('POST /otp resend limits, kept in the cache service', () => {
     }
     expectLimited(await request(strict, newPhoneNumber(), '2001:db8:5:6::99'), 3600);
     expect((await request(strict, newPhoneNumber(), '2001:db8:5:7::1')).status).toBe(200);
+  });
+
+  it('should send exactly one code for 50 concurrent requests for one number, over two replicas', async () => {
+    const phoneNumber = newPhoneNumber();
+    const replies = await Promise.all(Array.from({ length: 50 }, (_, i) => request(i % 2 === 0 ? replicaA : replicaB, phoneNumber, `192.0.2.${100 + (i % 50)}`)));
+    expect(replies.filter((reply) => reply.status === 200)).toHaveLength(1);
+    for (const reply of replies.filter((r) => r.status !== 200)) expectLimited(reply, 30);
+  });
+
+  it('should admit exactly the per-IP limit of 60 concurrent requests for distinct numbers from one IP, over two replicas', async () => {
+    const replies = await Promise.all(Array.from({ length: 60 }, (_, i) => request(i % 2 === 0 ? replicaA : replicaB, newPhoneNumber(), '198.51.100.200')));
+    expect(replies.filter((reply) => reply.status === 200)).toHaveLength(20);
+    for (const reply of replies.filter((r) => r.status !== 200)) expectLimited(reply, 3600);
+  });
+
+  it('should hand the number its budget back when its request was refused for the IP', async () => {
+    const ip = '198.51.100.210';
+    for (let i = 0; i < 3; i++) expect((await request(strict, newPhoneNumber(), ip)).status).toBe(200);
+    const victim = newPhoneNumber();
+    // From the exhausted IP, however often: refused for the IP, and nothing of the number's is spent.
+    for (let i = 0; i < 4; i++) expectLimited(await request(strict, victim, ip), 3600);
+    expect((await request(strict, victim, '198.51.100.211')).status).toBe(200);
+    expect((await request(strict, victim, '198.51.100.212')).status).toBe(200);
+    expectLimited(await request(strict, victim, '198.51.100.213'), 3600);
+  });
+
+  it('should hold a number to its hourly limit through bursts of concurrent requests', async () => {
+    const phoneNumber = newPhoneNumber();
+    const bursts = await Promise.all(Array.from({ length: 6 }, (_, burst) => Promise.all(Array.from({ length: 10 }, (_, i) => request(strict, phoneNumber, `192.0.2.${burst * 10 + i + 1}`)))));
+    expect(bursts.flat().filter((reply) => reply.status === 200)).toHaveLength(2);
   });
 });

@@ -35,8 +35,9 @@ describe.each(backends)('cache Increment and SetIfAbsent, %s backend', (_name, b
 
   it('should count 200 concurrent increments over 4 connections exactly: answers 1..200, final 200', async () => {
     const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => clients[i % 4]!.increment('hits', 1, 60_000)));
-    expect([...answers].sort((a, b) => a - b)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
-    expect(await clients[0]!.increment('hits', 0)).toBe(200);
+    expect(answers.map((a) => a.value).sort((a, b) => a - b)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+    expect(new Set(answers.map((a) => a.expiresAtUnixMs)).size).toBe(1);
+    expect((await clients[0]!.increment('hits', 0)).value).toBe(200);
     expect(await clients[1]!.get('hits')).toBe('200');
   });
 
@@ -84,7 +85,7 @@ describe.each(backends)('cache Increment and SetIfAbsent, %s backend', (_name, b
 
   it('should keep a counter without expiry when created with ttl 0, and count down with negative deltas', async () => {
     expect(await rawCall(raw, 'Increment', { key: 'forever', delta: -3 })).toMatchObject({ value: -3, expiresAtUnixMs: 0 });
-    expect(await clients[0]!.increment('forever', 10, 60_000)).toBe(7);
+    expect(await clients[0]!.increment('forever', 10, 60_000)).toEqual({ value: 7, expiresAtUnixMs: 0 });
     expect((await rawCall(raw, 'Get', { key: 'forever' })).expiresAtUnixMs).toBe(0);
   });
 
@@ -101,14 +102,14 @@ describe.each(backends)('cache Increment and SetIfAbsent, %s backend', (_name, b
 
   it('should treat a value set as decimal digits as a counter', async () => {
     await clients[0]!.set('digits', '41', 60_000);
-    expect(await clients[1]!.increment('digits')).toBe(42);
+    expect((await clients[1]!.increment('digits')).value).toBe(42);
   });
 
   it('should refuse a result beyond the safe integers and keep the counter', async () => {
     await clients[0]!.set('big', String(Number.MAX_SAFE_INTEGER - 1));
-    expect(await clients[0]!.increment('big')).toBe(Number.MAX_SAFE_INTEGER);
+    expect((await clients[0]!.increment('big')).value).toBe(Number.MAX_SAFE_INTEGER);
     await expect(rawCall(raw, 'Increment', { key: 'big', delta: 1 })).rejects.toMatchObject({ code: status.FAILED_PRECONDITION, details: 'the counter would leave the range ±9007199254740991' });
-    expect(await clients[0]!.increment('big', -Number.MAX_SAFE_INTEGER)).toBe(0);
+    expect((await clients[0]!.increment('big', -Number.MAX_SAFE_INTEGER)).value).toBe(0);
   });
 
   it('should count Increment and SetIfAbsent in the metrics', async () => {

@@ -23,7 +23,7 @@ describe('cache service when Redis goes away and comes back', () => {
   it('should fail with UNAVAILABLE within the deadline while Redis is down, and recover without a restart', async () => {
     await client.set('k', 'before');
     expect(await client.get('k')).toBe('before');
-    expect(await client.increment('n', 1, 60_000)).toBe(1);
+    expect((await client.increment('n', 1, 60_000)).value).toBe(1);
     expect(await client.setIfAbsent('claim', 'before')).toEqual({ stored: true });
 
     await redis.stop();
@@ -46,7 +46,7 @@ describe('cache service when Redis goes away and comes back', () => {
     }
     expect(value).toBe('after');
     // The private server keeps no data across the restart: the atomic operations start afresh.
-    expect(await client.increment('n', 1, 60_000)).toBe(1);
+    expect((await client.increment('n', 1, 60_000)).value).toBe(1);
     expect(await client.setIfAbsent('claim', 'after')).toEqual({ stored: true });
     await expect(cache.app.readiness[0]!.check()).resolves.toBeUndefined();
   });
