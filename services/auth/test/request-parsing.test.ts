@@ -27,7 +27,23 @@ describe('normalizePhoneNumber', () => {
     expect(normalizePhoneNumber(input)).toBe(expected);
   });
 
-  it.each(['0151 23456789', '+49 123', '+4915123456789 ext. 5', 'phone', '+'.padEnd(40, '1'), 4915123456789])('should refuse %s', (input) => {
+  it.each([
+    '0151 23456789',
+    '+49 123',
+    '+4915123456789 ext. 5',
+    'phone',
+    '+'.padEnd(40, '1'),
+    4915123456789,
+    'call +4915123456786 now',
+    'tel:+4915123456786',
+    '+49151\u200b23456786',
+    '\u200b+4915123456786',
+    '+4915123456786\u00a0',
+    '+49 151 2345678x6',
+    '++4915123456786',
+    '+4915123456786\n',
+    '+49１５１23456786',
+  ])('should refuse %j', (input) => {
     expect(refusal(() => normalizePhoneNumber(input))).toMatch(/^phoneNumber must be a valid phone number/);
   });
 
