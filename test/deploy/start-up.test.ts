@@ -24,3 +24,34 @@ describe.each(services)('%s started with a bad configuration', (service) => {
     expect(run.stdout).toBe('');
   });
 });
+
+describe('auth started in Production without its safeguards', () => {
+  it('should refuse to start, one clear line for each: no TLS files nor TLS ending in front, certificate checks off', () => {
+    const run = spawnSync(process.execPath, [join(repoRoot, 'services/auth/dist/main.js')], {
+      env: {
+        PATH: process.env.PATH,
+        HOME: home,
+        Oidc__Realm: 'platform',
+        Oidc__ServerUrl: 'https://keycloak.example.test',
+        Oidc__ClientId: 'auth',
+        Oidc__ClientSecret: 'client-secret-value',
+        Oidc__AdminCredentials__Username: 'admin',
+        Oidc__AdminCredentials__Password: 'admin-password-value',
+        MessageBroker__BrokerList: '127.0.0.1:9',
+        Cache__Url: '127.0.0.1:9',
+        // The case that once ran in development: the one switch says Production.
+        ASPNETCORE_ENVIRONMENT: 'Production',
+        NODE_ENV: 'development',
+        IGNORE_SSL_CERT_VALIDATION: 'true',
+      },
+      encoding: 'utf8',
+      timeout: 10_000,
+    });
+    expect(run.status).toBe(1);
+    expect(run.stderr.trim().split('\n')).toEqual([
+      'auth: invalid configuration: Tls__CertPath: required in Production, with Tls__KeyPath (or Tls__TerminatedUpstream=true when TLS ends at a proxy in front of the service)',
+      'auth: invalid configuration: IGNORE_SSL_CERT_VALIDATION: must not be true in Production',
+    ]);
+    expect(run.stderr).not.toMatch(/client-secret-value|admin-password-value/);
+  });
+});

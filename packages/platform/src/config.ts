@@ -40,6 +40,9 @@ export function parseEnv<S extends z.ZodRawShape>(
 }
 
 /** Schema builders for the kinds of values the services' variables hold. */
+/** How a boolean variable says yes (`env.bool` accepts true/false, 1/0, yes/no); for cross-variable checks over raw values. */
+export const isTrueFlag = (value: string | undefined): boolean => value === 'true' || value === '1' || value === 'yes';
+
 export const env = {
   string: () => z.string(),
   port: (fallback?: number) => {
@@ -50,7 +53,7 @@ export const env = {
   bool: (fallback: boolean) =>
     z
       .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' })
-      .transform((v) => v === 'true' || v === '1' || v === 'yes')
+      .transform(isTrueFlag)
       .default(fallback),
   url: (protocols: readonly string[]) =>
     z.string().refine(

@@ -1,7 +1,7 @@
 import { accessSync, constants } from 'node:fs';
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import { env, parseEnv, type Env } from '@sp/platform';
+import { env, isTrueFlag, parseEnv, type Env } from '@sp/platform';
 import { parseAllowlist, type RedirectAllowlist } from './redirect-allowlist.js';
 
 export type Role = 'client' | 'subscriber';
@@ -53,6 +53,8 @@ export interface AuthConfig {
   sessionCacheMs: number;
   environment: 'Development' | 'Production' | 'Other';
   tls: { certPath: string; keyPath: string } | undefined;
+  /** TLS ends at a proxy in front (Tls__TerminatedUpstream): without files, a self-signed pair serves that hop. */
+  tlsTerminatedUpstream: boolean;
   oidc: OidcSettings;
   groups: Readonly<Record<Role, string>>;
   locales: { supported: readonly string[]; fallback: string };
@@ -98,6 +100,7 @@ const schema = {
   Auth__DefaultLocale: z.string().regex(LOCALE, 'must be a locale such as en').default('en'),
   Tls__CertPath: env.string().optional(),
   Tls__KeyPath: env.string().optional(),
+  Tls__TerminatedUpstream: env.bool(false),
   Oidc__Realm: env.string(),
   Oidc__ServerUrl: env.url(['https', 'http']),
   Oidc__ClientId: env.string(),
@@ -129,11 +132,14 @@ const schema = {
 
 type Input = Readonly<Record<string, string>>;
 
+/**
+ * The one switch: ASPNETCORE_ENVIRONMENT when set, else NODE_ENV, else Production. Only the exact
+ * name Development (any case) turns development behaviour on, so a typo stays on the safe side.
+ */
 function environmentOf(input: { ASPNETCORE_ENVIRONMENT?: string | undefined; NODE_ENV?: string | undefined }): AuthConfig['environment'] {
-  const names = [input.ASPNETCORE_ENVIRONMENT, input.NODE_ENV].filter((name) => name !== undefined).map((name) => name.toLowerCase());
-  if (names.includes('development')) return 'Development';
-  // Unset means Production: the safe side for every development-only switch.
-  if (names.length === 0 || names.includes('production')) return 'Production';
+  const name = (input.ASPNETCORE_ENVIRONMENT ?? input.NODE_ENV ?? 'Production').toLowerCase();
+  if (name === 'development') return 'Development';
+  if (name === 'production') return 'Production';
   return 'Other';
 }
 
@@ -163,6 +169,12 @@ function crossCheck(input: Input): string[] {
   }
   if ((input.Tls__CertPath === undefined) !== (input.Tls__KeyPath === undefined)) {
     problems.push('Tls__CertPath and Tls__KeyPath: give both or neither');
+  }
+  if (production && input.Tls__CertPath === undefined && input.Tls__KeyPath === undefined && !isTrueFlag(input.Tls__TerminatedUpstream)) {
+    problems.push('Tls__CertPath: required in Production, with Tls__KeyPath (or Tls__TerminatedUpstream=true when TLS ends at a proxy in front of the service)');
+  }
+  if (production && isTrueFlag(input.IGNORE_SSL_CERT_VALIDATION)) {
+    problems.push('IGNORE_SSL_CERT_VALIDATION: must not be true in Production');
   }
   for (const name of ['Tls__CertPath', 'Tls__KeyPath'] as const) {
     const path = input[name];
@@ -209,12 +221,9 @@ export function loadConfig(environment: Env = process.env): AuthConfig {
   const vars = parseEnv(schema, environment, crossCheck);
   const mode = environmentOf(vars);
   const warnings: string[] = [];
-  if (vars.IGNORE_SSL_CERT_VALIDATION) {
-    warnings.push(
-      mode === 'Production'
-        ? 'IGNORE_SSL_CERT_VALIDATION is ignored in Production: certificates of the identity provider are validated'
-        : 'IGNORE_SSL_CERT_VALIDATION=true: certificates of the identity provider are NOT validated (development only)',
-    );
+  if (vars.IGNORE_SSL_CERT_VALIDATION) warnings.push('IGNORE_SSL_CERT_VALIDATION=true: certificates of the identity provider are NOT validated (development only)');
+  if (vars.ASPNETCORE_ENVIRONMENT !== undefined && vars.NODE_ENV !== undefined && vars.ASPNETCORE_ENVIRONMENT.toLowerCase() !== vars.NODE_ENV.toLowerCase()) {
+    warnings.push(`NODE_ENV=${vars.NODE_ENV} is ignored: ASPNETCORE_ENVIRONMENT=${vars.ASPNETCORE_ENVIRONMENT} decides the environment`);
   }
   const supported = vars.Auth__SupportedLocales.includes(vars.Auth__DefaultLocale) ? vars.Auth__SupportedLocales : [vars.Auth__DefaultLocale, ...vars.Auth__SupportedLocales];
   return {
@@ -227,6 +236,7 @@ export function loadConfig(environment: Env = process.env): AuthConfig {
     sessionCacheMs: vars.Auth__SessionCacheMs,
     environment: mode,
     tls: vars.Tls__CertPath !== undefined && vars.Tls__KeyPath !== undefined ? { certPath: vars.Tls__CertPath, keyPath: vars.Tls__KeyPath } : undefined,
+    tlsTerminatedUpstream: vars.Tls__TerminatedUpstream,
     oidc: oidcSettings(vars, mode),
     groups: { client: vars.Auth__Groups__Client, subscriber: vars.Auth__Groups__Subscriber },
     locales: { supported, fallback: vars.Auth__DefaultLocale },

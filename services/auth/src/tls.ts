@@ -31,10 +31,15 @@ export async function generateSelfSignedCertificate(hostnames: readonly string[]
   return { cert: pems.cert, key: pems.private };
 }
 
-/** The configured certificate and key, or a generated self-signed pair with a warning. */
-export async function loadTlsCredentials(config: Pick<AuthConfig, 'tls' | 'publicBaseUrl'>, logger: Logger): Promise<TlsCredentials> {
+/**
+ * The configured certificate and key, or a generated self-signed pair: for the hop from a proxy
+ * that terminates TLS (Tls__TerminatedUpstream), or with a warning outside Production (config.ts
+ * refuses Production without either).
+ */
+export async function loadTlsCredentials(config: Pick<AuthConfig, 'tls' | 'publicBaseUrl' | 'tlsTerminatedUpstream'>, logger: Logger): Promise<TlsCredentials> {
   if (config.tls !== undefined) return { cert: readFileSync(config.tls.certPath, 'utf8'), key: readFileSync(config.tls.keyPath, 'utf8') };
-  logger.warn('Tls__CertPath and Tls__KeyPath are not set: serving HTTPS with a self-signed certificate generated at start, which no client trusts (local runs only)');
+  if (config.tlsTerminatedUpstream) logger.info('Tls__TerminatedUpstream=true: TLS ends at the proxy in front; serving it HTTPS with a self-signed certificate generated at start');
+  else logger.warn('Tls__CertPath and Tls__KeyPath are not set: serving HTTPS with a self-signed certificate generated at start, which no client trusts (local runs only)');
   const host = new URL(config.publicBaseUrl).hostname;
   return generateSelfSignedCertificate(/^[\d.]+$|:/.test(host) ? [] : [host]);
 }

@@ -15,6 +15,8 @@ const required = {
   MessageBroker__BrokerList: 'kafka-0:9092, kafka-1:9092',
   Cache__Url: 'cache:7777',
 };
+/** What Production needs besides: TLS files, or the statement that TLS ends in front. */
+const production = { ...required, Tls__TerminatedUpstream: 'true' };
 
 const problemsOf = (environment: Record<string, string>): readonly string[] => configProblems(() => loadConfig(environment));
 
@@ -51,7 +53,7 @@ describe('loadConfig', () => {
   });
 
   it('should apply the documented defaults', () => {
-    const config = loadConfig(required);
+    const config = loadConfig(production);
     expect(config).toMatchObject({
       port: 5555,
       host: '0.0.0.0',
@@ -61,6 +63,7 @@ describe('loadConfig', () => {
       sessionCacheMs: 1000,
       environment: 'Production',
       tls: undefined,
+      tlsTerminatedUpstream: true,
       groups: { client: 'clients', subscriber: 'subscribers' },
       locales: { supported: ['en', 'de', 'fr', 'es'], fallback: 'en' },
       otp: { ttlSeconds: 300, maxAttempts: 5, cooldownSeconds: 30, maxPerPhone: 5, maxPerIp: 20, windowSeconds: 3600 },
@@ -74,22 +77,41 @@ describe('loadConfig', () => {
   });
 
   it('should refuse a plain-HTTP identity provider in Production unless it is on loopback', () => {
-    expect(problemsOf({ ...required, Oidc__ServerUrl: 'http://keycloak:8080' })).toEqual([
+    expect(problemsOf({ ...production, Oidc__ServerUrl: 'http://keycloak:8080' })).toEqual([
       'Oidc__ServerUrl: must be https in Production (plain http is accepted for loopback addresses or outside Production)',
     ]);
-    expect(loadConfig({ ...required, Oidc__ServerUrl: 'http://127.0.0.1:8080/' }).oidc).toMatchObject({ allowInsecureHttp: true, issuer: 'http://127.0.0.1:8080/realms/subscription-platform' });
+    expect(loadConfig({ ...production, Oidc__ServerUrl: 'http://127.0.0.1:8080/' }).oidc).toMatchObject({ allowInsecureHttp: true, issuer: 'http://127.0.0.1:8080/realms/subscription-platform' });
     expect(loadConfig({ ...required, Oidc__ServerUrl: 'http://keycloak:8080', NODE_ENV: 'Development' }).oidc.allowInsecureHttp).toBe(true);
   });
 
-  it('should honour IGNORE_SSL_CERT_VALIDATION only outside Production, with a warning either way', () => {
-    const production = loadConfig({ ...required, IGNORE_SSL_CERT_VALIDATION: 'true', ASPNETCORE_ENVIRONMENT: 'Production' });
-    expect(production.oidc.ignoreCertificateErrors).toBe(false);
-    expect(production.warnings).toEqual([expect.stringMatching(/ignored in Production/)]);
+  it('should take the environment from ASPNETCORE_ENVIRONMENT, else NODE_ENV, else Production', () => {
+    expect(loadConfig(production).environment).toBe('Production');
+    expect(loadConfig({ ...required, NODE_ENV: 'development' }).environment).toBe('Development');
+    expect(loadConfig({ ...required, ASPNETCORE_ENVIRONMENT: 'Development', NODE_ENV: 'production' }).environment).toBe('Development');
+    const mixed = loadConfig({ ...production, ASPNETCORE_ENVIRONMENT: 'Production', NODE_ENV: 'development' });
+    expect(mixed.environment).toBe('Production');
+    expect(mixed.warnings).toEqual(['NODE_ENV=development is ignored: ASPNETCORE_ENVIRONMENT=Production decides the environment']);
+    expect(loadConfig({ ...required, NODE_ENV: 'staging' }).environment).toBe('Other');
+    // Only the exact name turns development on.
+    expect(loadConfig({ ...production, ASPNETCORE_ENVIRONMENT: 'Develop' }).environment).toBe('Other');
+  });
+
+  it('should refuse to start in Production without TLS files unless TLS ends in front, and with IGNORE_SSL_CERT_VALIDATION', () => {
+    expect(problemsOf(required)).toEqual([
+      'Tls__CertPath: required in Production, with Tls__KeyPath (or Tls__TerminatedUpstream=true when TLS ends at a proxy in front of the service)',
+    ]);
+    expect(problemsOf({ ...required, ASPNETCORE_ENVIRONMENT: 'Production', NODE_ENV: 'Development', Tls__TerminatedUpstream: 'false' })).toHaveLength(1);
+    expect(problemsOf({ ...production, IGNORE_SSL_CERT_VALIDATION: 'true' })).toEqual(['IGNORE_SSL_CERT_VALIDATION: must not be true in Production']);
+    expect(problemsOf({ ...production, IGNORE_SSL_CERT_VALIDATION: 'yes', ASPNETCORE_ENVIRONMENT: 'Production', NODE_ENV: 'Development' })).toEqual([
+      'IGNORE_SSL_CERT_VALIDATION: must not be true in Production',
+    ]);
+  });
+
+  it('should honour IGNORE_SSL_CERT_VALIDATION outside Production, with a warning', () => {
     const development = loadConfig({ ...required, IGNORE_SSL_CERT_VALIDATION: 'true', ASPNETCORE_ENVIRONMENT: 'Development' });
     expect(development.environment).toBe('Development');
     expect(development.oidc.ignoreCertificateErrors).toBe(true);
     expect(development.warnings).toEqual([expect.stringMatching(/NOT validated/)]);
-    expect(loadConfig({ ...required, NODE_ENV: 'staging' }).environment).toBe('Other');
   });
 
   it('should read the TLS files, the proxy setting and the allowlist', () => {
@@ -107,7 +129,7 @@ describe('loadConfig', () => {
       Auth__DefaultLocale: 'de',
     });
     expect(config.tls).toEqual({ certPath: join(dir, 'tls.crt'), keyPath: join(dir, 'tls.key') });
-    expect(loadConfig({ ...required, Auth__Port: '6000' }).publicBaseUrl).toBe('https://localhost:6000');
+    expect(loadConfig({ ...production, Auth__Port: '6000' }).publicBaseUrl).toBe('https://localhost:6000');
     expect(config.proxyHops).toBe(2);
     expect(config.locales).toEqual({ supported: ['de', 'en'], fallback: 'de' });
     expect(config.allowedRedirects.check('https://app.example.test/any/path?x=1')).toBe('https://app.example.test/any/path?x=1');

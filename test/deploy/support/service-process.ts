@@ -121,6 +121,8 @@ const environments: Record<Service, EnvOf> = {
     Auth__Port: '0',
     Auth__Host: '127.0.0.1',
     Auth__PublicBaseUrl: 'https://localhost:5555',
+    // As the chart runs it by default: Production, TLS ending at the ingress in front.
+    Tls__TerminatedUpstream: 'true',
     Oidc__AdminCredentials__Username: infra('KEYCLOAK_ADMIN_USERNAME'),
     Oidc__AdminCredentials__Password: infra('KEYCLOAK_ADMIN_PASSWORD'),
     MessageBroker__BrokerList: infra('KAFKA_BROKERS'),

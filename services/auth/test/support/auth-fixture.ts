@@ -34,6 +34,8 @@ export function testEnvironment(cacheAddress: string, overrides: Record<string, 
     Auth__AllowedRedirectUris: `${ALLOWED_ORIGIN},https://other.example.test/app/`,
     // Each test sends its own X-Forwarded-For, so per-IP limits of one test never meet another's.
     Auth__TrustProxy: 'true',
+    // Production, as deployed; the test serves its own certificate (testCertificate), not files.
+    Tls__TerminatedUpstream: 'true',
     MessageBroker__PublishTimeoutMs: '4000',
     Log__Level: 'silent',
     ...overrides,

@@ -45,6 +45,7 @@ Otp__RateLimitWindowSeconds: {{ .Values.otp.rateLimitWindowSeconds | int64 | quo
 Tls__CertPath: /etc/auth/tls/tls.crt
 Tls__KeyPath: /etc/auth/tls/tls.key
 {{- end }}
+Tls__TerminatedUpstream: {{ .Values.tls.terminatedUpstream | quote }}
 {{- end -}}
 
 {{- define "auth.secretEnv" -}}
