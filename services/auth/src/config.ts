@@ -159,22 +159,25 @@ function readable(path: string): boolean {
   }
 }
 
-/** Rules across variables, over the raw values. */
-function crossCheck(input: Input): string[] {
+/** What Production forbids: a plain-http identity provider elsewhere than on loopback, serving without a certificate, unchecked certificates. */
+function productionProblems(input: Input): string[] {
   const problems: string[] = [];
-  const production = environmentOf(input) === 'Production';
   const server = input.Oidc__ServerUrl;
-  if (server !== undefined && production && URL.canParse(server) && new URL(server).protocol === 'http:' && !isLoopbackHttp(server)) {
+  if (server !== undefined && URL.canParse(server) && new URL(server).protocol === 'http:' && !isLoopbackHttp(server)) {
     problems.push('Oidc__ServerUrl: must be https in Production (plain http is accepted for loopback addresses or outside Production)');
   }
-  if ((input.Tls__CertPath === undefined) !== (input.Tls__KeyPath === undefined)) {
-    problems.push('Tls__CertPath and Tls__KeyPath: give both or neither');
-  }
-  if (production && input.Tls__CertPath === undefined && input.Tls__KeyPath === undefined && !isTrueFlag(input.Tls__TerminatedUpstream)) {
+  if (input.Tls__CertPath === undefined && input.Tls__KeyPath === undefined && !isTrueFlag(input.Tls__TerminatedUpstream)) {
     problems.push('Tls__CertPath: required in Production, with Tls__KeyPath (or Tls__TerminatedUpstream=true when TLS ends at a proxy in front of the service)');
   }
-  if (production && isTrueFlag(input.IGNORE_SSL_CERT_VALIDATION)) {
-    problems.push('IGNORE_SSL_CERT_VALIDATION: must not be true in Production');
+  if (isTrueFlag(input.IGNORE_SSL_CERT_VALIDATION)) problems.push('IGNORE_SSL_CERT_VALIDATION: must not be true in Production');
+  return problems;
+}
+
+/** Rules across variables, over the raw values. */
+function crossCheck(input: Input): string[] {
+  const problems = environmentOf(input) === 'Production' ? productionProblems(input) : [];
+  if ((input.Tls__CertPath === undefined) !== (input.Tls__KeyPath === undefined)) {
+    problems.push('Tls__CertPath and Tls__KeyPath: give both or neither');
   }
   for (const name of ['Tls__CertPath', 'Tls__KeyPath'] as const) {
     const path = input[name];
@@ -213,6 +216,16 @@ function otpLimits(vars: Vars): OtpLimits {
   };
 }
 
+function warningsOf(vars: Vars): string[] {
+  const warnings: string[] = [];
+  if (vars.IGNORE_SSL_CERT_VALIDATION) warnings.push('IGNORE_SSL_CERT_VALIDATION=true: certificates of the identity provider are NOT validated (development only)');
+  const { ASPNETCORE_ENVIRONMENT: switchValue, NODE_ENV: nodeEnv } = vars;
+  if (switchValue !== undefined && nodeEnv !== undefined && switchValue.toLowerCase() !== nodeEnv.toLowerCase()) {
+    warnings.push(`NODE_ENV=${nodeEnv} is ignored: ASPNETCORE_ENVIRONMENT=${switchValue} decides the environment`);
+  }
+  return warnings;
+}
+
 /**
  * The only reader of the environment (the process' own unless one is given). Every variable is
  * validated at start and every problem reported at once, one line per variable.
@@ -220,11 +233,7 @@ function otpLimits(vars: Vars): OtpLimits {
 export function loadConfig(environment: Env = process.env): AuthConfig {
   const vars = parseEnv(schema, environment, crossCheck);
   const mode = environmentOf(vars);
-  const warnings: string[] = [];
-  if (vars.IGNORE_SSL_CERT_VALIDATION) warnings.push('IGNORE_SSL_CERT_VALIDATION=true: certificates of the identity provider are NOT validated (development only)');
-  if (vars.ASPNETCORE_ENVIRONMENT !== undefined && vars.NODE_ENV !== undefined && vars.ASPNETCORE_ENVIRONMENT.toLowerCase() !== vars.NODE_ENV.toLowerCase()) {
-    warnings.push(`NODE_ENV=${vars.NODE_ENV} is ignored: ASPNETCORE_ENVIRONMENT=${vars.ASPNETCORE_ENVIRONMENT} decides the environment`);
-  }
+  const warnings = warningsOf(vars);
   const supported = vars.Auth__SupportedLocales.includes(vars.Auth__DefaultLocale) ? vars.Auth__SupportedLocales : [vars.Auth__DefaultLocale, ...vars.Auth__SupportedLocales];
   return {
     port: vars.Auth__Port,
