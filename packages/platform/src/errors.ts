@@ -30,6 +30,8 @@ export class AppError extends Error {
 export const badRequest = (message: string): AppError => new AppError(400, 'bad_request', message);
 export const unauthorized = (message = 'unauthorized'): AppError =>
   new AppError(401, 'unauthorized', message);
+/** Authenticated, but not allowed to do this. */
+export const forbidden = (message: string): AppError => new AppError(403, 'forbidden', message);
 export const notFound = (message = 'not found'): AppError => new AppError(404, 'not_found', message);
 export const payloadTooLarge = (limitBytes: number): AppError =>
   new AppError(413, 'payload_too_large', `body exceeds ${limitBytes} bytes`);

@@ -12,16 +12,20 @@ export interface NewUser {
   username: string;
   phoneNumber: string;
   locale: string;
+  /** The group (by name, top level) the user is created in. */
+  group: string;
+  /** Its first, non-temporary password. */
+  password: string;
 }
 
 /** Users in the identity provider (the port; the adapter is the Keycloak admin REST API). */
 export interface UserDirectory {
-  /** The user whose username is exactly `username`. */
-  findByUsername(username: string): Promise<DirectoryUser | undefined>;
-  /** Creates the user; when it was created meanwhile by someone else, returns that one. */
-  createUser(user: NewUser): Promise<DirectoryUser>;
-  /** Idempotent: adds the user to the group (by name, top level) unless already a member. */
-  addToGroup(userId: string, groupName: string): Promise<void>;
+  /** The user whose username is exactly `phoneNumber`, else the one whose `phoneNumber` attribute is exactly it. */
+  findByPhone(phoneNumber: string): Promise<DirectoryUser | undefined>;
+  /** Creates the user, in its group and with its password, in one call; undefined when the username was taken meanwhile. */
+  createUser(user: NewUser): Promise<DirectoryUser | undefined>;
+  /** The names of the user's groups. */
+  groupsOf(userId: string): Promise<string[]>;
   /** Sets a non-temporary password. */
   setPassword(userId: string, password: string): Promise<void>;
 }
@@ -41,13 +45,12 @@ async function adminError(response: Response, what: string): Promise<AppError> {
 /**
  * The Keycloak admin REST API, authenticated as the realm's admin user (Oidc__AdminCredentials)
  * through the password grant of the realm's public `admin-cli` client. The admin token is kept
- * until shortly before it expires and fetched again after a 401. Group ids are looked up once.
+ * until shortly before it expires and fetched again after a 401.
  */
 export function createKeycloakAdmin(settings: OidcSettings, options: { fetch: IdpFetch; now?: () => number }): UserDirectory {
   const now = options.now ?? Date.now;
   const base = `${settings.serverUrl}/admin/realms/${encodeURIComponent(settings.realm)}`;
   let token: Promise<AdminToken> | undefined;
-  const groupIds = new Map<string, string>();
 
   const fetchToken = async (): Promise<AdminToken> => {
     const response = await options.fetch(`${settings.issuer}/protocol/openid-connect/token`, {
@@ -84,43 +87,44 @@ export function createKeycloakAdmin(settings: OidcSettings, options: { fetch: Id
     return call(path, init, false);
   };
 
-  const findByUsername = async (username: string): Promise<DirectoryUser | undefined> => {
-    const response = await call(`/users?${new URLSearchParams({ username, exact: 'true', briefRepresentation: 'true' }).toString()}`);
+  const search = async (query: Record<string, string>): Promise<Array<DirectoryUser & { attributes?: Record<string, string[]> }>> => {
+    const response = await call(`/users?${new URLSearchParams({ ...query, exact: 'true' }).toString()}`);
     if (!response.ok) throw await adminError(response, 'user search');
-    const users = (await response.json()) as DirectoryUser[];
-    return users.find((user) => user.username === username.toLowerCase());
-  };
-
-  const groupId = async (name: string): Promise<string> => {
-    const known = groupIds.get(name);
-    if (known !== undefined) return known;
-    const response = await call(`/group-by-path/${encodeURIComponent(name)}`);
-    if (!response.ok) throw await adminError(response, `group ${name}`);
-    const { id } = (await response.json()) as { id: string };
-    groupIds.set(name, id);
-    return id;
+    return (await response.json()) as Array<DirectoryUser & { attributes?: Record<string, string[]> }>;
   };
 
   return {
-    findByUsername,
+    async findByPhone(phoneNumber) {
+      // Keycloak keeps usernames in lower case; an E.164 number has none to lose.
+      const byUsername = (await search({ username: phoneNumber, briefRepresentation: 'true' })).find((user) => user.username === phoneNumber);
+      if (byUsername !== undefined) return { id: byUsername.id, username: byUsername.username };
+      // The attribute search (`q`) is checked again here: only an exact, single value counts.
+      const byAttribute = (await search({ q: `phoneNumber:${phoneNumber}`, briefRepresentation: 'false' })).filter((user) => user.attributes?.phoneNumber?.includes(phoneNumber));
+      const [first] = byAttribute.sort((a, b) => a.id.localeCompare(b.id));
+      return first === undefined ? undefined : { id: first.id, username: first.username };
+    },
     async createUser(user) {
       const response = await call('/users', {
         method: 'POST',
-        body: JSON.stringify({ username: user.username, enabled: true, attributes: { phoneNumber: [user.phoneNumber], locale: [user.locale] } }),
+        body: JSON.stringify({
+          username: user.username,
+          enabled: true,
+          attributes: { phoneNumber: [user.phoneNumber], locale: [user.locale] },
+          groups: [`/${user.group}`],
+          credentials: [{ type: 'password', value: user.password, temporary: false }],
+        }),
       });
       if (response.status !== 201 && response.status !== 409) throw await adminError(response, 'user creation');
       await response.body?.cancel();
       const id = response.headers.get('location')?.split('/').pop();
-      if (response.status === 201 && id) return { id, username: user.username };
-      // 409: created meanwhile (a concurrent first login of the same number): use that user.
-      const existing = await findByUsername(user.username);
-      if (existing === undefined) throw new AppError(502, 'bad_gateway', 'the identity provider refused a provisioning request');
-      return existing;
+      if (response.status === 409) return undefined;
+      if (!id) throw new AppError(502, 'bad_gateway', 'the identity provider refused a provisioning request');
+      return { id, username: user.username };
     },
-    async addToGroup(userId, groupName) {
-      const response = await call(`/users/${encodeURIComponent(userId)}/groups/${encodeURIComponent(await groupId(groupName))}`, { method: 'PUT' });
-      if (!response.ok) throw await adminError(response, 'group membership');
-      await response.body?.cancel();
+    async groupsOf(userId) {
+      const response = await call(`/users/${encodeURIComponent(userId)}/groups?briefRepresentation=true`);
+      if (!response.ok) throw await adminError(response, 'user groups');
+      return ((await response.json()) as Array<{ name: string }>).map((group) => group.name);
     },
     async setPassword(userId, password) {
       const response = await call(`/users/${encodeURIComponent(userId)}/reset-password`, {

@@ -35,7 +35,7 @@ export function verifyOtp(s: AuthServices): Koa.Middleware {
       result = await checkPhoneCode(s.otps, { phoneNumber, code: body.code, nowMs: s.now(), maxAttempts: s.settings.otp.maxAttempts });
       if (result !== 'success') throw badRequest(REFUSALS[result]);
       const locale = resolveLocale(body.locale, ctx.get('accept-language'), s.settings.locales);
-      const tokens = await loginByPhone(s.users, s.identityProvider, { phoneNumber, locale, group: s.settings.groups[role] });
+      const tokens = await loginByPhone(s, { phoneNumber, locale, group: s.settings.groups[role] });
       const userLocale = resolveLocale(tokens.locale, undefined, { supported: s.settings.locales.supported, fallback: locale });
       await s.completeLogin(ctx, tokens, { phoneNumber, locale: userLocale, method: 'otp', role });
       ctx.body = {};

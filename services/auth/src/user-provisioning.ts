@@ -1,9 +1,12 @@
 import { randomBytes } from 'node:crypto';
+import { AppError, forbidden } from '@sp/platform';
+import type { CacheClient } from '@sp/cache-client';
 import type { IdentityProvider, LoginTokens } from './identity-provider.js';
 import type { UserDirectory } from './keycloak-admin.js';
+import { withCacheLock } from './cache-lock.js';
 
 export interface OtpLoginRequest {
-  /** E.164; also the Keycloak username. */
+  /** E.164; also the username of a user this login creates. */
   phoneNumber: string;
   /** Set on a new user only; an existing user keeps its own. */
   locale: string;
@@ -11,18 +14,39 @@ export interface OtpLoginRequest {
   group: string;
 }
 
+export interface ProvisioningDeps {
+  users: UserDirectory;
+  identityProvider: IdentityProvider;
+  /** Where the per-number lock lives (the cache service, shared by the replicas). */
+  cache: CacheClient<unknown>;
+}
+
+/** Keycloak calls of one login take well under this; a holder that dies frees the number after it. */
+const LOCK = { ttlMs: 15_000, waitMs: 10_000 };
+
+
 /**
- * Tokens for the owner of a verified phone number. The user is found by exact username or
- * created (username and attribute phoneNumber = the E.164 number, locale), and put in the role's
- * group. Keycloak issues tokens only against a credential, and none is shared or guessable here:
- * a fresh 256-bit random password is set through the admin API (non-temporary), used once for
- * the password grant and dropped. Side effect: any earlier password of that user stops working.
+ * Tokens for the owner of a verified phone number. One identity per number: the user is found by
+ * exact username or by the exact `phoneNumber` attribute (a user created elsewhere, e.g. the
+ * realm's demo client) and created only when neither exists, directly in the claimed role's
+ * group. Role integrity: an existing user who is not in the claimed role's group is refused (403)
+ * and left as it is. Keycloak issues tokens only against a credential, and none is shared or
+ * guessable here: a fresh 256-bit random password is set through the admin API (non-temporary),
+ * used once for the password grant and dropped; any earlier password of that user stops working.
+ * Logins of one number run one at a time across replicas (a lock in the cache service), so
+ * concurrent first logins create one user and no login's password is replaced before its grant.
  */
-export async function loginByPhone(users: UserDirectory, identityProvider: IdentityProvider, request: OtpLoginRequest): Promise<LoginTokens> {
-  const user =
-    (await users.findByUsername(request.phoneNumber)) ??
-    (await users.createUser({ username: request.phoneNumber, phoneNumber: request.phoneNumber, locale: request.locale }));
-  const password = randomBytes(32).toString('base64url');
-  await Promise.all([users.addToGroup(user.id, request.group), users.setPassword(user.id, password)]);
-  return identityProvider.passwordGrant(user.username, password);
+export function loginByPhone(deps: ProvisioningDeps, request: OtpLoginRequest): Promise<LoginTokens> {
+  return withCacheLock(deps.cache, `lock:provision:${request.phoneNumber}`, LOCK, async () => {
+    const password = randomBytes(32).toString('base64url');
+    const existing = await deps.users.findByPhone(request.phoneNumber);
+    const created = existing === undefined ? await deps.users.createUser({ username: request.phoneNumber, phoneNumber: request.phoneNumber, locale: request.locale, group: request.group, password }) : undefined;
+    if (created !== undefined) return deps.identityProvider.passwordGrant(created.username, password);
+    // Taken meanwhile by a login outside this lock (another service, the console): that user is the one.
+    const user = existing ?? (await deps.users.findByPhone(request.phoneNumber));
+    if (user === undefined) throw new AppError(502, 'bad_gateway', 'the identity provider refused a provisioning request');
+    if (!(await deps.users.groupsOf(user.id)).includes(request.group)) throw forbidden('this phone number belongs to an account of another role');
+    await deps.users.setPassword(user.id, password);
+    return deps.identityProvider.passwordGrant(user.username, password);
+  });
 }

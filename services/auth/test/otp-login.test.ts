@@ -88,22 +88,45 @@ describe('OTP login against real Keycloak, Kafka and cache service', () => {
     expect(await counterValue(auth.registry, 'logins_total', { method: 'otp', result: 'success' })).toBeGreaterThanOrEqual(1);
   });
 
-  it('should reuse the existing user on a second login and add it to the group of the new role', async () => {
+  it('should reuse the existing user on a second login with its role, and leave its groups alone', async () => {
     const phoneNumber = newPhoneNumber();
-    const first = await auth.client.post('/otp/verify', { phoneNumber, code: await requestCode(phoneNumber) }, { 'x-role-claim': 'client' });
+    const first = await auth.client.post('/otp/verify', { phoneNumber, code: await requestCode(phoneNumber) }, { 'x-role-claim': 'subscriber' });
     expect(first.status).toBe(200);
     const [user] = await admin.usersNamed(phoneNumber);
     createdUsers.push(user!.id);
-    const secondCode = await requestCode(phoneNumber);
-    const second = await auth.client.post('/otp/verify', { phoneNumber, code: secondCode }, { 'x-role-claim': 'subscriber' });
+    const second = await auth.client.post('/otp/verify', { phoneNumber, code: await requestCode(phoneNumber) }, { 'x-role-claim': 'subscriber' });
     expect(second.status).toBe(200);
     expect(cookieValue(second.cookies, 'TokenId')).not.toBe(cookieValue(first.cookies, 'TokenId'));
-
-    const users = await admin.usersNamed(phoneNumber);
-    expect(users.map((candidate) => candidate.id)).toEqual([user!.id]);
-    expect((await admin.groupsOf(user!.id)).sort()).toEqual(['clients', 'subscribers']);
+    expect((await admin.usersNamed(phoneNumber)).map((candidate) => candidate.id)).toEqual([user!.id]);
+    expect(await admin.groupsOf(user!.id)).toEqual(['subscribers']);
     const logins = await events.waitFor((event) => event.topic === 'user-authentication' && event.key === phoneNumber && event.value.role === 'subscriber');
     expect(logins.value.userId).toBe(user!.id);
+  });
+
+  it('should refuse a subscriber who claims the client role: 403, no cookie, groups unchanged', async () => {
+    const phoneNumber = newPhoneNumber();
+    expect((await auth.client.post('/otp/verify', { phoneNumber, code: await requestCode(phoneNumber) }, { 'x-role-claim': 'subscriber' })).status).toBe(200);
+    const [user] = await admin.usersNamed(phoneNumber);
+    createdUsers.push(user!.id);
+    const escalation = await auth.client.post('/otp/verify', { phoneNumber, code: await requestCode(phoneNumber) }, { 'x-role-claim': 'client' });
+    expect(escalation.status).toBe(403);
+    expect(escalation.json()).toEqual({ error: 'this phone number belongs to an account of another role' });
+    expect(cookieValue(escalation.cookies, 'TokenId')).toBeUndefined();
+    expect(await admin.groupsOf(user!.id)).toEqual(['subscribers']);
+    expect(await counterValue(auth.registry, 'logins_total', { method: 'otp', result: 'rejected' })).toBeGreaterThanOrEqual(1);
+  });
+
+  it('should log in the existing user who holds the number as an attribute, never creating a second one', async () => {
+    const phoneNumber = newPhoneNumber();
+    const username = `member-${phoneNumber.slice(1)}`;
+    const id = await admin.createUser({ username, password: 'a-password-of-its-own', phoneNumber, groups: ['/clients'] });
+    createdUsers.push(id);
+    const login = await auth.client.post('/otp/verify', { phoneNumber, code: await requestCode(phoneNumber) }, { 'x-role-claim': 'client' });
+    expect(login.status).toBe(200);
+    expect(await admin.usersNamed(phoneNumber)).toEqual([]);
+    expect(await admin.usersWithPhone(phoneNumber)).toEqual([expect.objectContaining({ id, username })]);
+    const logins = await events.waitFor((event) => event.topic === 'user-authentication' && event.key === phoneNumber);
+    expect(logins.value.userId).toBe(id);
   });
 
   it('should end the session on logout: cookie cleared, /auth 401, the token revoked at Keycloak', async () => {

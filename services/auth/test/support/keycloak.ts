@@ -45,13 +45,18 @@ export function keycloakAdmin() {
     async groupsOf(userId: string): Promise<string[]> {
       return ((await (await call(`/users/${userId}/groups`)).json()) as Array<{ name: string }>).map((group) => group.name);
     },
-    async createUser(user: { username: string; password: string; phoneNumber?: string; locale?: string }): Promise<string> {
+    /** Users whose phoneNumber attribute is exactly the number, whatever their username. */
+    async usersWithPhone(phoneNumber: string): Promise<KeycloakUser[]> {
+      const users = (await (await call(`/users?${new URLSearchParams({ q: `phoneNumber:${phoneNumber}`, briefRepresentation: 'false' }).toString()}`)).json()) as KeycloakUser[];
+      return users.filter((user) => user.attributes?.phoneNumber?.includes(phoneNumber));
+    },
+    async createUser(user: { username: string; password: string; phoneNumber?: string; locale?: string; groups?: string[] }): Promise<string> {
       const attributes: Record<string, string[]> = {};
       if (user.phoneNumber) attributes.phoneNumber = [user.phoneNumber];
       if (user.locale) attributes.locale = [user.locale];
       const response = await call('/users', {
         method: 'POST',
-        body: JSON.stringify({ username: user.username, enabled: true, attributes, credentials: [{ type: 'password', value: user.password, temporary: false }] }),
+        body: JSON.stringify({ username: user.username, enabled: true, attributes, groups: user.groups ?? [], credentials: [{ type: 'password', value: user.password, temporary: false }] }),
       });
       if (response.status !== 201) throw new Error(`creating ${user.username}: ${response.status} ${await response.text()}`);
       return response.headers.get('location')!.split('/').pop()!;
