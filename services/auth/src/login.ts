@@ -1,6 +1,7 @@
 import type Koa from 'koa';
 import { badRequest } from '@sp/platform';
-import { newLoginState, newPkcePair } from './oidc-state.js';
+import { bindingCookie, newLoginBinding, redirectPath } from './login-binding.js';
+import { newLoginState, newPkcePair, type StateRecord } from './oidc-state.js';
 import type { AuthServices } from './services.js';
 
 /** A query parameter given exactly once, else undefined. */
@@ -12,8 +13,9 @@ export function singleQueryValue(ctx: Koa.Context, name: string): string | undef
 /**
  * GET /login?redirectUri=…: the redirect URI must be on the allowlist (else 400, never a
  * redirect). A PKCE S256 pair is made, the state (base64url JSON of the redirect URI and a
- * 256-bit nonce) names the verifier's cache record `oidc:{state}`, and the browser goes to
- * Keycloak's authorization endpoint (302).
+ * 256-bit nonce) names the cache record `oidc:{state}` of the verifier and the hash of the login's
+ * browser binding (login-binding.ts), whose cookie is set, and the browser goes to Keycloak's
+ * authorization endpoint (302).
  */
 export function startLogin(s: AuthServices): Koa.Middleware {
   return async (ctx) => {
@@ -23,8 +25,11 @@ export function startLogin(s: AuthServices): Koa.Middleware {
     if (redirectUri === undefined) throw badRequest('redirectUri is not allowed');
     const pkce = newPkcePair();
     const { state, nonce } = newLoginState(redirectUri);
-    await s.cache.set(`oidc:${state}`, pkce.verifier, s.settings.oidc.stateTtlSeconds * 1000);
+    const binding = newLoginBinding();
+    const ttlSeconds = s.settings.oidc.stateTtlSeconds;
+    await s.cache.set(`oidc:${state}`, { verifier: pkce.verifier, binding: binding.hash } satisfies StateRecord, ttlSeconds * 1000);
     const authorizationUrl = await s.identityProvider.authorizationUrl({ state, nonce, codeChallenge: pkce.challenge });
+    ctx.append('Set-Cookie', bindingCookie(state, binding.secret, { path: redirectPath(s.settings.publicBaseUrl), maxAgeSeconds: ttlSeconds }));
     ctx.status = 302;
     ctx.set('Location', authorizationUrl.href);
   };

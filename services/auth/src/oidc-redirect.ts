@@ -2,17 +2,28 @@ import type Koa from 'koa';
 import { AppError, badRequest } from '@sp/platform';
 import { resolveLocale } from './locale.js';
 import { singleQueryValue } from './login.js';
-import { parseLoginState } from './oidc-state.js';
+import { bindingCookieName, carriesBinding, clearedBindingCookie, redirectPath } from './login-binding.js';
+import { isStateRecord, parseLoginState } from './oidc-state.js';
+import { readCookie } from './session-cookie.js';
 import { normalizePhoneNumber } from './phone.js';
 import type { AuthServices } from './services.js';
 import type { LoginTokens } from './identity-provider.js';
 
-/** The verifier of a state, taken exactly once: of two concurrent uses only one removes it. */
-async function takeVerifier(s: AuthServices, state: string): Promise<string> {
+const NOT_THIS_BROWSER = 'the login was not started in this browser';
+
+/**
+ * The verifier of a state, taken exactly once (of two concurrent uses only one removes it), and
+ * only by the browser that started the login: a request without its binding cookie is refused
+ * before the record is touched, so the login's own browser can still finish it.
+ */
+async function takeVerifier(s: AuthServices, ctx: Koa.Context, state: string): Promise<string> {
+  if (readCookie(ctx.headers, bindingCookieName(state)) === undefined) throw badRequest(NOT_THIS_BROWSER);
   const key = `oidc:${state}`;
-  const verifier = await s.cache.get(key);
-  if (typeof verifier !== 'string' || !(await s.cache.remove(key))) throw badRequest('unknown, expired or already used state');
-  return verifier;
+  const record = await s.cache.get(key);
+  if (!isStateRecord(record)) throw badRequest('unknown, expired or already used state');
+  if (!carriesBinding(ctx.headers, state, record.binding)) throw badRequest(NOT_THIS_BROWSER);
+  if (!(await s.cache.remove(key))) throw badRequest('unknown, expired or already used state');
+  return record.verifier;
 }
 
 /** The account's phone number (E.164), or a 400 after ending the Keycloak session just opened. */
@@ -27,7 +38,8 @@ async function phoneOf(s: AuthServices, tokens: LoginTokens): Promise<string> {
 
 /**
  * GET /redirect?code&state: the state must parse and name a live verifier, which is removed on
- * first use (unknown, expired, forged or replayed state: 400). The code is exchanged with PKCE;
+ * first use (unknown, expired, forged or replayed state: 400), and the request must carry the
+ * login's browser binding cookie (another browser: 400), which is cleared. The code is exchanged with PKCE;
  * openid-client checks state, nonce and the ID token, whose phone_number and locale claims
  * describe the login. Token cached, cookie set, UserLoggedInEvent published, then 302 back to
  * the redirect URI the login started with (checked against the allowlist once more).
@@ -37,7 +49,7 @@ export function finishLogin(s: AuthServices): Koa.Middleware {
     try {
       const state = singleQueryValue(ctx, 'state');
       const login = parseLoginState(state);
-      const codeVerifier = await takeVerifier(s, state!);
+      const codeVerifier = await takeVerifier(s, ctx, state!);
       const redirectUri = s.settings.allowedRedirects.check(login.redirectUri);
       if (redirectUri === undefined) throw badRequest('redirectUri is not allowed');
       const callbackUrl = new URL(`${s.settings.publicBaseUrl}/redirect${ctx.search}`);
@@ -45,6 +57,8 @@ export function finishLogin(s: AuthServices): Koa.Middleware {
       const phoneNumber = await phoneOf(s, tokens);
       const locale = resolveLocale(tokens.locale, undefined, s.settings.locales);
       await s.completeLogin(ctx, tokens, { phoneNumber, locale, method: 'oidc' });
+      // Dead with its state record anyway; a refusal sets no cookie at all, so only success clears it.
+      ctx.append('Set-Cookie', clearedBindingCookie(state!, redirectPath(s.settings.publicBaseUrl)));
       ctx.status = 302;
       ctx.set('Location', redirectUri);
       s.metrics.login('oidc', 'success');

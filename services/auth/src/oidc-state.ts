@@ -8,6 +8,17 @@ export interface LoginState {
   nonce: string;
 }
 
+/** What `oidc:{state}` holds from /login to /redirect. */
+export interface StateRecord {
+  /** The PKCE code verifier. */
+  verifier: string;
+  /** SHA-256 of the login's browser binding cookie (login-binding.ts). */
+  binding: string;
+}
+
+export const isStateRecord = (value: unknown): value is StateRecord =>
+  typeof value === 'object' && value !== null && typeof (value as StateRecord).verifier === 'string' && typeof (value as StateRecord).binding === 'string';
+
 /** Longest state accepted at /redirect (what /login makes stays well below, see MAX_REDIRECT_URI_LENGTH). */
 const MAX_STATE_LENGTH = 1000;
 const BASE64URL = /^[A-Za-z0-9_-]+$/;

@@ -18,18 +18,20 @@ export function clearedSessionCookie(): string {
 }
 
 /**
- * The TokenId cookie's value, read straight from the Cookie header (the first one when repeated).
- * Scanned in place rather than split: GET /auth reads it on every authenticated request.
+ * A cookie's value, read straight from the Cookie header (the first one when repeated). Scanned in
+ * place rather than split: GET /auth reads the TokenId cookie on every authenticated request.
  */
-export function readSessionCookie(headers: IncomingHttpHeaders): string | undefined {
+export function readCookie(headers: IncomingHttpHeaders, name: string): string | undefined {
   const header = headers.cookie;
   if (header === undefined) return undefined;
   for (let start = 0; start < header.length; ) {
     const semicolon = header.indexOf(';', start);
     const end = semicolon === -1 ? header.length : semicolon;
     const eq = header.indexOf('=', start);
-    if (eq !== -1 && eq < end && header.slice(start, eq).trim() === COOKIE_NAME) return header.slice(eq + 1, end).trim();
+    if (eq !== -1 && eq < end && header.slice(start, eq).trim() === name) return header.slice(eq + 1, end).trim();
     start = end + 1;
   }
   return undefined;
 }
+
+export const readSessionCookie = (headers: IncomingHttpHeaders): string | undefined => readCookie(headers, COOKIE_NAME);

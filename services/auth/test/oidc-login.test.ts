@@ -8,6 +8,7 @@ import { expectEventPayload } from '../../../test/support/asyncapi-contract.js';
 import { cookieValue, type Reply } from './support/https-client.js';
 import { issuer, keycloakAdmin, userinfo } from './support/keycloak.js';
 import { newPhoneNumber } from './support/phones.js';
+import { bindingCookieName } from '../src/login-binding.js';
 
 function expectRefused(reply: Reply, message: string | RegExp): void {
   expect(reply.status).toBe(400);
@@ -44,7 +45,8 @@ describe('OIDC login (authorization code + PKCE) through Keycloak\'s real login 
 
   it('should log in through Keycloak and send the browser back to the original URI with the cookie', async () => {
     const redirectUri = `${ALLOWED_ORIGIN}/after/login?tab=plans`;
-    const { authorizationUrl } = await startBrowserLogin(auth.client, redirectUri);
+    const { authorizationUrl, reply: started, cookie } = await startBrowserLogin(auth.client, redirectUri);
+    expect(started.cookies[0]).toMatch(/^login_[A-Za-z0-9_-]{16}=[A-Za-z0-9_-]{43}; Max-Age=300; Path=\/redirect; HttpOnly; Secure; SameSite=Lax$/);
     expect(authorizationUrl.href.startsWith(`${issuer()}/protocol/openid-connect/auth?`)).toBe(true);
     const query = authorizationUrl.searchParams;
     expect(query.get('code_challenge_method')).toBe('S256');
@@ -54,15 +56,17 @@ describe('OIDC login (authorization code + PKCE) through Keycloak\'s real login 
     const state = JSON.parse(Buffer.from(query.get('state')!, 'base64url').toString('utf8')) as { redirectUri: string; nonce: string };
     expect(state.redirectUri).toBe(redirectUri);
     expect(Buffer.from(state.nonce, 'base64url').length).toBeGreaterThanOrEqual(16);
-    expect(await auth.cache.get(`oidc:${query.get('state')!}`)).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(await auth.cache.get(`oidc:${query.get('state')!}`)).toEqual({ verifier: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), binding: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) });
 
     const { redirectPath } = await signInAtKeycloak(authorizationUrl.href, user.username, user.password);
     expect(redirectPath).toMatch(/^\/redirect\?/);
-    const back = await auth.client.get(redirectPath);
+    const back = await auth.client.get(redirectPath, cookie);
     expect(back.status).toBe(302);
     expect(back.headers.get('location')).toBe(redirectUri);
     const tokenId = cookieValue(back.cookies, 'TokenId');
     expect(back.cookies[0]).toMatch(/^TokenId=[A-Za-z0-9_-]{43}; Max-Age=\d+; Path=\/; HttpOnly; Secure; SameSite=Lax$/);
+    // The binding cookie is cleared with the login.
+    expect(back.cookies[1]).toMatch(/^login_[A-Za-z0-9_-]{16}=; Max-Age=0; Path=\/redirect; HttpOnly; Secure; SameSite=Lax$/);
     // The verifier was used up.
     expect(await auth.cache.get(`oidc:${query.get('state')!}`)).toBeUndefined();
 
@@ -80,7 +84,7 @@ describe('OIDC login (authorization code + PKCE) through Keycloak\'s real login 
     expect(await counterValue(auth.registry, 'logins_total', { method: 'oidc', result: 'success' })).toBe(1);
 
     // The same callback again (a replayed state): refused.
-    expectRefused(await auth.client.get(redirectPath), 'unknown, expired or already used state');
+    expectRefused(await auth.client.get(redirectPath, cookie), 'unknown, expired or already used state');
   });
 
   it('should refuse a missing or non-allowlisted redirectUri with 400 and no redirect', async () => {
@@ -107,23 +111,39 @@ describe('OIDC login (authorization code + PKCE) through Keycloak\'s real login 
 
   it('should refuse a forged state', async () => {
     const forged = Buffer.from(JSON.stringify({ redirectUri: `${ALLOWED_ORIGIN}/`, nonce: randomBytes(32).toString('base64url') })).toString('base64url');
-    expectRefused(await auth.client.get(`/redirect?code=abc&state=${forged}`), 'unknown, expired or already used state');
+    expectRefused(await auth.client.get(`/redirect?code=abc&state=${forged}`, { cookie: `${bindingCookieName(forged)}=${randomBytes(32).toString('base64url')}` }), 'unknown, expired or already used state');
+    expectRefused(await auth.client.get(`/redirect?code=abc&state=${forged}`), 'the login was not started in this browser');
     expectRefused(await auth.client.get('/redirect?code=abc&state=not-json'), 'invalid state');
     expectRefused(await auth.client.get('/redirect?code=abc'), 'state is required');
     expect(await counterValue(auth.registry, 'logins_total', { method: 'oidc', result: 'rejected' })).toBeGreaterThanOrEqual(3);
   });
 
   it('should refuse an expired state', async () => {
-    const { authorizationUrl } = await startBrowserLogin(shortState.client, `${ALLOWED_ORIGIN}/`);
+    const { authorizationUrl, cookie } = await startBrowserLogin(shortState.client, `${ALLOWED_ORIGIN}/`);
     const { redirectPath } = await signInAtKeycloak(authorizationUrl.href, user.username, user.password);
     await new Promise((resolve) => setTimeout(resolve, 1200));
-    expectRefused(await shortState.client.get(redirectPath), 'unknown, expired or already used state');
+    expectRefused(await shortState.client.get(redirectPath, cookie), 'unknown, expired or already used state');
   });
 
   it('should refuse a login Keycloak reports as failed, using up its state', async () => {
-    const { authorizationUrl } = await startBrowserLogin(auth.client, `${ALLOWED_ORIGIN}/`);
+    const { authorizationUrl, cookie } = await startBrowserLogin(auth.client, `${ALLOWED_ORIGIN}/`);
     const state = authorizationUrl.searchParams.get('state')!;
-    expectRefused(await auth.client.get(`/redirect?error=access_denied&state=${state}&iss=${encodeURIComponent(issuer())}`), 'login failed: access_denied');
+    expectRefused(await auth.client.get(`/redirect?error=access_denied&state=${state}&iss=${encodeURIComponent(issuer())}`, cookie), 'login failed: access_denied');
     expect(await auth.cache.get(`oidc:${state}`)).toBeUndefined();
+  });
+
+  it('should refuse the /redirect URL of a login started in another browser, and let the starting browser finish it', async () => {
+    const { authorizationUrl, cookie } = await startBrowserLogin(auth.client, `${ALLOWED_ORIGIN}/`);
+    const { redirectPath } = await signInAtKeycloak(authorizationUrl.href, user.username, user.password);
+    // The victim's browser: no binding cookie, or the binding of a login of its own.
+    expectRefused(await auth.client.get(redirectPath), 'the login was not started in this browser');
+    const own = await startBrowserLogin(auth.client, `${ALLOWED_ORIGIN}/`);
+    expectRefused(await auth.client.get(redirectPath, own.cookie), 'the login was not started in this browser');
+    const state = new URL(redirectPath, auth.baseUrl).searchParams.get('state')!;
+    const wrongSecret = `${bindingCookieName(state)}=${randomBytes(32).toString('base64url')}`;
+    expectRefused(await auth.client.get(redirectPath, { cookie: wrongSecret }), 'the login was not started in this browser');
+    const back = await auth.client.get(redirectPath, cookie);
+    expect(back.status).toBe(302);
+    expect(cookieValue(back.cookies, 'TokenId')).toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
 });

@@ -57,9 +57,14 @@ export async function signInAtKeycloak(authorizationUrl: string, username: strin
   return { redirectPath: `${back.pathname}${back.search}` };
 }
 
-/** GET /login?redirectUri=… on the auth service: must be a 302 to Keycloak. */
-export async function startBrowserLogin(client: HttpsClient, redirectUri: string): Promise<{ reply: Reply; authorizationUrl: URL }> {
+/**
+ * GET /login?redirectUri=… on the auth service: must be a 302 to Keycloak. `cookie` is the Cookie
+ * header the starting browser sends back to /redirect (the login's binding cookie).
+ */
+export async function startBrowserLogin(client: HttpsClient, redirectUri: string): Promise<{ reply: Reply; authorizationUrl: URL; cookie: { cookie: string } }> {
   const reply = await client.get(`/login?${new URLSearchParams({ redirectUri }).toString()}`);
   expect(reply.status).toBe(302);
-  return { reply, authorizationUrl: new URL(reply.headers.get('location')!) };
+  expect(reply.cookies).toHaveLength(1);
+  const [binding = ''] = reply.cookies[0]!.split(';');
+  return { reply, authorizationUrl: new URL(reply.headers.get('location')!), cookie: { cookie: binding } };
 }
