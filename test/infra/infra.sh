@@ -39,6 +39,7 @@ case "$action" in
     bash "$ROOT/test/infra/kafka.sh" install
     bash "$ROOT/test/infra/keycloak.sh" install
     bash "$ROOT/test/infra/deploy-tools.sh" install
+    bash "$ROOT/test/infra/browser.sh" install
     ;;
   up)
     started=$SECONDS
