@@ -80,7 +80,8 @@ function sleep(ms: number): Promise<void> {
 
 /** Errors become AppErrors: unreachable → 503; anything else is our bug → unexposed 500. */
 function toAppError(err: ServiceError): AppError {
-  if (err.code === status.UNAVAILABLE || err.code === status.DEADLINE_EXCEEDED) return unavailable('cache service', err);
+  // A full partition (RESOURCE_EXHAUSTED) refuses new records for now: a 503 to the caller, like an outage.
+  if (err.code === status.UNAVAILABLE || err.code === status.DEADLINE_EXCEEDED || err.code === status.RESOURCE_EXHAUSTED) return unavailable('cache service', err);
   return new AppError(500, 'cache_error', `cache service answered ${status[err.code]}: ${err.details}`, { cause: err });
 }
 

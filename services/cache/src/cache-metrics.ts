@@ -17,6 +17,7 @@ export function createCacheMetrics(registry: Registry, size: () => number | unde
   const registers = [registry];
   const evictions = new Counter({ name: 'cache_evictions_total', help: 'Entries evicted to stay within capacity (memory backend)', registers });
   const expirations = new Counter({ name: 'cache_expirations_total', help: 'Entries found expired (memory backend)', registers });
+  const rejections = new Counter({ name: 'cache_rejections_total', help: 'New keys refused by a full partition with the reject policy (memory backend)', registers });
   new Gauge({
     name: 'cache_items',
     help: 'Entries currently held (memory backend)',
@@ -40,6 +41,6 @@ export function createCacheMetrics(registry: Registry, size: () => number | unde
       buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1],
       registers,
     }),
-    storeEvents: { evicted: (n) => evictions.inc(n), expired: (n) => expirations.inc(n) },
+    storeEvents: { evicted: (n) => evictions.inc(n), expired: (n) => expirations.inc(n), rejected: (n) => rejections.inc(n) },
   };
 }

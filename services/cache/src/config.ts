@@ -1,14 +1,40 @@
 import { z } from 'zod';
 import { env, operationsEnv, parseEnv, type Env } from '@sp/platform';
 
+/** A key prefix of the memory backend with a capacity and a full policy of its own. */
+export interface PartitionConfig {
+  prefix: string;
+  capacity: number;
+  policy: 'lru' | 'reject';
+}
+
 export interface CacheConfig {
   port: number;
   host: string;
   managementPort: number;
-  backend: { kind: 'memory'; capacity: number } | { kind: 'redis'; url: string; keyPrefix: string };
+  backend: { kind: 'memory'; capacity: number; partitions?: readonly PartitionConfig[] } | { kind: 'redis'; url: string; keyPrefix: string };
   maxValueBytes: number;
   logLevel: string;
   shutdownGraceMs: number;
+}
+
+const PARTITION = /^([^=\s]+)=(\d+)(?:\/(lru|reject))?$/;
+
+/** `prefix=capacity[/lru|/reject]`, or what is wrong with it. */
+function parsePartition(item: string): PartitionConfig | string {
+  const match = PARTITION.exec(item);
+  const capacity = Number(match?.[2]);
+  if (match === null || !Number.isSafeInteger(capacity) || capacity < 1) return `"${item}" must be prefix=capacity, optionally /lru or /reject (e.g. oidc:=10000/lru)`;
+  return { prefix: match[1]!, capacity, policy: (match[3] as PartitionConfig['policy'] | undefined) ?? 'lru' };
+}
+
+function duplicatePrefix(partitions: PartitionConfig[]): string | undefined {
+  const seen = new Set<string>();
+  for (const { prefix } of partitions) {
+    if (seen.has(prefix)) return `prefix "${prefix}" is given twice`;
+    seen.add(prefix);
+  }
+  return undefined;
 }
 
 /** The only reader of the environment; every variable is validated at start. */
@@ -19,6 +45,16 @@ export function loadConfig(environment: Env = process.env): CacheConfig {
       Cache__Host: env.string().default('0.0.0.0'),
       Cache__Backend: z.enum(['memory', 'redis'], { message: 'must be memory or redis' }).default('memory'),
       Cache__Capacity: env.positiveInt(1000),
+      Cache__Partitions: env
+        .list()
+        .transform((items, ctx) => {
+          const partitions = items.map(parsePartition);
+          const problem = partitions.find((partition) => typeof partition === 'string') ?? duplicatePrefix(partitions as PartitionConfig[]);
+          if (problem === undefined) return partitions as PartitionConfig[];
+          ctx.addIssue({ code: 'custom', message: problem });
+          return z.NEVER;
+        })
+        .default([]),
       Cache__MaxValueBytes: env.positiveInt(1024 * 1024),
       Cache__RedisUrl: env.url(['redis', 'rediss', 'redis+sentinel', 'redis+cluster']).optional(),
       Cache__KeyPrefix: env.string().default('cache:'),
@@ -34,7 +70,7 @@ export function loadConfig(environment: Env = process.env): CacheConfig {
     backend:
       vars.Cache__Backend === 'redis'
         ? { kind: 'redis', url: vars.Cache__RedisUrl!, keyPrefix: vars.Cache__KeyPrefix }
-        : { kind: 'memory', capacity: vars.Cache__Capacity },
+        : { kind: 'memory', capacity: vars.Cache__Capacity, partitions: vars.Cache__Partitions },
     maxValueBytes: vars.Cache__MaxValueBytes,
     logLevel: vars.Log__Level,
     shutdownGraceMs: vars.Shutdown__GracePeriodMs,

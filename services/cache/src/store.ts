@@ -17,6 +17,8 @@ export type SetIfAbsentResult = { stored: true; entry: Entry } | { stored: false
 export interface StoreEvents {
   evicted?(count: number): void;
   expired?(count: number): void;
+  /** New keys refused by a full store that does not evict. */
+  rejected?(count: number): void;
 }
 
 /**
