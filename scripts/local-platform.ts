@@ -24,6 +24,17 @@ export const localPorts = {
   localization: 4001,
 } as const;
 
+/**
+ * The cache service's memory backend sized for the platform's records (README "Cache sizing"); the
+ * chart's cache defaults are the same. Login states evict only login states; OTP and rate-limit
+ * records are never evicted (a full partition refuses new ones, and /otp answers 503); sessions,
+ * drafts and locks share the rest, which unauthenticated requests cannot write to.
+ */
+export const localCacheSizing = {
+  capacity: 10_000,
+  partitions: 'oidc:=10000/lru,otp:=20000/reject,ratelimit:=50000/reject',
+} as const;
+
 /** Development-only secrets `make up` configures and `make demo` signs and authenticates with. */
 export const localSecrets = {
   /** MONITOR_API_KEY of the graph registry (X-Api-Key). */
@@ -75,6 +86,8 @@ export function shellAssignments(): string {
   const entries: Array<[string, string | number]> = [
     ['LOCAL_CACHE_PORT', localPorts.cache],
     ['LOCAL_CACHE_MANAGEMENT_PORT', localPorts.cacheManagement],
+    ['LOCAL_CACHE_CAPACITY', localCacheSizing.capacity],
+    ['LOCAL_CACHE_PARTITIONS', localCacheSizing.partitions],
     ['LOCAL_REGISTRY_PORT', localPorts.graphRegistry],
     ['LOCAL_REGISTRY_MANAGEMENT_PORT', localPorts.graphRegistryManagement],
     ['LOCAL_AUTH_PORT', localPorts.auth],

@@ -21,7 +21,7 @@ realm_secret() {
 # service_env NAME: prints the VAR=value settings of a service for a local run, one a line.
 service_env() {
   case "$1" in
-    cache) printf '%s\n' Cache__Backend=memory Cache__Host=127.0.0.1 Cache__Port=$LOCAL_CACHE_PORT ;;
+    cache) printf '%s\n' Cache__Backend=memory Cache__Host=127.0.0.1 Cache__Port=$LOCAL_CACHE_PORT Cache__Capacity=$LOCAL_CACHE_CAPACITY Cache__Partitions=$LOCAL_CACHE_PARTITIONS ;;
     graph-registry) printf '%s\n' "STORE_URL=$(env_get REDIS_URL)" MONITOR_API_KEY=$LOCAL_REGISTRY_KEY Registry__Host=127.0.0.1 Registry__Port=$LOCAL_REGISTRY_PORT ;;
     auth)
       printf '%s\n' NODE_ENV=Development Auth__Host=127.0.0.1 Auth__Port=$LOCAL_AUTH_PORT Auth__PublicBaseUrl=$LOCAL_AUTH_URL \

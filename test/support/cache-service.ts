@@ -1,5 +1,6 @@
 import { createRegistry } from '@sp/platform';
 import { createCacheApp } from '../../services/cache/src/app.js';
+import type { PartitionConfig } from '../../services/cache/src/config.js';
 import { silentLogger } from './silent-logger.js';
 
 export interface RunningCacheService {
@@ -12,10 +13,10 @@ export interface RunningCacheService {
  * The real cache service (gRPC, memory backend unless a Redis URL is given) on a free loopback
  * port, for tests of the services that use it.
  */
-export async function startCacheService(options: { redisUrl?: string; keyPrefix?: string } = {}): Promise<RunningCacheService> {
+export async function startCacheService(options: { redisUrl?: string; keyPrefix?: string; capacity?: number; partitions?: readonly PartitionConfig[] } = {}): Promise<RunningCacheService> {
   const backend = options.redisUrl
     ? { kind: 'redis' as const, url: options.redisUrl, keyPrefix: options.keyPrefix ?? 'cache:' }
-    : { kind: 'memory' as const, capacity: 10_000 };
+    : { kind: 'memory' as const, capacity: options.capacity ?? 10_000, partitions: options.partitions ?? [] };
   const app = createCacheApp({ backend, maxValueBytes: 1024 * 1024 }, { registry: createRegistry('cache'), logger: silentLogger('cache') });
   const port = await app.grpc.listen(0, '127.0.0.1');
   await app.refreshHealth();

@@ -28,6 +28,9 @@ probes:
 Cache__Host: "0.0.0.0"
 Cache__Backend: {{ .Values.backend | quote }}
 Cache__Capacity: {{ .Values.capacity | int64 | quote }}
+{{- if .Values.partitions }}
+Cache__Partitions: {{ .Values.partitions | quote }}
+{{- end }}
 Cache__MaxValueBytes: {{ .Values.maxValueBytes | int64 | quote }}
 {{- if eq .Values.backend "redis" }}
 Cache__KeyPrefix: {{ .Values.redis.keyPrefix | quote }}
