@@ -25,6 +25,7 @@ export const RESOURCES = {
   services: { group: '', version: 'v1', plural: 'services', kind: 'Service' },
   events: { group: '', version: 'v1', plural: 'events', kind: 'Event' },
   leases: { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease' },
+  configmaps: { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap' },
   eventsV1: { group: 'events.k8s.io', version: 'v1', plural: 'events', kind: 'Event' },
 } as const;
 
@@ -313,6 +314,16 @@ export async function startFakeKubeApi(options: FakeKubeApiOptions = {}): Promis
     return object;
   };
 
+  /** JSON merge patch (RFC 7386) of top-level fields, the only kind the controller sends. */
+  const mergePatch = (req: IncomingMessage, resource: ResourceName, namespace: string, name: string, patch: KubeObject): KubeObject => {
+    if (req.headers['content-type'] !== 'application/merge-patch+json') throw new HttpError(415, 'UnsupportedMediaType', `the fake API server takes merge patches only, not ${req.headers['content-type']}`);
+    const current = store(resource).get(objectKey(namespace, name));
+    if (!current) throw new HttpError(404, 'NotFound', `${RESOURCES[resource].plural} "${name}" not found`);
+    const merged = { ...clone(current), ...patch, metadata: { ...clone(current.metadata), resourceVersion: undefined } } as KubeObject;
+    for (const [field, value] of Object.entries(patch)) if (value === null) delete merged[field];
+    return replace(resource, namespace, name, merged);
+  };
+
   const destroy = (resource: ResourceName, namespace: string, name: string): KubeObject => {
     const current = store(resource).get(objectKey(namespace, name));
     if (!current) throw new HttpError(404, 'NotFound', `${RESOURCES[resource].plural} "${name}" not found`);
@@ -388,6 +399,7 @@ export async function startFakeKubeApi(options: FakeKubeApiOptions = {}): Promis
       return sendJson(res, 200, withType(route.resource, object));
     }
     if (req.method === 'PUT') return sendJson(res, 200, withType(route.resource, replace(route.resource, route.namespace, route.name, await readJson(req))));
+    if (req.method === 'PATCH') return sendJson(res, 200, withType(route.resource, mergePatch(req, route.resource, route.namespace, route.name, await readJson(req))));
     if (req.method === 'DELETE') return sendJson(res, 200, withType(route.resource, destroy(route.resource, route.namespace, route.name)));
     throw new HttpError(405, 'MethodNotAllowed', `${req.method} is not supported by the fake API server`);
   };
