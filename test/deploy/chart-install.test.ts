@@ -4,10 +4,18 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import { adminKubeConfig, ensureNamespace, uniqueName } from '../support/kube-apiserver.js';
+import { Registry as PromRegistry } from 'prom-client';
+import { Redis } from 'ioredis';
+import { createGraphControllerApp } from '../../services/graph-controller/src/app.js';
+import { testConfig } from '../../services/graph-controller/test/support/controller-fixture.js';
+import { startRegistryServer } from '../../services/graph-controller/test/support/registry-server.js';
+import { adminKubeConfig, ensureNamespace, serviceAccountKubeConfig, uniqueName } from '../support/kube-apiserver.js';
+import { eventually } from '../support/eventually.js';
+import { startPrivateRedis } from '../support/redis-server.js';
+import { silentLogger } from '../support/silent-logger.js';
 import { infra } from '../support/infra.js';
 import { prepareCharts, scenarios, type Charts, type K8sObject } from './support/helm.js';
-import { ofKind, type Deployment } from './support/manifests.js';
+import { configMapOf, forComponent, ofKind, type Deployment } from './support/manifests.js';
 
 /**
  * Every ci/*-values.yaml scenario of the umbrella chart against the real kube-apiserver
@@ -152,4 +160,44 @@ describe('Pod Security restricted on the real kube-apiserver', () => {
     const pod: V1Pod = { metadata: { name: 'critical' }, spec: { priorityClassName: 'platform-critical', containers: [{ name: 'app', image: 'example/app:1' }] } };
     await expect(core.createNamespacedPod({ namespace, body: pod, dryRun: 'All' })).rejects.toMatchObject({ code: 403, body: expect.stringContaining('no PriorityClass with name platform-critical') });
   });
+});
+
+describe('graph controller with the RBAC the chart installs', () => {
+  it('should register an annotated Service and keep its ownership records with only the chart\'s permissions', async () => {
+    const namespace = uniqueName('rbac');
+    const shop = uniqueName('shop');
+    await ensureNamespace(admin, namespace);
+    await ensureNamespace(admin, shop);
+    const values = join(charts.umbrella, 'ci', 'minimal-values.yaml');
+    await helm(['install', 'sp', charts.umbrella, '--namespace', namespace, '-f', values]);
+    const redis = await startPrivateRedis();
+    const registry = await startRegistryServer(redis.url, ['chart-rbac-key-0123456789']);
+    const store = new Redis(redis.url);
+    try {
+      const objects = await charts.render({ values: [values], release: 'sp', namespace });
+      const deployment = forComponent<Deployment>(objects, 'Deployment', 'graph-controller')!;
+      const leaseName = configMapOf(objects, deployment).Controller__LeaseName!;
+      const kube = await serviceAccountKubeConfig(admin, namespace, deployment.spec.template.spec.serviceAccountName);
+      const config = testConfig({ kubeConfig: kube, registryUrl: registry.url, apiKey: 'chart-rbac-key-0123456789', namespaces: [shop], leaseNamespace: namespace });
+      const controller = createGraphControllerApp(
+        { ...config, leaderElection: { ...config.leaderElection, leaseName } },
+        { kubeConfig: kube, logger: silentLogger(), metrics: new PromRegistry() },
+      );
+      controller.start();
+      try {
+        const core = admin.makeApiClient(CoreV1Api);
+        await core.createNamespacedService({ namespace: shop, body: { metadata: { name: 'orders', annotations: { 'graph-registry.io/name': 'orders' } }, spec: { ports: [{ port: 8080 }] } } });
+        await eventually(async () => (await store.get('graph:orders')) === `http://orders.${shop}.svc.cluster.local:8080/graphql`, 10_000, 'registered');
+        const records = await core.readNamespacedConfigMap({ name: `${leaseName}-registrations`, namespace });
+        expect(Object.keys(records.data ?? {})).toEqual(['orders']);
+      } finally {
+        await controller.stop({ releaseLease: true });
+      }
+    } finally {
+      store.disconnect();
+      await registry.close();
+      await redis.stop();
+      await helm(['uninstall', 'sp', '--namespace', namespace, '--wait']);
+    }
+  }, 60_000);
 });

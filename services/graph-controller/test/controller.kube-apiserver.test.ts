@@ -1,11 +1,15 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { CoreV1Api, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node';
 import { Redis } from 'ioredis';
 import { startManagementServer } from '@sp/platform';
 import { Registry as PromRegistry } from 'prom-client';
 import { createGraphControllerApp } from '../src/app.js';
 import { adminKubeConfig, applyObjects, ensureNamespace, serviceAccountKubeConfig, startPrivateApiserver, uniqueName, type PrivateApiserver } from '../../../test/support/kube-apiserver.js';
-import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
+import { freePort, startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
 import { silentLogger } from '../../../test/support/silent-logger.js';
 import { eventually, sleep } from '../../../test/support/eventually.js';
 import { startController, testConfig, type ControllerFixtureOptions, type RunningController } from './support/controller-fixture.js';
@@ -22,6 +26,10 @@ import { graph } from './support/services.js';
  */
 
 const API_KEY = 'controller-key-0123456789';
+/** Keys of the replicas run as processes, so the registry can tell who wrote what. */
+const PROCESS_KEYS = { 'replica-a': 'key-replica-a-0123456789', 'replica-b': 'key-replica-b-0123456789' } as const;
+type ProcessIdentity = keyof typeof PROCESS_KEYS;
+const MAIN = join(import.meta.dirname, '../dist/main.js');
 
 let redis: PrivateRedis;
 let registry: RegistryServer;
@@ -33,7 +41,7 @@ const running: RunningController[] = [];
 
 beforeAll(async () => {
   redis = await startPrivateRedis();
-  registry = await startRegistryServer(redis.url, [API_KEY]);
+  registry = await startRegistryServer(redis.url, [API_KEY, ...Object.values(PROCESS_KEYS)]);
   store = new Redis(redis.url);
   admin = adminKubeConfig();
   core = admin.makeApiClient(CoreV1Api);
@@ -241,6 +249,94 @@ describe('graph controller against the real kube-apiserver, with the RBAC of k8s
       await management.close();
     }
   });
+});
+
+/** A kubeconfig file holding the KubeConfig's current cluster and token, for a process. */
+function writeKubeconfig(dir: string, kube: KubeConfig): string {
+  const cluster = kube.getCurrentCluster()!;
+  const file = join(dir, 'kubeconfig');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'c', cluster: { server: cluster.server, 'certificate-authority': cluster.caFile } }],
+      users: [{ name: 'u', user: { token: kube.getCurrentUser()!.token } }],
+      contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+      'current-context': 'x',
+    }),
+    { mode: 0o600 },
+  );
+  return file;
+}
+
+describe('graph controller processes (main.ts, built) on the real kube-apiserver', () => {
+  const children: ChildProcess[] = [];
+  let dir: string;
+
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'graph-controller-'));
+  });
+
+  afterAll(() => {
+    for (const child of children) child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function replicaProcess(identity: ProcessIdentity, watch: string): Promise<ChildProcess> {
+    const child = spawn(process.execPath, [MAIN], {
+      stdio: 'ignore',
+      env: {
+        PATH: process.env.PATH,
+        KUBECONFIG: writeKubeconfig(dir, controllerKube),
+        Registry__Url: registry.url,
+        Registry__ApiKey: PROCESS_KEYS[identity],
+        Controller__Namespaces: watch,
+        Controller__LeaseNamespace: CONTROLLER_NAMESPACE,
+        Controller__LeaseDurationSeconds: '3',
+        Controller__RenewDeadlineSeconds: '2',
+        Controller__RetryPeriodSeconds: '1',
+        POD_NAME: identity,
+        Management__Port: String(await freePort()),
+        Log__Level: 'silent',
+      },
+    });
+    children.push(child);
+    return child;
+  }
+
+  const holder = async (): Promise<string | undefined> => {
+    try {
+      return (await admin.makeApiClient(CoordinationV1Api).readNamespacedLease({ name: 'graph-controller', namespace: CONTROLLER_NAMESPACE })).spec?.holderIdentity;
+    } catch {
+      return undefined;
+    }
+  };
+  const writers = (name: string) => registry.writes.filter((write) => write.name === name).map((write) => Object.entries(PROCESS_KEYS).find(([, key]) => key === write.apiKey)?.[0]);
+
+  it('should let one of two replicas write, and the other take over when the leader is SIGKILLed', async () => {
+    const [shop] = await namespaces(1);
+    const replicas = { 'replica-a': await replicaProcess('replica-a', shop!), 'replica-b': await replicaProcess('replica-b', shop!) };
+    const leader = await eventually(async () => (await holder()) as ProcessIdentity | undefined, 15_000, 'a holder');
+    const follower: ProcessIdentity = leader === 'replica-a' ? 'replica-b' : 'replica-a';
+    await createService(shop!, 'orders', graph('orders'));
+    await recordIs('orders', urlOf('orders', shop!), 5000);
+    expect(writers('orders')).toEqual([leader]);
+
+    replicas[leader].kill('SIGKILL');
+    const killedAt = Date.now();
+    await createService(shop!, 'billing', graph('billing'));
+    await deleteService(shop!, 'orders');
+    await recordIs('billing', urlOf('billing', shop!), 3000 + 1000 + 5000); // lease duration + retry period, and then some
+    await recordIs('orders', undefined, 2000);
+    expect(await holder()).toBe(follower);
+    expect(writers('billing')).toEqual([follower]);
+    expect(writers('orders')).toEqual([leader, follower]);
+    process.stdout.write(`takeover after SIGKILL of the leader: ${Date.now() - killedAt} ms\n`);
+    replicas[follower].kill('SIGTERM');
+    await new Promise((resolve) => replicas[follower].once('exit', resolve));
+    expect(await holder()).toBeUndefined(); // a graceful stop released the lease
+  }, 60_000);
 });
 
 describe('graph controller and a kube-apiserver that is SIGKILLed and restarted', () => {
