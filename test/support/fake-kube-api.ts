@@ -4,8 +4,10 @@ import type { AddressInfo, Socket } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 
 /**
- * An in-test Kubernetes API server. The real one cannot run here, so this one speaks the parts of
- * the real HTTP protocol that @kubernetes/client-node uses, over in-memory objects:
+ * An in-test Kubernetes API server, for the faults the real one (test/infra/kube.sh,
+ * test/support/kube-apiserver.ts) cannot be made to produce on demand: a watch cut mid-line, a
+ * stalled watch, 410 Gone after compaction, frequent bookmarks, injected 500s. It speaks the parts
+ * of the real HTTP protocol that @kubernetes/client-node uses, over in-memory objects:
  *
  * - list (`GET /api/v1/services`, `/api/v1/namespaces/{ns}/services`, and the same shapes under
  *   `/apis/{group}/{version}/…`) answering `{kind: "<Kind>List", metadata: {resourceVersion}, items}`;
@@ -14,7 +16,8 @@ import { KubeConfig } from '@kubernetes/client-node';
  *   changes after X; X older than the retained history gets an `ERROR` event carrying a 410 Status
  *   (or an HTTP 410, see {@link FakeKubeApiOptions.goneMode}); `timeoutSeconds` ends the stream;
  * - get, create (POST, 409 AlreadyExists), replace (PUT; a stale `metadata.resourceVersion` is a
- *   409 Conflict) and delete of single objects, each write bumping one global resourceVersion.
+ *   409 Conflict), JSON merge patch (PATCH) and delete of single objects, each write bumping one
+ *   global resourceVersion.
  *
  * Test controls change objects, emit bookmarks, cut or pause open watches, compact history, inject
  * failures, and expose every request and write for assertions.
