@@ -158,7 +158,10 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
       await deps.ownership.own(name, { service: winner.key, url: winner.url });
     }
     await apply(name, action, winner);
-    if (!winner) await deps.ownership.disown(name);
+    if (!winner) {
+      requireLeader();
+      await deps.ownership.disown(name);
+    }
     deps.memory.settle(name, claims);
     if (winner) registered.set(name, winner.url);
     else registered.delete(name);

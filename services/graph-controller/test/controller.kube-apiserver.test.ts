@@ -293,8 +293,9 @@ describe('graph controller processes (main.ts, built) on the real kube-apiserver
         Registry__ApiKey: PROCESS_KEYS[identity],
         Controller__Namespaces: watch,
         Controller__LeaseNamespace: CONTROLLER_NAMESPACE,
-        Controller__LeaseDurationSeconds: '3',
-        Controller__RenewDeadlineSeconds: '2',
+        // Short, but with room for a loaded machine: lease calls time out at half the renew deadline.
+        Controller__LeaseDurationSeconds: '6',
+        Controller__RenewDeadlineSeconds: '4',
         Controller__RetryPeriodSeconds: '1',
         POD_NAME: identity,
         Management__Port: String(await freePort()),
@@ -320,15 +321,17 @@ describe('graph controller processes (main.ts, built) on the real kube-apiserver
     const leader = await eventually(async () => (await holder()) as ProcessIdentity | undefined, 15_000, 'a holder');
     const follower: ProcessIdentity = leader === 'replica-a' ? 'replica-b' : 'replica-a';
     await createService(shop!, 'orders', graph('orders'));
-    await recordIs('orders', urlOf('orders', shop!), 5000);
+    await recordIs('orders', urlOf('orders', shop!), 15_000);
+    await eventually(() => writers('orders').length > 0, 2000, 'the write logged'); // logged when the response has finished
     expect(writers('orders')).toEqual([leader]);
 
     replicas[leader].kill('SIGKILL');
     const killedAt = Date.now();
     await createService(shop!, 'billing', graph('billing'));
     await deleteService(shop!, 'orders');
-    await recordIs('billing', urlOf('billing', shop!), 3000 + 1000 + 5000); // lease duration + retry period, and then some
-    await recordIs('orders', undefined, 2000);
+    await recordIs('billing', urlOf('billing', shop!), 6000 + 1000 + 8000); // lease duration + retry period, and then some
+    await recordIs('orders', undefined, 5000);
+    await eventually(() => writers('orders').length === 2, 2000, 'the delete logged');
     expect(await holder()).toBe(follower);
     expect(writers('billing')).toEqual([follower]);
     expect(writers('orders')).toEqual([leader, follower]);
@@ -336,7 +339,7 @@ describe('graph controller processes (main.ts, built) on the real kube-apiserver
     replicas[follower].kill('SIGTERM');
     await new Promise((resolve) => replicas[follower].once('exit', resolve));
     expect(await holder()).toBeUndefined(); // a graceful stop released the lease
-  }, 60_000);
+  }, 90_000);
 });
 
 describe('graph controller and a kube-apiserver that is SIGKILLed and restarted', () => {
