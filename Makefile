@@ -1,6 +1,7 @@
 # The two commands of the README: `make up` runs the platform locally, `make test` runs every
 # test. Both install what is missing (Node 24, npm packages, Redis, Kafka, Keycloak, stripe-mock,
-# helm) into the git-ignored .cache folder first.
+# helm, and etcd + kube-apiserver + kubectl built from the Go module proxy) into the git-ignored
+# .cache folder first.
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help

@@ -382,7 +382,7 @@ describe('rendered Services, NetworkPolicies, monitors and permissions', () => {
     expect(ofKind(await scenario('minimal-values.yaml'), 'HorizontalPodAutoscaler')).toEqual([]);
   });
 
-  it('should give the controller exactly its permissions: Services, Events and its Lease', async () => {
+  it('should give the controller exactly its permissions: Services, Events, its Lease and its ownership records', async () => {
     type Role = K8sObject & { rules: { apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] }[] };
     const minimal = await scenario('minimal-values.yaml');
     const clusterRoles = ofKind<Role>(minimal, 'ClusterRole');
@@ -396,6 +396,8 @@ describe('rendered Services, NetworkPolicies, monitors and permissions', () => {
     expect(lease.rules).toEqual([
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: ['sp-graph-controller'], verbs: ['get', 'update'] },
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['create'] },
+      { apiGroups: [''], resources: ['configmaps'], resourceNames: ['sp-graph-controller-registrations'], verbs: ['get', 'update'] },
     ]);
     const config = configMapOf(minimal, forComponent<Deployment>(minimal, 'Deployment', 'graph-controller')!);
     expect(config.Controller__LeaseName).toBe('sp-graph-controller');

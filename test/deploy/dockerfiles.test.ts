@@ -1,9 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { parse } from 'yaml';
-import { startFakeKubeApi, type FakeKubeApi } from '../support/fake-kube-api.js';
+import { adminKubeConfig, ensureNamespace, uniqueName } from '../support/kube-apiserver.js';
+import { infra } from '../support/infra.js';
 import { startGraphqlGateway, type GraphqlGatewayFixture } from '../support/graphql-gateway.js';
 import { startLocalizationService, type LocalizationServiceFixture } from '../support/localization-service.js';
 import { startArgs } from './support/build.js';
@@ -82,7 +83,6 @@ describe('the images built without a container engine', () => {
   const exitCodes = new Map<Service, number | null>();
   let gateway: GraphqlGatewayFixture | undefined;
   let localization: LocalizationServiceFixture | undefined;
-  let kube: FakeKubeApi | undefined;
 
   beforeAll(async () => {
     // Beside the install cache (.cache/deploy-test), so both are on one filesystem for hard links.
@@ -101,10 +101,11 @@ describe('the images built without a container engine', () => {
     await Promise.all([worker(), worker()]);
     gateway = await startGraphqlGateway();
     localization = await startLocalizationService();
-    kube = await startFakeKubeApi();
-    const kubeconfig = join(workdir, 'kubeconfig');
-    writeFileSync(kubeconfig, kube.kubeConfig().exportConfig());
-    const deps: Dependencies = { gatewayUrl: gateway.url, localizationUrl: localization.url, kubeconfig };
+    // The real kube-apiserver of make test, as its admin; a namespace of its own for the Lease and the watch.
+    const kubeNamespace = uniqueName('deploy');
+    await ensureNamespace(adminKubeConfig(), kubeNamespace);
+    const kubeconfig = infra('KUBECONFIG_PATH');
+    const deps: Dependencies = { gatewayUrl: gateway.url, localizationUrl: localization.url, kubeconfig, kubeNamespace };
     for (const service of withEntryPoint) {
       const bundle = bundles.get(service)!;
       const [node, ...args] = bundle.entrypoint;
@@ -119,7 +120,7 @@ describe('the images built without a container engine', () => {
 
   afterAll(async () => {
     await Promise.all([...running.values()].map((service) => service.stop(5000)));
-    await Promise.all([gateway?.close(), localization?.close(), kube?.close()]);
+    await Promise.all([gateway?.close(), localization?.close()]);
     if (workdir) rmSync(workdir, { recursive: true, force: true });
   }, 60_000);
 

@@ -55,7 +55,7 @@ describe('k8s/ manifests', () => {
     const clusterRole = (objects: K8sObject[]): string[] => permissions(ofKind<Role>(objects, 'ClusterRole').flatMap((role) => role.rules));
     expect(clusterRole(plain)).toEqual(clusterRole(chart));
     const leaseRules = (objects: K8sObject[], leaseName: string): string[] =>
-      permissions(ofKind<Role>(objects, 'Role').flatMap((role) => role.rules)).map((entry) => entry.replace(`[${leaseName}]`, '[<lease>]'));
+      permissions(ofKind<Role>(objects, 'Role').flatMap((role) => role.rules)).map((entry) => entry.replace(`[${leaseName}]`, '[<lease>]').replace(`[${leaseName}-registrations]`, '[<lease>-registrations]'));
     const lease = (objects: K8sObject[]): string => {
       const deployment = ofKind<Deployment>(objects, 'Deployment').find((d) => d.metadata.labels?.['app.kubernetes.io/name'] === 'graph-controller')!;
       const env = deployment.spec.template.spec.containers[0]!.env ?? [];

@@ -1,12 +1,13 @@
 import { createHmac } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import Stripe from 'stripe';
 import { createCacheClient, stringSerializer } from '@sp/cache-client';
-import { startFakeKubeApi, type FakeKubeApi } from '../support/fake-kube-api.js';
+import { adminKubeConfig, ensureNamespace, uniqueName } from '../support/kube-apiserver.js';
+import { infra } from '../support/infra.js';
 import { startGraphqlGateway, type GraphqlGatewayFixture } from '../support/graphql-gateway.js';
 import { startLocalizationService, type LocalizationServiceFixture } from '../support/localization-service.js';
 import { buildService, startArgs } from './support/build.js';
@@ -28,7 +29,6 @@ const catalog: Catalog = new Map();
 const expositions = new Map<Service, string>();
 let gateway: GraphqlGatewayFixture | undefined;
 let localization: LocalizationServiceFixture | undefined;
-let kube: FakeKubeApi | undefined;
 let tmp: string;
 
 async function start(service: Service, deps: Parameters<typeof serviceEnv>[1]): Promise<RunningService> {
@@ -128,10 +128,11 @@ beforeAll(async () => {
   tmp = mkdtempSync(join(tmpdir(), 'sp-metrics-'));
   gateway = await startGraphqlGateway();
   localization = await startLocalizationService();
-  kube = await startFakeKubeApi();
-  const kubeconfig = join(tmp, 'kubeconfig');
-  writeFileSync(kubeconfig, kube.kubeConfig().exportConfig());
-  const deps: Parameters<typeof serviceEnv>[1] = { gatewayUrl: gateway.url, localizationUrl: localization.url, kubeconfig };
+  // The real kube-apiserver of make test, as its admin; a namespace of its own for the Lease and the watch.
+  const kubeNamespace = uniqueName('deploy');
+  await ensureNamespace(adminKubeConfig(), kubeNamespace);
+  const kubeconfig = infra('KUBECONFIG_PATH');
+  const deps: Parameters<typeof serviceEnv>[1] = { gatewayUrl: gateway.url, localizationUrl: localization.url, kubeconfig, kubeNamespace };
   for (const service of withEntryPoint) {
     const started = await start(service, deps);
     if (service === 'cache') deps.cacheAddress = `127.0.0.1:${started.port}`;
@@ -164,7 +165,7 @@ async function publishFailure(deps: Parameters<typeof serviceEnv>[1]): Promise<v
 
 afterAll(async () => {
   await Promise.all([...running.values()].map((service) => service.stop()));
-  await Promise.all([gateway?.close(), localization?.close(), kube?.close()]);
+  await Promise.all([gateway?.close(), localization?.close()]);
   rmSync(tmp, { recursive: true, force: true });
 }, 60_000);
 

@@ -3,11 +3,12 @@
 #   bash test/infra/infra.sh up [component...]     (default: all)
 #   bash test/infra/infra.sh down [component...]
 #   bash test/infra/infra.sh install               (download everything, start nothing)
-# Components: redis kafka keycloak stripe-mock. helm is a tool, installed by `install` and `up`.
+# Components: redis kafka keycloak stripe-mock kube (etcd + kube-apiserver). helm and kubectl are
+# tools, installed by `install` and `up`.
 # Addresses land in .cache/run/infra.env; logs in .cache/run/<component>.log.
 source "$(dirname "$0")/lib.sh"
 
-ALL=(redis kafka keycloak stripe-mock)
+ALL=(redis kafka keycloak stripe-mock kube)
 action=${1:-up}
 shift || true
 components=("$@")
@@ -40,6 +41,8 @@ case "$action" in
     bash "$ROOT/test/infra/keycloak.sh" install
     bash "$ROOT/test/infra/deploy-tools.sh" install
     bash "$ROOT/test/infra/browser.sh" install
+    # First run on a machine: builds kube-apiserver, kubectl and etcd (~6 min on 2 cores).
+    bash "$ROOT/test/infra/kube.sh" install
     ;;
   up)
     started=$SECONDS

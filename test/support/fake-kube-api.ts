@@ -4,8 +4,10 @@ import type { AddressInfo, Socket } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 
 /**
- * An in-test Kubernetes API server. The real one cannot run here, so this one speaks the parts of
- * the real HTTP protocol that @kubernetes/client-node uses, over in-memory objects:
+ * An in-test Kubernetes API server, for the faults the real one (test/infra/kube.sh,
+ * test/support/kube-apiserver.ts) cannot be made to produce on demand: a watch cut mid-line, a
+ * stalled watch, 410 Gone after compaction, frequent bookmarks, injected 500s. It speaks the parts
+ * of the real HTTP protocol that @kubernetes/client-node uses, over in-memory objects:
  *
  * - list (`GET /api/v1/services`, `/api/v1/namespaces/{ns}/services`, and the same shapes under
  *   `/apis/{group}/{version}/…`) answering `{kind: "<Kind>List", metadata: {resourceVersion}, items}`;
@@ -14,7 +16,8 @@ import { KubeConfig } from '@kubernetes/client-node';
  *   changes after X; X older than the retained history gets an `ERROR` event carrying a 410 Status
  *   (or an HTTP 410, see {@link FakeKubeApiOptions.goneMode}); `timeoutSeconds` ends the stream;
  * - get, create (POST, 409 AlreadyExists), replace (PUT; a stale `metadata.resourceVersion` is a
- *   409 Conflict) and delete of single objects, each write bumping one global resourceVersion.
+ *   409 Conflict), JSON merge patch (PATCH) and delete of single objects, each write bumping one
+ *   global resourceVersion.
  *
  * Test controls change objects, emit bookmarks, cut or pause open watches, compact history, inject
  * failures, and expose every request and write for assertions.
@@ -25,6 +28,7 @@ export const RESOURCES = {
   services: { group: '', version: 'v1', plural: 'services', kind: 'Service' },
   events: { group: '', version: 'v1', plural: 'events', kind: 'Event' },
   leases: { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease' },
+  configmaps: { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap' },
   eventsV1: { group: 'events.k8s.io', version: 'v1', plural: 'events', kind: 'Event' },
 } as const;
 
@@ -313,6 +317,16 @@ export async function startFakeKubeApi(options: FakeKubeApiOptions = {}): Promis
     return object;
   };
 
+  /** JSON merge patch (RFC 7386) of top-level fields, the only kind the controller sends. */
+  const mergePatch = (req: IncomingMessage, resource: ResourceName, namespace: string, name: string, patch: KubeObject): KubeObject => {
+    if (req.headers['content-type'] !== 'application/merge-patch+json') throw new HttpError(415, 'UnsupportedMediaType', `the fake API server takes merge patches only, not ${req.headers['content-type']}`);
+    const current = store(resource).get(objectKey(namespace, name));
+    if (!current) throw new HttpError(404, 'NotFound', `${RESOURCES[resource].plural} "${name}" not found`);
+    const merged = { ...clone(current), ...patch, metadata: { ...clone(current.metadata), resourceVersion: undefined } } as KubeObject;
+    for (const [field, value] of Object.entries(patch)) if (value === null) delete merged[field];
+    return replace(resource, namespace, name, merged);
+  };
+
   const destroy = (resource: ResourceName, namespace: string, name: string): KubeObject => {
     const current = store(resource).get(objectKey(namespace, name));
     if (!current) throw new HttpError(404, 'NotFound', `${RESOURCES[resource].plural} "${name}" not found`);
@@ -388,6 +402,7 @@ export async function startFakeKubeApi(options: FakeKubeApiOptions = {}): Promis
       return sendJson(res, 200, withType(route.resource, object));
     }
     if (req.method === 'PUT') return sendJson(res, 200, withType(route.resource, replace(route.resource, route.namespace, route.name, await readJson(req))));
+    if (req.method === 'PATCH') return sendJson(res, 200, withType(route.resource, mergePatch(req, route.resource, route.namespace, route.name, await readJson(req))));
     if (req.method === 'DELETE') return sendJson(res, 200, withType(route.resource, destroy(route.resource, route.namespace, route.name)));
     throw new HttpError(405, 'MethodNotAllowed', `${req.method} is not supported by the fake API server`);
   };

@@ -5,6 +5,7 @@ import { createGraphController, type GraphController } from './graph-controller.
 import { createGraphRegistryClient } from './graph-registry-client.js';
 import { createKubeEventRecorder } from './kube-event-recorder.js';
 import { createKubeLeaseLock } from './lease-lock.js';
+import { createConfigMapOwnership } from './ownership-records.js';
 
 export const COMPONENT = 'graph-controller';
 
@@ -13,6 +14,9 @@ export interface GraphControllerDeps {
   logger: Logger;
   metrics: Registry;
 }
+
+/** The ConfigMap of the ownership records, beside the Lease (the RBAC names both). */
+export const ownershipConfigMapName = (leaseName: string): string => `${leaseName}-registrations`;
 
 /** Wires configuration to the adapters (registry HTTP client, Kubernetes Events and Lease) and the controller. */
 export function createGraphControllerApp(config: GraphControllerConfig, deps: GraphControllerDeps): GraphController {
@@ -34,6 +38,12 @@ export function createGraphControllerApp(config: GraphControllerConfig, deps: Gr
       namespace: election.leaseNamespace,
       name: election.leaseName,
       timeoutMs: leaseTimeoutMs,
+    }),
+    ownership: createConfigMapOwnership({
+      api: deps.kubeConfig.makeApiClient(CoreV1Api),
+      namespace: election.leaseNamespace,
+      name: ownershipConfigMapName(election.leaseName),
+      timeoutMs: 10_000,
     }),
     leaderElection: election,
     namespaces: config.namespaces,

@@ -9,6 +9,7 @@ import type { GraphRegistry } from './graph-registry-client.js';
 import type { EventRecorder } from './kube-event-recorder.js';
 import { createLeaderElector } from './leader-elector.js';
 import type { LeaseLock } from './lease-lock.js';
+import type { OwnershipRecords } from './ownership-records.js';
 import { createReconciler, NotLeaderError } from './reconciler.js';
 import { createServiceInformer, type ServiceChange } from './service-informer.js';
 import { createWorkQueue } from './work-queue.js';
@@ -18,6 +19,8 @@ export interface GraphControllerOptions {
   registry: GraphRegistry;
   events: EventRecorder;
   leaseLock: LeaseLock;
+  /** Which names this controller registered, kept in the cluster across restarts. */
+  ownership: OwnershipRecords;
   leaderElection: Pick<LeaderElectionConfig, 'identity' | 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs'>;
   /** Namespaces to watch; empty: all. */
   namespaces: readonly string[];
@@ -42,7 +45,7 @@ export interface GraphController {
    * `releaseLease` — the lease is handed back so another replica takes over at once.
    */
   stop(options: { releaseLease: boolean }): Promise<void>;
-  /** /readyz: the informers have listed (whether this replica leads or not). */
+  /** /readyz: the informers have listed, and the leader election reaches its Lease (whether this replica leads or not). */
   readiness: ReadinessCheck[];
   isLeader(): boolean;
   /** Resolves when no key is queued, in progress or waiting for a retry. */
@@ -87,7 +90,7 @@ export function createGraphController(options: GraphControllerOptions): GraphCon
     onStartedLeading: () => {
       term = new AbortController();
       metrics.setLeader(true);
-      enqueueAll();
+      void adoptRecords().finally(enqueueAll);
     },
     onStoppedLeading: () => {
       term?.abort();
@@ -101,6 +104,7 @@ export function createGraphController(options: GraphControllerOptions): GraphCon
     registry: options.registry,
     events: options.events,
     memory,
+    ownership: options.ownership,
     clusterDomain: options.clusterDomain,
     writeSignal: () => (elector.isLeader() ? term?.signal : undefined),
     logger,
@@ -132,6 +136,18 @@ export function createGraphController(options: GraphControllerOptions): GraphCon
     logger.debug({ change, service: key }, 'service changed');
   }
 
+  /**
+   * What the ownership records say this controller registered joins the claim memory, so the
+   * names of Services deleted while no replica ran are reconciled (and deleted) too.
+   */
+  async function adoptRecords(): Promise<void> {
+    try {
+      for (const [name, owned] of await options.ownership.load()) memory.observe({ name, key: owned.service, url: owned.url, createdAt: Number.POSITIVE_INFINITY });
+    } catch (err) {
+      logger.warn({ err, records: options.ownership.description }, 'could not read the ownership records: trying again at the next resync');
+    }
+  }
+
   function enqueueAll(): void {
     const keys = new Set(memory.keys());
     for (const service of informer.list()) if (hasGraphAnnotation(service)) keys.add(serviceKey(service));
@@ -141,7 +157,7 @@ export function createGraphController(options: GraphControllerOptions): GraphCon
   const resync = (): void => {
     informer.relist();
     if (elector.isLeader()) {
-      enqueueAll();
+      void adoptRecords().finally(enqueueAll);
       return;
     }
     // A follower keeps what it saw current, and forgets what nobody has claimed for a while.
@@ -172,6 +188,13 @@ export function createGraphController(options: GraphControllerOptions): GraphCon
         check: () => {
           const unsynced = informer.unsynced();
           return unsynced.length === 0 ? Promise.resolve() : Promise.reject(new Error(`not synced: ${unsynced.join(', ')}`));
+        },
+      },
+      {
+        name: 'leader-election',
+        check: () => {
+          const problem = elector.problem();
+          return problem === undefined ? Promise.resolve() : Promise.reject(new Error(problem));
         },
       },
     ],

@@ -1,13 +1,13 @@
-import { randomBytes } from 'node:crypto';
-import type { CoreV1Api, V1Service } from '@kubernetes/client-node';
+import { createHash } from 'node:crypto';
+import { PatchStrategy, setHeaderOptions, type CoreV1Api, type V1Service } from '@kubernetes/client-node';
 import type { Logger } from '@sp/platform';
-import { withTimeout } from './kube-client.js';
+import { apiStatus, withTimeout } from './kube-client.js';
 
 export type EventType = 'Normal' | 'Warning';
 
 /** Kubernetes Events about Services, as `kubectl describe service` shows them. */
 export interface EventRecorder {
-  /** Resolves true when the Event was created; failures are logged, never thrown. */
+  /** Resolves true when the Event was created (or an identical one brought up to date); failures are logged, never thrown. */
   record(service: V1Service, type: EventType, reason: string, message: string): Promise<boolean>;
 }
 
@@ -24,19 +24,45 @@ export interface KubeEventRecorderOptions {
 /** The longest message the API server keeps (longer ones are rejected). */
 const MAX_MESSAGE = 1024;
 
-/** Creates core/v1 Events in the Service's namespace, named like client-go's recorder (`{object}.{unique}`). */
+/**
+ * The Event's name: the Service's name and a digest of what is reported (the Service's uid, the
+ * reason, the message). The same report made again — by a new leader, after a restart — names
+ * the same Event, so the API server answers 409 and the existing one is brought up to date
+ * instead of a copy piling up next to it.
+ */
+export function eventName(service: V1Service, reason: string, message: string): string {
+  const digest = createHash('sha256')
+    .update(`${service.metadata?.uid ?? ''}\n${reason}\n${message}`)
+    .digest('hex')
+    .slice(0, 16);
+  return `${service.metadata?.name ?? 'unknown'}.${digest}`;
+}
+
+/**
+ * Creates core/v1 Events in the Service's namespace. A report already on record (same Service,
+ * reason and message) is not recorded twice: its `lastTimestamp` is patched instead (the RBAC's
+ * `patch` on events). `count` stays: a leader change is not a new occurrence of the conflict.
+ */
 export function createKubeEventRecorder(options: KubeEventRecorderOptions): EventRecorder {
+  const refresh = async (namespace: string, name: string, now: Date): Promise<void> => {
+    await options.api.patchNamespacedEvent(
+      { name, namespace, body: { lastTimestamp: now, reportingInstance: options.instance } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch, withTimeout(options.timeoutMs)),
+    );
+  };
   return {
     async record(service, type, reason, message) {
       const namespace = service.metadata?.namespace ?? 'default';
       const name = service.metadata?.name ?? 'unknown';
       const now = new Date();
+      const text = message.slice(0, MAX_MESSAGE);
+      const eventObjectName = eventName(service, reason, text);
       try {
         await options.api.createNamespacedEvent(
           {
             namespace,
             body: {
-              metadata: { name: `${name}.${now.getTime().toString(16)}${randomBytes(4).toString('hex')}`, namespace },
+              metadata: { name: eventObjectName, namespace },
               involvedObject: {
                 apiVersion: 'v1',
                 kind: 'Service',
@@ -47,7 +73,7 @@ export function createKubeEventRecorder(options: KubeEventRecorderOptions): Even
               },
               type,
               reason,
-              message: message.slice(0, MAX_MESSAGE),
+              message: text,
               source: { component: options.component },
               reportingComponent: options.component,
               reportingInstance: options.instance,
@@ -60,6 +86,13 @@ export function createKubeEventRecorder(options: KubeEventRecorderOptions): Even
         );
         return true;
       } catch (err) {
+        if (apiStatus(err) === 409) return refresh(namespace, eventObjectName, now).then(
+          () => true,
+          (patchErr: unknown) => {
+            options.logger.warn({ err: patchErr, service: `${namespace}/${name}`, reason }, 'could not update an Event');
+            return false;
+          },
+        );
         options.logger.warn({ err, service: `${namespace}/${name}`, reason }, 'could not create an Event');
         return false;
       }

@@ -26,6 +26,12 @@ export interface LeaderElector {
   stop(options: { release: boolean }): Promise<void>;
   /** True only while a renewal succeeded within the renew deadline. */
   isLeader(): boolean;
+  /**
+   * Undefined while the Lease answers; otherwise why not: no attempt to read or write it got an
+   * answer for a lease duration (API server unreachable, RBAC denying the Lease), so this replica
+   * can neither lead nor know who does. Shown in /readyz.
+   */
+  problem(): string | undefined;
 }
 
 type Attempt = 'leading' | 'held-by-other' | 'failed';
@@ -50,6 +56,9 @@ export function createLeaderElector(options: LeaderElectorOptions): LeaderElecto
   let loopTimer: NodeJS.Timeout | undefined;
   let deadlineTimer: NodeJS.Timeout | undefined;
   let attempt: Promise<void> | undefined;
+  /** When the Lease last answered (a read, a write, or a 409), or when campaigning started. */
+  let answeredAt = 0;
+  let lastError = '';
 
   const isLeader = (): boolean => leading && now() - renewedAt < options.renewDeadlineMs;
 
@@ -105,8 +114,13 @@ export function createLeaderElector(options: LeaderElectorOptions): LeaderElecto
     let outcome: Attempt = 'failed';
     try {
       outcome = await tryAcquireOrRenew();
+      answeredAt = now();
     } catch (err) {
-      if (!(err instanceof LeaseConflictError)) options.logger.warn({ err, lease: options.lock.description }, 'lease request failed');
+      if (err instanceof LeaseConflictError) answeredAt = now();
+      else {
+        lastError = err instanceof Error ? err.message : String(err);
+        options.logger.warn({ err, lease: options.lock.description }, 'lease request failed');
+      }
     }
     if (!running) return;
     if (outcome === 'leading') {
@@ -146,6 +160,7 @@ export function createLeaderElector(options: LeaderElectorOptions): LeaderElecto
     start() {
       if (running) return;
       running = true;
+      answeredAt = now();
       loop();
     },
     async stop({ release: shouldRelease }) {
@@ -158,5 +173,11 @@ export function createLeaderElector(options: LeaderElectorOptions): LeaderElecto
       if (wasLeader && shouldRelease) await release().catch((err: unknown) => options.logger.warn({ err }, 'could not release the lease'));
     },
     isLeader,
+    problem() {
+      if (!running) return 'not campaigning';
+      const silentMs = now() - answeredAt;
+      if (silentMs <= options.leaseDurationMs) return undefined;
+      return `lease ${options.lock.description} unanswered for ${Math.round(silentMs / 1000)}s: ${lastError}`;
+    },
   };
 }

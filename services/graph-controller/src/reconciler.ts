@@ -5,6 +5,7 @@ import type { ClaimMemory } from './claim-memory.js';
 import { planName, resolveName, type GraphClaim, type NameAction } from './desired-state.js';
 import type { EventRecorder } from './kube-event-recorder.js';
 import type { GraphRegistry } from './graph-registry-client.js';
+import type { OwnershipRecords } from './ownership-records.js';
 
 /** How a reconcile ended (the `result` label of graph_controller_reconciles_total, with `error`). */
 export type ReconcileResult = 'registered' | 'deleted' | 'unchanged' | 'conflict' | 'invalid';
@@ -31,6 +32,8 @@ export interface ReconcilerDeps {
   registry: GraphRegistry;
   events: EventRecorder;
   memory: ClaimMemory;
+  /** The names this controller registered, kept in the cluster. */
+  ownership: OwnershipRecords;
   clusterDomain: string;
   /** The current leadership term's signal, or undefined when this replica must not write. */
   writeSignal(): AbortSignal | undefined;
@@ -78,8 +81,9 @@ function summarize(key: string, parsed: GraphAnnotation, outcomes: readonly Name
  * annotations claim now, and any it was seen claiming before), decides each name from all the
  * Services claiming it (the oldest wins), reads the registry and writes only what differs:
  * POST the winner's URL, or DELETE when nobody claims the name any more and the registry still
- * holds a URL a Service claimed (never someone else's). Warning Events go to Services with invalid
- * annotations and to the losers of a conflict, once each (not on every resync).
+ * holds a URL a Service claimed (never someone else's). Every name the controller writes is in
+ * its ownership records until it is deleted or left to someone else. Warning Events go to
+ * Services with invalid annotations and to the losers of a conflict, once each (not on every resync).
  */
 export function createReconciler(deps: ReconcilerDeps): Reconciler {
   const withNameLock = createNameLocks();
@@ -147,7 +151,17 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     const { winner, losers, claims } = resolveName(name, deps.services(), deps.clusterDomain);
     const registryUrl = await deps.registry.get(name, requireLeader());
     const action = planName({ winner, registryUrl, knownUrls: deps.memory.urlsFor(name) });
+    // Recorded before the write and forgotten after the delete: a crash in between leaves a
+    // record too many (cleaned up on the next start), never a registration nobody owns.
+    if (winner) {
+      requireLeader();
+      await deps.ownership.own(name, { service: winner.key, url: winner.url });
+    }
     await apply(name, action, winner);
+    if (!winner) {
+      requireLeader();
+      await deps.ownership.disown(name);
+    }
     deps.memory.settle(name, claims);
     if (winner) registered.set(name, winner.url);
     else registered.delete(name);

@@ -1,6 +1,6 @@
-import { CoreV1Api, ListWatch, type KubeConfig, type V1Service } from '@kubernetes/client-node';
+import { CoreV1Api, ListWatch, VersionApi, type KubeConfig, type V1Service } from '@kubernetes/client-node';
 import type { Logger } from '@sp/platform';
-import { withTimeout } from './kube-client.js';
+import { apiStatus, withTimeout } from './kube-client.js';
 import { WatchdogWatch } from './watchdog-watch.js';
 import { backoffDelay } from './work-queue.js';
 
@@ -42,6 +42,7 @@ interface Member {
   synced: boolean;
   failures: number;
   restartTimer: NodeJS.Timeout | undefined;
+  probing: boolean;
 }
 
 /**
@@ -52,6 +53,8 @@ interface Member {
  */
 export function createServiceInformer(options: ServiceInformerOptions): ServiceInformer {
   const api = options.kubeConfig.makeApiClient(CoreV1Api);
+  const version = options.kubeConfig.makeApiClient(VersionApi);
+  const probeMs = Math.min(1000, Math.max(100, options.backoff.baseMs));
   const scopes = options.namespaces.length > 0 ? [...options.namespaces] : ['*'];
   let stopped = true;
   let syncReported = false;
@@ -84,7 +87,7 @@ export function createServiceInformer(options: ServiceInformerOptions): ServiceI
     informer.on('update', (service) => options.onChange('update', service));
     informer.on('delete', (service) => options.onChange('delete', service));
     informer.on('error', (err: unknown) => restartLater(self, err));
-    return Object.assign(self, { scope, informer, watch, synced: false, failures: 0, restartTimer: undefined });
+    return Object.assign(self, { scope, informer, watch, synced: false, failures: 0, restartTimer: undefined, probing: false });
   };
 
   function restartLater(target: Member, err: unknown): void {
@@ -96,10 +99,41 @@ export function createServiceInformer(options: ServiceInformerOptions): ServiceI
     clearTimeout(target.restartTimer);
     target.restartTimer = setTimeout(() => startMember(target), delay);
     target.restartTimer.unref();
+    // No answer at all (connection refused or cut): the server is down, and the backoff grows
+    // for as long as it is. Catch up as soon as it is back rather than sleep out the delay.
+    if (apiStatus(err) === undefined) probeUntilAnswered(target);
+  }
+
+  /** Polls `GET /version` (open to every client) until the server answers, then restarts the informer at once. */
+  function probeUntilAnswered(target: Member): void {
+    if (target.probing) return;
+    target.probing = true;
+    const probe = async (): Promise<void> => {
+      if (stopped || target.restartTimer === undefined) {
+        target.probing = false;
+        return;
+      }
+      try {
+        await version.getCode(withTimeout(probeMs));
+      } catch (err) {
+        if (apiStatus(err) === undefined) {
+          setTimeout(() => void probe(), probeMs).unref();
+          return;
+        }
+      }
+      target.probing = false;
+      if (stopped || target.restartTimer === undefined) return;
+      options.logger.info({ scope: target.scope }, 'API server answers again: restarting the informer now');
+      target.failures = 0;
+      startMember(target);
+    };
+    setTimeout(() => void probe(), probeMs).unref();
   }
 
   /** start() rejects only when a request cannot even be built (e.g. credentials unreadable): retried like any failure. */
   function startMember(target: Member): void {
+    clearTimeout(target.restartTimer);
+    target.restartTimer = undefined;
     target.informer.start().catch((err: unknown) => restartLater(target, err));
   }
 

@@ -49,7 +49,7 @@ afterAll(async () => {
 /** A fresh fake API server and a controller on it, leading at once (it is alone). */
 async function setUp(apiOptions: FakeKubeApiOptions = {}, controllerOptions: Partial<ControllerFixtureOptions> = {}): Promise<{ api: FakeKubeApi; controller: RunningController }> {
   api = await startFakeKubeApi(apiOptions);
-  running = startController({ api, registryUrl: registry.url, apiKey: API_KEY, ...controllerOptions });
+  running = startController({ kubeConfig: api.kubeConfig(), registryUrl: registry.url, apiKey: API_KEY, ...controllerOptions });
   await eventually(() => running!.controller.isLeader() && api!.openWatches('services') > 0, 5000, 'leading and watching');
   return { api, controller: running };
 }
@@ -61,41 +61,14 @@ const recordIs = (name: string, expected: string | undefined, timeoutMs = 1000) 
 const lists = (fake: FakeKubeApi) => fake.requests.filter((request) => request.path.endsWith('/services') && request.query.watch === undefined).length;
 const posts = () => registry.writes.filter((write) => write.method === 'POST').length;
 
-describe('graph controller against the fake API server and the real registry', () => {
-  it('should register, re-annotate and delete Services within a second each', async () => {
-    const { api } = await setUp();
-    api.create('services', serviceObject({ name: 'orders', namespace: 'shop', annotations: graph('orders') }));
-    await recordIs('orders', ordersUrl);
-
-    api.update('services', 'shop', 'orders', (svc) => {
-      svc.metadata.annotations = graph('orders', { 'graph-registry.io/path': '/api/graphql', 'graph-registry.io/scheme': 'https' });
-    });
-    await recordIs('orders', 'https://orders.shop.svc.cluster.local:8080/api/graphql');
-
-    api.update('services', 'shop', 'orders', (svc) => {
-      svc.metadata.annotations = graph('shop-orders');
-    });
-    await recordIs('shop-orders', ordersUrl);
-    await recordIs('orders', undefined);
-
-    api.update('services', 'shop', 'orders', (svc) => {
-      svc.metadata.annotations = {};
-    });
-    await recordIs('shop-orders', undefined);
-
-    api.update('services', 'shop', 'orders', (svc) => {
-      svc.metadata.annotations = graph('orders');
-    });
-    await recordIs('orders', ordersUrl);
-
-    api.remove('services', 'shop', 'orders');
-    await recordIs('orders', undefined);
-    expect(await store.keys('graph:*')).toEqual([]);
-    await running!.controller.idle();
-    expect(await running!.metric('graph_controller_reconciles_total', { result: 'registered' })).toBeGreaterThanOrEqual(4);
-    expect(await running!.metric('graph_controller_reconciles_total', { result: 'deleted' })).toBeGreaterThanOrEqual(2);
-  });
-
+/*
+ * The in-test API server (test/support/fake-kube-api.ts) only for faults the real kube-apiserver
+ * cannot be made to produce on demand: a watch cut in the middle of an event line, a watch that
+ * stalls without failing, 410 Gone after its history was compacted, bookmarks every few hundred
+ * ms, a list answering 500 — and for what only its request log shows (which paths were listed,
+ * how often). Everything else runs against the real server: controller.kube-apiserver.test.ts.
+ */
+describe('graph controller against the in-test API server (faults) and the real registry', () => {
   it('should converge after the watch connection is cut mid-stream, resuming without a relist', async () => {
     const { api } = await setUp();
     for (let i = 0; i < 5; i += 1) api.create('services', serviceObject({ name: `before-${i}`, namespace: 'shop', annotations: graph(`before-${i}`) }));
@@ -145,53 +118,6 @@ describe('graph controller against the fake API server and the real registry', (
     expect(api.requests.filter((request) => request.query.watch === 'true')).toHaveLength(1);
   });
 
-  it('should converge once the registry is back, without restarting the controller', async () => {
-    const { api } = await setUp();
-    api.create('services', serviceObject({ name: 'orders', namespace: 'shop', annotations: graph('orders') }));
-    await recordIs('orders', ordersUrl);
-    await registry.stop();
-    api.remove('services', 'shop', 'orders');
-    api.create('services', serviceObject({ name: 'billing', namespace: 'shop', annotations: graph('billing') }));
-    await eventually(async () => (await running!.metric('graph_controller_reconciles_total', { result: 'error' })) >= 4, 3000, 'failed reconciles');
-    await eventually(async () => (await running!.metric('graph_controller_queue_depth')) === 2, 2000, 'both keys waiting');
-    await registry.start();
-    await recordIs('billing', 'http://billing.shop.svc.cluster.local:8080/graphql', 2000);
-    await recordIs('orders', undefined, 2000);
-    await running!.controller.idle();
-    expect(await running!.metric('graph_controller_queue_depth')).toBe(0);
-  });
-
-  it('should keep the oldest Service on a name conflict and warn the other once, not on every resync', async () => {
-    const { api } = await setUp({}, { resyncMs: 250 });
-    api.create('services', serviceObject({ name: 'orders', namespace: 'billing', created: '2026-03-01T00:00:00Z', annotations: graph('orders') }));
-    await recordIs('orders', 'http://orders.billing.svc.cluster.local:8080/graphql');
-    api.create('services', serviceObject({ name: 'orders', namespace: 'shop', created: '2026-01-01T00:00:00Z', annotations: graph('orders') }));
-    await recordIs('orders', ordersUrl);
-    const conflicts = () => api.list('events').filter((event) => event.reason === 'GraphNameConflict');
-    await eventually(() => conflicts().length === 1);
-    await sleep(800); // several resyncs
-    expect(conflicts()).toHaveLength(1);
-    expect(conflicts()[0]).toMatchObject({
-      type: 'Warning',
-      involvedObject: { kind: 'Service', namespace: 'billing', name: 'orders' },
-      message: 'graph name "orders" is already claimed by the older Service shop/orders; this Service is not registered',
-      source: { component: 'graph-controller' },
-    });
-    expect(await running!.metric('graph_controller_reconciles_total', { result: 'conflict' })).toBeGreaterThanOrEqual(2);
-    api.remove('services', 'shop', 'orders');
-    await recordIs('orders', 'http://orders.billing.svc.cluster.local:8080/graphql');
-  });
-
-  it('should warn about invalid annotations and register nothing', async () => {
-    const { api } = await setUp();
-    api.create('services', serviceObject({ name: 'orders', namespace: 'shop', annotations: graph('orders', { 'graph-registry.io/port': 'grpc', 'graph-registry.io/path': 'no-slash' }) }));
-    const invalid = await eventually(() => api.list('events').find((event) => event.reason === 'InvalidGraphAnnotation'));
-    expect(invalid).toMatchObject({ type: 'Warning', involvedObject: { namespace: 'shop', name: 'orders' }, message: expect.stringMatching(/port "grpc"[\s\S]*path "no-slash"/) });
-    await eventually(async () => (await running!.metric('graph_controller_reconciles_total', { result: 'invalid' })) === 1);
-    expect(await store.keys('graph:*')).toEqual([]);
-    expect(registry.writes).toEqual([]);
-  });
-
   it('should re-assert every registration on resync, and write nothing while the registry is right', async () => {
     const { api } = await setUp({}, { resyncMs: 300 });
     api.create('services', serviceObject({ name: 'orders', namespace: 'shop', annotations: graph('orders') }));
@@ -207,19 +133,6 @@ describe('graph controller against the fake API server and the real registry', (
     expect(await running!.metric('graph_controller_registered_names')).toBe(1);
   });
 
-  it('should leave alone a URL someone else registered under a name it used', async () => {
-    const { api } = await setUp();
-    api.create('services', serviceObject({ name: 'orders', namespace: 'shop', annotations: graph('orders') }));
-    await recordIs('orders', ordersUrl);
-    await fetch(`${registry.url}/orders`, { method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'text/plain' }, body: 'http://hand-made.example/graphql' });
-    api.update('services', 'shop', 'orders', (svc) => {
-      svc.metadata.annotations = {};
-    });
-    await eventually(async () => (await running!.metric('graph_controller_reconciles_total', { result: 'unchanged' })) >= 1);
-    await running!.controller.idle();
-    expect(await record('orders')).toBe('http://hand-made.example/graphql');
-  });
-
   it('should watch only the configured namespaces', async () => {
     const { api } = await setUp({}, { namespaces: ['shop', 'billing'] });
     api.create('services', serviceObject({ name: 'orders', namespace: 'shop', annotations: graph('orders') }));
@@ -231,17 +144,6 @@ describe('graph controller against the fake API server and the real registry', (
     expect(await record('stray')).toBeUndefined();
     const paths = new Set(api.requests.filter((request) => request.path.endsWith('/services')).map((request) => request.path));
     expect(paths).toEqual(new Set(['/api/v1/namespaces/shop/services', '/api/v1/namespaces/billing/services']));
-  });
-
-  it('should rebuild what it registered from the Services on start, so a restarted controller still cleans up', async () => {
-    const { api, controller } = await setUp();
-    api.create('services', serviceObject({ name: 'orders', namespace: 'shop', annotations: graph('orders') }));
-    await recordIs('orders', ordersUrl);
-    await controller.stop({ release: true });
-    running = startController({ api, registryUrl: registry.url, apiKey: API_KEY });
-    await eventually(() => running!.controller.isLeader(), 3000);
-    api.remove('services', 'shop', 'orders');
-    await recordIs('orders', undefined);
   });
 });
 
@@ -257,9 +159,11 @@ function expectAllowedByManifests(fake: FakeKubeApi): void {
   expect(denied).toEqual([]);
   const verbs = new Set(fake.requests.map((request) => `${request.method} ${request.path.replace(/\/namespaces\/[^/]+/, '')}${request.query.watch ? ' watch' : ''}`));
   expect([...verbs].sort()).toEqual([
+    'GET /api/v1/configmaps/graph-controller-registrations',
     'GET /api/v1/services',
     'GET /api/v1/services watch',
     'GET /apis/coordination.k8s.io/v1/leases/graph-controller',
+    'POST /api/v1/configmaps',
     'POST /api/v1/events',
     'POST /apis/coordination.k8s.io/v1/leases',
     'PUT /apis/coordination.k8s.io/v1/leases/graph-controller',

@@ -40,7 +40,7 @@ afterAll(async () => {
 
 function replica(identity: Identity): RunningController {
   const running = startController({
-    api,
+    kubeConfig: api.kubeConfig(),
     registryUrl: registry.url,
     apiKey: KEYS[identity],
     identity,

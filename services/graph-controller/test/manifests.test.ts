@@ -72,7 +72,7 @@ describe('k8s/graph-controller', () => {
     expect(deployment.spec.replicas).toBeGreaterThanOrEqual(2);
   });
 
-  it('should grant list/watch on Services, create/patch on Events and the Lease, nothing more', () => {
+  it('should grant list/watch on Services, create/patch on Events, the Lease and its ownership ConfigMap, nothing more', () => {
     expect(one<Role>('ClusterRole').rules).toEqual([
       { apiGroups: [''], resources: ['services'], verbs: ['list', 'watch'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
@@ -85,6 +85,12 @@ describe('k8s/graph-controller', () => {
       expect(allows(lease, { group: 'coordination.k8s.io', resource: 'leases', verb, name: 'someone-elses-lease' })).toBe(false);
     }
     expect(allows(lease, { group: 'coordination.k8s.io', resource: 'leases', verb: 'delete', name: leaseName })).toBe(false);
+    expect(allows(lease, { group: '', resource: 'configmaps', verb: 'create' })).toBe(true);
+    for (const verb of ['get', 'update']) {
+      expect(allows(lease, { group: '', resource: 'configmaps', verb, name: `${leaseName}-registrations` })).toBe(true);
+      expect(allows(lease, { group: '', resource: 'configmaps', verb, name: 'someone-elses-config' })).toBe(false);
+    }
+    expect(allows(lease, { group: '', resource: 'configmaps', verb: 'list' })).toBe(false);
   });
 
   it('should bind both roles to the Deployment\'s ServiceAccount', () => {

@@ -5,6 +5,7 @@ import { createClaimMemory, type ClaimMemory } from '../src/claim-memory.js';
 import { claimOf, serviceKey } from '../src/desired-state.js';
 import type { GraphRegistry } from '../src/graph-registry-client.js';
 import type { EventRecorder, EventType } from '../src/kube-event-recorder.js';
+import type { OwnedName } from '../src/ownership-records.js';
 import { createReconciler, NotLeaderError, type Reconciler } from '../src/reconciler.js';
 import { silentLogger } from '../../../test/support/silent-logger.js';
 import { graph, service } from './support/services.js';
@@ -47,6 +48,7 @@ describe('reconciler', () => {
   let registry: ReturnType<typeof memoryRegistry>;
   let events: RecordedEvent[];
   let memory: ClaimMemory;
+  let owned: Map<string, OwnedName>;
   let leader: AbortController | undefined;
   let reconciler: Reconciler;
 
@@ -68,6 +70,7 @@ describe('reconciler', () => {
     registry = memoryRegistry();
     events = [];
     memory = createClaimMemory();
+    owned = new Map();
     leader = new AbortController();
     const recorder: EventRecorder = {
       record: (svc, type, reason, message) => {
@@ -81,6 +84,15 @@ describe('reconciler', () => {
       registry: registry.registry,
       events: recorder,
       memory,
+      ownership: {
+        description: 'test/records',
+        load: () => Promise.resolve(new Map(owned)),
+        own: (name, record) => {
+          owned.set(name, record);
+          return Promise.resolve();
+        },
+        disown: (name) => Promise.resolve(void owned.delete(name)),
+      },
       clusterDomain: 'cluster.local',
       writeSignal: () => leader?.signal,
       logger: silentLogger(),
@@ -93,6 +105,15 @@ describe('reconciler', () => {
     expect(registry.graphs.get('orders')).toBe('http://orders.shop.svc.cluster.local:8080/graphql');
     expect(events).toEqual([{ service: 'shop/orders', type: 'Normal', reason: 'GraphRegistered', message: expect.stringContaining('registered graph "orders"') }]);
     expect(reconciler.registeredNames()).toBe(1);
+  });
+
+  it('should record a name as its own while it is registered, and forget it once deleted', async () => {
+    const key = put(service({ name: 'orders', namespace: 'shop', annotations: graph('orders') }));
+    await reconciler.reconcile(key);
+    expect(owned).toEqual(new Map([['orders', { service: 'shop/orders', url: 'http://orders.shop.svc.cluster.local:8080/graphql' }]]));
+    await reconciler.reconcile(drop(key));
+    expect(registry.graphs.has('orders')).toBe(false);
+    expect(owned.size).toBe(0);
   });
 
   it('should be idempotent: a second reconcile writes nothing', async () => {

@@ -98,6 +98,8 @@ export interface Dependencies {
   gatewayUrl?: string;
   localizationUrl?: string;
   kubeconfig?: string;
+  /** The controller's own namespace on the API server: its Lease lives there and it watches only there. */
+  kubeNamespace?: string;
 }
 
 /** A Twilio-shaped account SID; not a secret, and no real account. */
@@ -151,7 +153,8 @@ const environments: Record<Service, EnvOf> = {
   'graph-controller': (deps) => ({
     Registry__Url: deps.registryUrl ?? 'http://127.0.0.1:9',
     Registry__ApiKey: TEST_KEYS.api,
-    Controller__LeaseNamespace: 'default',
+    Controller__LeaseNamespace: deps.kubeNamespace ?? 'default',
+    Controller__Namespaces: deps.kubeNamespace ?? '',
     POD_NAME: 'deploy-test',
     KUBECONFIG: deps.kubeconfig ?? '',
   }),

@@ -1,14 +1,15 @@
+import type { KubeConfig } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import { createGraphControllerApp } from '../../src/app.js';
 import type { GraphControllerConfig } from '../../src/config.js';
 import type { GraphController } from '../../src/graph-controller.js';
-import type { FakeKubeApi } from '../../../../test/support/fake-kube-api.js';
 import { silentLogger } from '../../../../test/support/silent-logger.js';
 
 export const LEASE_NAMESPACE = 'platform';
 
 export interface ControllerFixtureOptions {
-  api: FakeKubeApi;
+  /** How the controller reaches the API server: the real one with a ServiceAccount token, or the in-test one. */
+  kubeConfig: KubeConfig;
   registryUrl: string;
   apiKey: string;
   identity?: string;
@@ -18,6 +19,9 @@ export interface ControllerFixtureOptions {
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
+  /** Default: short (50–400 ms); the production defaults are 200–30000 ms. */
+  backoff?: { baseMs: number; maxMs: number };
+  leaseNamespace?: string;
 }
 
 export interface RunningController {
@@ -41,10 +45,10 @@ export function testConfig(options: ControllerFixtureOptions): GraphControllerCo
     clusterDomain: 'cluster.local',
     resyncMs: options.resyncMs ?? 60_000,
     watchIdleMs: options.watchIdleMs ?? 10_000,
-    backoff: { baseMs: 50, maxMs: 400 },
+    backoff: options.backoff ?? { baseMs: 50, maxMs: 400 },
     leaderElection: {
       leaseName: 'graph-controller',
-      leaseNamespace: LEASE_NAMESPACE,
+      leaseNamespace: options.leaseNamespace ?? LEASE_NAMESPACE,
       leaseDurationMs: options.leaseDurationMs ?? 2000,
       renewDeadlineMs: options.renewDeadlineMs ?? 1500,
       retryPeriodMs: options.retryPeriodMs ?? 200,
@@ -57,12 +61,12 @@ export function testConfig(options: ControllerFixtureOptions): GraphControllerCo
   };
 }
 
-/** A controller wired as main.ts wires it (app.ts), against the fake API server and a real registry. */
+/** A controller wired as main.ts wires it (app.ts), against an API server and a real registry. */
 export function startController(options: ControllerFixtureOptions): RunningController {
   const config = testConfig(options);
   const metrics = new Registry();
   const controller = createGraphControllerApp(config, {
-    kubeConfig: options.api.kubeConfig(),
+    kubeConfig: options.kubeConfig,
     logger: silentLogger('graph-controller'),
     metrics,
   });

@@ -111,8 +111,15 @@ spec:
         {{- toYaml . | nindent 8 }}
       {{- end }}
       {{- with .Values.topologySpreadConstraints }}
+      {{- /* A constraint without a labelSelector counts no pods at all (the API server only warns):
+      one without gets the component's own selector labels, so it spreads this component's pods. */}}
+      {{- $constraints := list }}
+      {{- $own := dict "labelSelector" (dict "matchLabels" (include "platform-lib.selectorLabels" $ | fromYaml)) }}
+      {{- range . }}
+      {{- $constraints = append $constraints (ternary . (merge (deepCopy $own) .) (hasKey . "labelSelector")) }}
+      {{- end }}
       topologySpreadConstraints:
-        {{- toYaml . | nindent 8 }}
+        {{- toYaml $constraints | nindent 8 }}
       {{- end }}
       containers:
         - name: {{ .Chart.Name }}

@@ -1,0 +1,378 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { CoordinationV1Api, CoreV1Api, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node';
+import { Redis } from 'ioredis';
+import { startManagementServer } from '@sp/platform';
+import { Registry as PromRegistry } from 'prom-client';
+import { createGraphControllerApp } from '../src/app.js';
+import { adminKubeConfig, applyObjects, ensureNamespace, serviceAccountKubeConfig, startPrivateApiserver, uniqueName, type PrivateApiserver } from '../../../test/support/kube-apiserver.js';
+import { freePort, startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
+import { silentLogger } from '../../../test/support/silent-logger.js';
+import { eventually, sleep } from '../../../test/support/eventually.js';
+import { startController, testConfig, type ControllerFixtureOptions, type RunningController } from './support/controller-fixture.js';
+import { CONTROLLER_NAMESPACE, controllerKubeConfig, controllerRbacObjects, resetControllerState, serviceBody } from './support/real-cluster.js';
+import { startRegistryServer, type RegistryServer } from './support/registry-server.js';
+import { graph } from './support/services.js';
+
+/**
+ * The controller against the real kube-apiserver (test/infra/kube.sh), authenticated with a
+ * ServiceAccount token the API server issued and authorized only by the RBAC of
+ * k8s/graph-controller. Faults the real server cannot be made to produce on demand (a watch cut
+ * mid-line, a paused watch, 410 Gone after compaction, bookmarks every few hundred ms) stay in
+ * controller.integration.test.ts against the in-test API server.
+ */
+
+const API_KEY = 'controller-key-0123456789';
+/** Keys of the replicas run as processes, so the registry can tell who wrote what. */
+const PROCESS_KEYS = { 'replica-a': 'key-replica-a-0123456789', 'replica-b': 'key-replica-b-0123456789' } as const;
+type ProcessIdentity = keyof typeof PROCESS_KEYS;
+const MAIN = join(import.meta.dirname, '../dist/main.js');
+
+let redis: PrivateRedis;
+let registry: RegistryServer;
+let store: Redis;
+let admin: KubeConfig;
+let core: CoreV1Api;
+let controllerKube: KubeConfig;
+const running: RunningController[] = [];
+
+beforeAll(async () => {
+  redis = await startPrivateRedis();
+  registry = await startRegistryServer(redis.url, [API_KEY, ...Object.values(PROCESS_KEYS)]);
+  store = new Redis(redis.url);
+  admin = adminKubeConfig();
+  core = admin.makeApiClient(CoreV1Api);
+  controllerKube = await controllerKubeConfig(admin);
+}, 30_000);
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((replica) => replica.stop()));
+  await resetControllerState(admin);
+  registry.writes.length = 0;
+  await store.flushdb();
+});
+
+afterAll(async () => {
+  store.disconnect();
+  await registry.close();
+  await redis.stop();
+});
+
+/** Namespaces of this test only (the controller watches just these: other suites share the server). */
+async function namespaces(count: number): Promise<string[]> {
+  const names = Array.from({ length: count }, () => uniqueName('gc'));
+  for (const name of names) await ensureNamespace(admin, name);
+  return names;
+}
+
+function controller(watch: string[], options: Partial<ControllerFixtureOptions> = {}): RunningController {
+  const replica = startController({ kubeConfig: controllerKube, registryUrl: registry.url, apiKey: API_KEY, namespaces: watch, ...options });
+  running.push(replica);
+  return replica;
+}
+
+async function leading(watch: string[], options: Partial<ControllerFixtureOptions> = {}): Promise<RunningController> {
+  const replica = controller(watch, options);
+  await eventually(() => replica.controller.isLeader(), 5000, 'leading');
+  return replica;
+}
+
+const record = async (name: string): Promise<string | undefined> => (await store.get(`graph:${name}`)) ?? undefined;
+const recordIs = (name: string, expected: string | undefined, timeoutMs = 3000) =>
+  eventually(async () => (await record(name)) === expected, timeoutMs, `graph:${name} = ${expected}`);
+const urlOf = (service: string, namespace: string, path = '/graphql', scheme = 'http') => `${scheme}://${service}.${namespace}.svc.cluster.local:8080${path}`;
+
+const createService = (namespace: string, name: string, annotations: Record<string, string>) => core.createNamespacedService({ namespace, body: serviceBody(name, annotations) });
+const annotate = async (namespace: string, name: string, annotations: Record<string, string>) => {
+  const current = await core.readNamespacedService({ name, namespace });
+  current.metadata!.annotations = annotations;
+  await core.replaceNamespacedService({ name, namespace, body: current });
+};
+const deleteService = (namespace: string, name: string) => core.deleteNamespacedService({ name, namespace });
+const events = async (namespace: string, reason: string): Promise<CoreV1Event[]> =>
+  (await core.listNamespacedEvent({ namespace })).items.filter((event) => event.reason === reason);
+const ownershipRecords = async (): Promise<Record<string, string>> => {
+  try {
+    return (await core.readNamespacedConfigMap({ name: 'graph-controller-registrations', namespace: CONTROLLER_NAMESPACE })).data ?? {};
+  } catch {
+    return {};
+  }
+};
+const handRegister = (name: string, url: string) =>
+  fetch(`${registry.url}/${name}`, { method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'text/plain' }, body: url });
+
+describe('graph controller against the real kube-apiserver, with the RBAC of k8s/graph-controller', () => {
+  it('should register, re-annotate, rename and deregister Services, and record them as its own', async () => {
+    const [shop] = await namespaces(1);
+    await leading([shop!]);
+    await createService(shop!, 'orders', graph('orders'));
+    await recordIs('orders', urlOf('orders', shop!));
+    expect(JSON.parse((await ownershipRecords()).orders!)).toEqual({ service: `${shop}/orders`, url: urlOf('orders', shop!) });
+
+    await annotate(shop!, 'orders', graph('orders', { 'graph-registry.io/path': '/api/graphql', 'graph-registry.io/scheme': 'https' }));
+    await recordIs('orders', urlOf('orders', shop!, '/api/graphql', 'https'));
+
+    await annotate(shop!, 'orders', graph('shop-orders'));
+    await recordIs('shop-orders', urlOf('orders', shop!));
+    await recordIs('orders', undefined);
+
+    await annotate(shop!, 'orders', {});
+    await recordIs('shop-orders', undefined);
+
+    await annotate(shop!, 'orders', graph('orders'));
+    await recordIs('orders', urlOf('orders', shop!));
+    await deleteService(shop!, 'orders');
+    await recordIs('orders', undefined);
+    expect(await store.keys('graph:*')).toEqual([]);
+    await eventually(async () => Object.keys(await ownershipRecords()).length === 0, 2000, 'records emptied');
+    expect((await events(shop!, 'GraphRegistered')).length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('should warn about invalid annotations with one Event, and register nothing', async () => {
+    const [shop] = await namespaces(1);
+    const replica = await leading([shop!], { resyncMs: 300 });
+    await createService(shop!, 'orders', graph('orders', { 'graph-registry.io/port': 'grpc', 'graph-registry.io/path': 'no-slash' }));
+    const [invalid] = await eventually(async () => {
+      const found = await events(shop!, 'InvalidGraphAnnotation');
+      return found.length > 0 ? found : undefined;
+    });
+    expect(invalid).toMatchObject({ type: 'Warning', involvedObject: { kind: 'Service', namespace: shop, name: 'orders' }, message: expect.stringMatching(/port "grpc"[\s\S]*path "no-slash"/) });
+    await sleep(1000); // several resyncs
+    await replica.stop();
+    await leading([shop!]); // a new leader, a fresh memory
+    await sleep(500);
+    expect(await events(shop!, 'InvalidGraphAnnotation')).toHaveLength(1);
+    expect(await store.keys('graph:*')).toEqual([]);
+    expect(registry.writes).toEqual([]);
+  });
+
+  it('should keep the oldest Service on a conflict, with one Warning Event across three leader changes', async () => {
+    const [billing, shop] = await namespaces(2);
+    const watch = [billing!, shop!];
+    let leader = await leading(watch, { identity: 'leader-0' });
+    await createService(shop!, 'orders', graph('orders'));
+    await recordIs('orders', urlOf('orders', shop!));
+    await sleep(1100); // creationTimestamp has a resolution of one second
+    await createService(billing!, 'orders', graph('orders'));
+    await eventually(async () => (await events(billing!, 'GraphNameConflict')).length === 1, 3000, 'conflict reported');
+    const first = (await events(billing!, 'GraphNameConflict'))[0]!;
+    for (let change = 1; change <= 3; change += 1) {
+      const next = controller(watch, { identity: `leader-${change}` });
+      await leader.stop({ release: change !== 2 }); // one of them dies without releasing the lease
+      await eventually(() => next.controller.isLeader(), 5000, `leader-${change} leading`);
+      // Every new leader reports the conflict again: to the Event already on record.
+      await eventually(async () => (await events(billing!, 'GraphNameConflict')).some((event) => event.reportingInstance === `leader-${change}`), 5000, `reported by leader-${change}`);
+      leader = next;
+    }
+    const conflicts = await events(billing!, 'GraphNameConflict');
+    expect(conflicts).toHaveLength(1);
+    expect(conflicts[0]).toMatchObject({
+      type: 'Warning',
+      involvedObject: { kind: 'Service', namespace: billing, name: 'orders' },
+      message: `graph name "orders" is already claimed by the older Service ${shop}/orders; this Service is not registered`,
+      source: { component: 'graph-controller' },
+      reportingInstance: 'leader-3',
+    });
+    expect(new Date(conflicts[0]!.lastTimestamp!).getTime()).toBeGreaterThan(new Date(first.lastTimestamp!).getTime());
+    expect(await record('orders')).toBe(urlOf('orders', shop!));
+    await deleteService(shop!, 'orders');
+    await recordIs('orders', urlOf('orders', billing!));
+  }, 60_000);
+
+  it('should deregister a Service deleted while no controller ran, and never touch a name registered by hand', async () => {
+    const [shop] = await namespaces(1);
+    const first = await leading([shop!]);
+    await createService(shop!, 'orders', graph('orders'));
+    await createService(shop!, 'billing', graph('billing'));
+    await recordIs('orders', urlOf('orders', shop!));
+    await recordIs('billing', urlOf('billing', shop!));
+    await handRegister('manual', 'http://hand-made.example/graphql');
+    await handRegister('stale', urlOf('stale', shop!)); // looks like a controller's URL, but nobody recorded it
+    await first.stop();
+    await deleteService(shop!, 'orders'); // nobody watches now
+    await sleep(300);
+    const resyncMs = 1500;
+    await leading([shop!], { resyncMs });
+    await recordIs('orders', undefined, resyncMs); // within one resync of the start
+    await sleep(resyncMs + 500); // one more resync: nothing else goes
+    expect(await record('billing')).toBe(urlOf('billing', shop!));
+    expect(await record('manual')).toBe('http://hand-made.example/graphql');
+    expect(await record('stale')).toBe(urlOf('stale', shop!));
+    expect(Object.keys(await ownershipRecords())).toEqual(['billing']);
+  }, 30_000);
+
+  it('should leave a name alone that someone re-registered by hand after the controller wrote it', async () => {
+    const [shop] = await namespaces(1);
+    const first = await leading([shop!]);
+    await createService(shop!, 'orders', graph('orders'));
+    await recordIs('orders', urlOf('orders', shop!));
+    await first.stop();
+    await handRegister('orders', 'http://hand-made.example/graphql');
+    await deleteService(shop!, 'orders');
+    const replica = await leading([shop!]);
+    await eventually(async () => Object.keys(await ownershipRecords()).length === 0, 3000, 'record dropped');
+    await replica.controller.idle();
+    expect(await record('orders')).toBe('http://hand-made.example/graphql');
+  });
+
+  it('should converge once the registry is back, without restarting the controller', async () => {
+    const [shop] = await namespaces(1);
+    const replica = await leading([shop!]);
+    await createService(shop!, 'orders', graph('orders'));
+    await recordIs('orders', urlOf('orders', shop!));
+    await registry.stop();
+    await deleteService(shop!, 'orders');
+    await createService(shop!, 'billing', graph('billing'));
+    await eventually(async () => (await replica.metric('graph_controller_reconciles_total', { result: 'error' })) >= 2, 5000, 'failed reconciles');
+    await registry.start();
+    await recordIs('billing', urlOf('billing', shop!), 5000);
+    await recordIs('orders', undefined, 5000);
+  });
+
+  it('should report in /readyz when its ServiceAccount may not read Services or its Lease', async () => {
+    const [shop] = await namespaces(1);
+    const unbound = await serviceAccountKubeConfig(admin, CONTROLLER_NAMESPACE, uniqueName('unbound'));
+    const config = testConfig({ kubeConfig: unbound, registryUrl: registry.url, apiKey: API_KEY, namespaces: [shop!], leaseDurationMs: 1000, renewDeadlineMs: 800, retryPeriodMs: 200 });
+    const app = createGraphControllerApp(config, { kubeConfig: unbound, logger: silentLogger(), metrics: new PromRegistry() });
+    const management = await startManagementServer({ port: 0, host: '127.0.0.1', registry: new PromRegistry(), readiness: app.readiness, logger: silentLogger() });
+    app.start();
+    try {
+      const readyz = async () => (await (await fetch(`http://127.0.0.1:${management.port}/readyz`)).json()) as { failing?: string[] };
+      await eventually(async () => (await readyz()).failing?.includes('leader-election'), 5000, 'leader-election failing');
+      expect((await readyz()).failing).toEqual(['informers', 'leader-election']);
+      expect(app.isLeader()).toBe(false);
+    } finally {
+      await app.stop({ releaseLease: false });
+      await management.close();
+    }
+  });
+});
+
+/** A kubeconfig file holding the KubeConfig's current cluster and token, for a process. */
+function writeKubeconfig(dir: string, kube: KubeConfig): string {
+  const cluster = kube.getCurrentCluster()!;
+  const file = join(dir, 'kubeconfig');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'c', cluster: { server: cluster.server, 'certificate-authority': cluster.caFile } }],
+      users: [{ name: 'u', user: { token: kube.getCurrentUser()!.token } }],
+      contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+      'current-context': 'x',
+    }),
+    { mode: 0o600 },
+  );
+  return file;
+}
+
+describe('graph controller processes (main.ts, built) on the real kube-apiserver', () => {
+  const children: ChildProcess[] = [];
+  let dir: string;
+
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'graph-controller-'));
+  });
+
+  afterAll(() => {
+    for (const child of children) child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function replicaProcess(identity: ProcessIdentity, watch: string): Promise<ChildProcess> {
+    const child = spawn(process.execPath, [MAIN], {
+      stdio: 'ignore',
+      env: {
+        PATH: process.env.PATH,
+        KUBECONFIG: writeKubeconfig(dir, controllerKube),
+        Registry__Url: registry.url,
+        Registry__ApiKey: PROCESS_KEYS[identity],
+        Controller__Namespaces: watch,
+        Controller__LeaseNamespace: CONTROLLER_NAMESPACE,
+        // Short, but with room for a loaded machine: lease calls time out at half the renew deadline.
+        Controller__LeaseDurationSeconds: '6',
+        Controller__RenewDeadlineSeconds: '4',
+        Controller__RetryPeriodSeconds: '1',
+        POD_NAME: identity,
+        Management__Port: String(await freePort()),
+        Log__Level: 'silent',
+      },
+    });
+    children.push(child);
+    return child;
+  }
+
+  const holder = async (): Promise<string | undefined> => {
+    try {
+      return (await admin.makeApiClient(CoordinationV1Api).readNamespacedLease({ name: 'graph-controller', namespace: CONTROLLER_NAMESPACE })).spec?.holderIdentity;
+    } catch {
+      return undefined;
+    }
+  };
+  const writers = (name: string) => registry.writes.filter((write) => write.name === name).map((write) => Object.entries(PROCESS_KEYS).find(([, key]) => key === write.apiKey)?.[0]);
+
+  it('should let one of two replicas write, and the other take over when the leader is SIGKILLed', async () => {
+    const [shop] = await namespaces(1);
+    const replicas = { 'replica-a': await replicaProcess('replica-a', shop!), 'replica-b': await replicaProcess('replica-b', shop!) };
+    const leader = await eventually(async () => (await holder()) as ProcessIdentity | undefined, 15_000, 'a holder');
+    const follower: ProcessIdentity = leader === 'replica-a' ? 'replica-b' : 'replica-a';
+    await createService(shop!, 'orders', graph('orders'));
+    await recordIs('orders', urlOf('orders', shop!), 15_000);
+    await eventually(() => writers('orders').length > 0, 2000, 'the write logged'); // logged when the response has finished
+    expect(writers('orders')).toEqual([leader]);
+
+    replicas[leader].kill('SIGKILL');
+    const killedAt = Date.now();
+    await createService(shop!, 'billing', graph('billing'));
+    await deleteService(shop!, 'orders');
+    await recordIs('billing', urlOf('billing', shop!), 6000 + 1000 + 8000); // lease duration + retry period, and then some
+    await recordIs('orders', undefined, 5000);
+    await eventually(() => writers('orders').length === 2, 2000, 'the delete logged');
+    expect(await holder()).toBe(follower);
+    expect(writers('billing')).toEqual([follower]);
+    expect(writers('orders')).toEqual([leader, follower]);
+    process.stdout.write(`takeover after SIGKILL of the leader: ${Date.now() - killedAt} ms\n`);
+    replicas[follower].kill('SIGTERM');
+    await new Promise((resolve) => replicas[follower].once('exit', resolve));
+    expect(await holder()).toBeUndefined(); // a graceful stop released the lease
+  }, 90_000);
+});
+
+describe('graph controller and a kube-apiserver that is SIGKILLed and restarted', () => {
+  let server: PrivateApiserver;
+
+  beforeAll(async () => {
+    server = await startPrivateApiserver();
+    await ensureNamespace(server.admin, CONTROLLER_NAMESPACE);
+    await applyObjects(server.admin, controllerRbacObjects(), CONTROLLER_NAMESPACE);
+  }, 90_000);
+
+  afterAll(() => server?.close());
+
+  it('should catch up within 5 s of the restarted server answering /readyz, with the production backoff', async () => {
+    const kube = await serviceAccountKubeConfig(server.admin, CONTROLLER_NAMESPACE, 'graph-controller');
+    const shop = 'shop';
+    await ensureNamespace(server.admin, shop);
+    const serverCore = server.admin.makeApiClient(CoreV1Api);
+    const replica = startController({ kubeConfig: kube, registryUrl: registry.url, apiKey: API_KEY, namespaces: [shop], backoff: { baseMs: 200, maxMs: 30_000 } });
+    running.push(replica);
+    await eventually(() => replica.controller.isLeader(), 5000, 'leading');
+    await serverCore.createNamespacedService({ namespace: shop, body: serviceBody('orders', graph('orders')) });
+    await recordIs('orders', urlOf('orders', shop));
+
+    server.kill();
+    await sleep(15_000); // long enough for the informer's backoff to grow past 5 s
+    expect(await replica.metric('graph_controller_watch_restarts_total', { reason: 'error' })).toBeGreaterThanOrEqual(4);
+    await server.start(); // resolves once /readyz answers 200
+    const readyAt = Date.now();
+    await serverCore.createNamespacedService({ namespace: shop, body: serviceBody('billing', graph('billing')) });
+    await serverCore.deleteNamespacedService({ name: 'orders', namespace: shop });
+    await recordIs('billing', urlOf('billing', shop), 5000);
+    await recordIs('orders', undefined, 5000 - (Date.now() - readyAt));
+    process.stdout.write(`catch-up after the apiserver restart: ${Date.now() - readyAt} ms from /readyz\n`);
+  }, 120_000);
+});

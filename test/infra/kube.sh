@@ -1,0 +1,237 @@
+#!/usr/bin/env bash
+# A real Kubernetes API server for tests: etcd + kube-apiserver (+ kubectl for server-side
+# dry-run), built from the Go module proxy.
+#
+#   test/infra/kube.sh install   build once into .cache/bin (cold ~6 min on 2 cores)
+#   test/infra/kube.sh start     etcd + kube-apiserver on free loopback ports (~4 s)
+#   test/infra/kube.sh stop
+#   test/infra/kube.sh run-apiserver DIR PORT ETCD_URL [ETCD_PREFIX]
+#                                 one more apiserver in the foreground, on the same etcd under its
+#                                 own prefix (tests that SIGKILL and restart an apiserver use it)
+#
+# `go install k8s.io/kubernetes/cmd/kube-apiserver@v1.35.4` is refused: the module's go.mod
+# replaces every k8s.io/* staging module with ./staging/…, which the module zip does not carry
+# as modules. So the module source is copied, its replaces are pointed at the published
+# k8s.io/* v0.35.4 modules, and the commands are built from there. etcd has no buildable
+# main package in a published module: a three-line main calls etcdmain.Main.
+#
+# Writes to .cache/run/infra.env: KUBE_APISERVER_BIN, KUBECTL_BIN, ETCD_BIN (install);
+# KUBE_ETCD_URL, KUBE_APISERVER_URL, KUBECONFIG_PATH (an admin kubeconfig) (start).
+# State (keys, token file, certificates, etcd data) under .cache/run/kube; stop removes the data.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+KUBE_VERSION=v1.35.4
+ETCD_VERSION=v3.6.16
+
+BIN="$CACHE/bin"
+GODIR="$CACHE/go"
+SRC="$CACHE/kube"
+STATE="$RUN/kube"
+
+go_env() {
+  local go
+  go=$(command -v go || true)
+  [ -n "$go" ] || { [ -x /usr/local/go/bin/go ] && go=/usr/local/go/bin/go; } || die "go not found (PATH or /usr/local/go/bin/go)"
+  GO=$go
+  export GOPATH="$GODIR" GOMODCACHE="$GODIR/pkg/mod" GOCACHE="$GODIR/build"
+  export GOFLAGS="-modcacherw -mod=mod" CGO_ENABLED=0
+  unset GOBIN
+}
+
+module_dir() {
+  "$GO" mod download -json "$1@$2" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p'
+}
+
+build_kubernetes() {
+  local dir src="$SRC/kubernetes-$KUBE_VERSION" staging=v0.${KUBE_VERSION#v1.} out t0=$SECONDS
+  dir=$(module_dir k8s.io/kubernetes "$KUBE_VERSION")
+  [ -n "$dir" ] && [ -f "$dir/go.mod" ] || die "could not download k8s.io/kubernetes@$KUBE_VERSION"
+  rm -rf "$src" && mkdir -p "$SRC" && cp -r "$dir" "$src" && chmod -R u+w "$src"
+  rm -rf "$src/vendor" "$src"/go.work*
+  # Every `k8s.io/X => ./staging/src/k8s.io/X` becomes the published k8s.io/X at the matching
+  # v0 version (kubernetes v1.N.P publishes its staging repos as v0.N.P).
+  local mod
+  for mod in $(sed -n 's#^[[:space:]]*\(k8s\.io/[^ ]*\) => \./staging/.*#\1#p' "$src/go.mod"); do
+    (cd "$src" && "$GO" mod edit -replace "$mod=$mod@$staging")
+  done
+  ! grep -q '=> ./staging' "$src/go.mod" || die "unhandled staging replace in $src/go.mod"
+  local v=k8s.io/component-base/version
+  local ldflags="-s -w -X $v.gitVersion=$KUBE_VERSION -X $v.gitMajor=1 -X $v.gitMinor=$(cut -d. -f2 <<< "$KUBE_VERSION") -X $v.gitTreeState=clean"
+  out=$(mktemp -d "$SRC/out.XXXXXX")
+  log "building kube-apiserver + kubectl $KUBE_VERSION with $("$GO" env GOVERSION) (cold: ~6 min on 2 cores)"
+  (cd "$src" && "$GO" build -trimpath -ldflags "$ldflags" -o "$out/" ./cmd/kube-apiserver ./cmd/kubectl) \
+    || { rm -rf "$out"; die "building kube-apiserver $KUBE_VERSION failed"; }
+  mv -f "$out/kube-apiserver" "$BIN/kube-apiserver-$KUBE_VERSION"
+  mv -f "$out/kubectl" "$BIN/kubectl-$KUBE_VERSION"
+  rm -rf "$out" "$src"
+  log "built kube-apiserver + kubectl $KUBE_VERSION in $((SECONDS - t0))s"
+}
+
+build_etcd() {
+  local src="$SRC/etcd-$ETCD_VERSION" t0=$SECONDS
+  rm -rf "$src" && mkdir -p "$src"
+  cat > "$src/main.go" <<'GO'
+package main
+
+import (
+	"os"
+
+	"go.etcd.io/etcd/server/v3/etcdmain"
+)
+
+func main() { etcdmain.Main(os.Args) }
+GO
+  log "building etcd $ETCD_VERSION"
+  (cd "$src" && "$GO" mod init local/etcd > /dev/null 2>&1 \
+    && "$GO" get "go.etcd.io/etcd/server/v3@$ETCD_VERSION" > /dev/null \
+    && "$GO" build -trimpath -ldflags "-s -w" -o "$BIN/etcd-$ETCD_VERSION" .) \
+    || die "building etcd $ETCD_VERSION failed"
+  rm -rf "$src"
+  log "built etcd $ETCD_VERSION in $((SECONDS - t0))s"
+}
+
+# link NAME VERSION KEY: .cache/bin/NAME -> NAME-VERSION, recorded in infra.env.
+link() {
+  local name=$1 version=$2 key=$3
+  ln -sfn "$name-$version" "$BIN/$name.tmp.$$" && mv -Tf "$BIN/$name.tmp.$$" "$BIN/$name"
+  env_set "$key" "$BIN/$name"
+}
+
+install() {
+  mkdir -p "$BIN" "$GODIR"
+  if [ ! -x "$BIN/kube-apiserver-$KUBE_VERSION" ] || [ ! -x "$BIN/kubectl-$KUBE_VERSION" ] || [ ! -x "$BIN/etcd-$ETCD_VERSION" ]; then
+    # One build at a time per checkout (start may be called by several scripts at once).
+    exec 9> "$GODIR/.kube.lock"
+    flock 9
+    go_env
+    [ -x "$BIN/kube-apiserver-$KUBE_VERSION" ] && [ -x "$BIN/kubectl-$KUBE_VERSION" ] || build_kubernetes
+    [ -x "$BIN/etcd-$ETCD_VERSION" ] || build_etcd
+    find "$BIN" -maxdepth 1 -type f \( -name 'kube-apiserver-v*' -o -name 'kubectl-v*' \) ! -name "*-$KUBE_VERSION" -delete
+    find "$BIN" -maxdepth 1 -type f -name 'etcd-v*' ! -name "etcd-$ETCD_VERSION" -delete
+    flock -u 9
+    exec 9>&-
+  fi
+  link kube-apiserver "$KUBE_VERSION" KUBE_APISERVER_BIN
+  link kubectl "$KUBE_VERSION" KUBECTL_BIN
+  link etcd "$ETCD_VERSION" ETCD_BIN
+}
+
+
+# Material shared by every apiserver of this checkout: service-account key pair, admin token.
+make_secrets() {
+  mkdir -p "$STATE"
+  [ -f "$STATE/sa.key" ] || openssl genrsa -out "$STATE/sa.key" 2048 2> /dev/null
+  [ -f "$STATE/sa.pub" ] || openssl rsa -in "$STATE/sa.key" -pubout -out "$STATE/sa.pub" 2> /dev/null
+  if [ ! -f "$STATE/tokens.csv" ]; then
+    # An admin in system:masters; tests make ServiceAccounts and request tokens for them.
+    printf '%s,kube-admin,kube-admin-uid,system:masters\n' "$(openssl rand -hex 24)" > "$STATE/tokens.csv.tmp"
+    chmod 600 "$STATE/tokens.csv.tmp" && mv "$STATE/tokens.csv.tmp" "$STATE/tokens.csv"
+  fi
+}
+
+# run-apiserver DIR PORT ETCD_URL [ETCD_PREFIX]: exec kube-apiserver in the foreground (tests start
+# private ones this way and SIGKILL them). DIR holds its serving certificate (made on first start,
+# kept across restarts); keys and tokens come from the shared state.
+run_apiserver() {
+  local dir=$1 port=$2 etcd=$3 prefix=${4:-/registry}
+  mkdir -p "$dir/certs"
+  exec "$BIN/kube-apiserver" \
+    --etcd-servers "$etcd" --etcd-prefix "$prefix" \
+    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$port" \
+    --cert-dir "$dir/certs" \
+    --token-auth-file "$STATE/tokens.csv" \
+    --service-account-issuer https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file "$STATE/sa.pub" \
+    --service-account-signing-key-file "$STATE/sa.key" \
+    --authorization-mode RBAC \
+    --service-cluster-ip-range 10.96.0.0/16 \
+    --endpoint-reconciler-type none \
+    --profiling=false --v=1
+}
+
+# kubeconfig FILE URL CA_FILE: an admin kubeconfig for one apiserver.
+write_kubeconfig() {
+  local file=$1 url=$2 ca=$3 token
+  token=$(cut -d, -f1 "$STATE/tokens.csv")
+  umask 077
+  cat > "$file.tmp" <<YAML
+apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster:
+    server: $url
+    certificate-authority: $ca
+users:
+- name: kube-admin
+  user:
+    token: $token
+contexts:
+- name: local
+  context: {cluster: local, user: kube-admin}
+current-context: local
+YAML
+  mv "$file.tmp" "$file"
+}
+
+wait_ready() {
+  local url=$1 seconds=$2 token i
+  token=$(cut -d, -f1 "$STATE/tokens.csv")
+  for ((i = 0; i < seconds * 5; i++)); do
+    curl -fsS -k -o /dev/null --max-time 2 -H "Authorization: Bearer $token" "$url/readyz" 2> /dev/null && return 0
+    sleep 0.2
+  done
+  die "kube-apiserver did not become ready at $url within ${seconds}s (log: $RUN/kube-apiserver.log)"
+}
+
+start() {
+  install
+  make_secrets
+  if ! is_running kube-etcd; then
+    local client peer
+    client=$(free_port); peer=$(free_port)
+    rm -rf "$STATE/etcd"
+    start_bg kube-etcd "$BIN/etcd" --name local --data-dir "$STATE/etcd" \
+      --listen-client-urls "http://127.0.0.1:$client" --advertise-client-urls "http://127.0.0.1:$client" \
+      --listen-peer-urls "http://127.0.0.1:$peer" --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
+      --initial-cluster "local=http://127.0.0.1:$peer" --log-level warn \
+      --unsafe-no-fsync
+    env_set KUBE_ETCD_URL "http://127.0.0.1:$client"
+    wait_for_port kube-etcd "$client" 30
+  fi
+  if ! is_running kube-apiserver; then
+    local port
+    port=$(free_port)
+    rm -rf "$STATE/apiserver"
+    start_bg kube-apiserver bash "$0" run-apiserver "$STATE/apiserver" "$port" "$(env_get KUBE_ETCD_URL)"
+    wait_ready "https://127.0.0.1:$port" 60
+    write_kubeconfig "$STATE/kubeconfig" "https://127.0.0.1:$port" "$STATE/apiserver/certs/apiserver.crt"
+    env_set KUBE_APISERVER_URL "https://127.0.0.1:$port"
+    env_set KUBECONFIG_PATH "$STATE/kubeconfig"
+  fi
+  log "kube-apiserver $KUBE_VERSION at $(env_get KUBE_APISERVER_URL) (kubeconfig $(env_get KUBECONFIG_PATH))"
+}
+
+stop() {
+  # SIGKILL: on SIGTERM the apiserver drains open watches for up to 60 s. Nothing is kept.
+  local name pid
+  for name in kube-apiserver kube-etcd; do
+    if [ -f "$RUN/$name.pid" ]; then
+      pid=$(cat "$RUN/$name.pid")
+      kill -KILL -- "-$pid" 2> /dev/null || true
+      rm -f "$RUN/$name.pid"
+    fi
+  done
+  rm -rf "$STATE/etcd" "$STATE/apiserver"
+  env_unset KUBE_APISERVER_URL
+  env_unset KUBECONFIG_PATH
+  env_unset KUBE_ETCD_URL
+}
+
+case "${1:-}" in
+  install) install ;;
+  start) start ;;
+  stop) stop ;;
+  run-apiserver) shift; make_secrets; run_apiserver "$@" ;;
+  *) die "usage: $0 install|start|stop|run-apiserver DIR PORT ETCD_URL [PREFIX]" ;;
+esac
