@@ -7,8 +7,12 @@ import { parseSmsCommand, type SmsCommand } from './sms-commands.js';
 import { smsReplies, type ReplyLinks } from './sms-replies.js';
 import { unsubscribe } from './unsubscribe.js';
 
-/** An SMS webhook is a form of a few hundred bytes (a message body is at most 1600 characters). */
-export const SMS_BODY_LIMIT_BYTES = 16 * 1024;
+/**
+ * An SMS webhook is a form of a few hundred bytes, but a body of 1600 characters may be 1600
+ * emoji: 4 UTF-8 bytes each, percent-encoded to 12, about 19 KiB. 32 KiB holds the longest
+ * message the provider carries with all its other parameters.
+ */
+export const SMS_BODY_LIMIT_BYTES = 32 * 1024;
 /**
  * The longest message the SMS provider carries (Twilio: 1600 characters, concatenated segments).
  * Counted in characters (code points), not UTF-16 units, so an emoji counts once.

@@ -251,8 +251,8 @@ describe('provider authentication', () => {
     expect(deps.gateway.received).toEqual([]);
   });
 
-  it('should answer 413 for a form over 16 KiB, 415 for another media type and 400 without a sender', async () => {
-    expect((await postSms(service.baseUrl, smsForm(owner, 'x'.repeat(17 * 1024)))).status).toBe(413);
+  it('should answer 413 for a form over 32 KiB, 415 for another media type and 400 without a sender', async () => {
+    expect((await postSms(service.baseUrl, smsForm(owner, 'x'.repeat(33 * 1024)))).status).toBe(413);
     const json = await fetch(`${service.baseUrl}${SMS_PATH}?code=${API_KEY}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(json.status).toBe(415);
     // The media type is checked before the size: 2 MiB of text is 415, not 413.
