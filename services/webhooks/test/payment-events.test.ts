@@ -225,6 +225,23 @@ describe('checkout events', () => {
   });
 });
 
+describe('the gateway fixture of make up', () => {
+  it('should show the mutations a webhook made at GET /_operations, paged by `since`', async () => {
+    const { last } = (await (await fetch(new URL('/_operations', deps.gateway.url))).json()) as { last: number };
+    const product = productObject({ name: 'Shown' });
+    await postStripeEvent(service.baseUrl, stripeEvent('product.created', product));
+    const view = (await (await fetch(new URL(`/_operations?since=${last}&type=mutation`, deps.gateway.url))).json()) as { last: number; operations: Record<string, unknown>[] };
+    expect(view.operations).toEqual([
+      expect.objectContaining({ type: 'mutation', fields: ['createPlan'], failed: false, variables: { input: expect.objectContaining({ providerProductId: product.id, name: 'Shown' }) } }),
+    ]);
+    expect(view.last).toBeGreaterThan(last);
+    expect(view.operations[0]!.receivedAt).toEqual(expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/));
+    // The queries it made first are there too, without the filter.
+    const all = (await (await fetch(new URL(`/_operations?since=${last}`, deps.gateway.url))).json()) as { operations: { fields: string[] }[] };
+    expect(all.operations.map((op) => op.fields[0])).toEqual(['planByProviderProductId', 'createPlan']);
+  });
+});
+
 describe('other event types and key rotation', () => {
   it('should acknowledge an unlisted event type with 200 and touch nothing', async () => {
     const before = await counterValue(service.registry, 'webhook_events_total', { provider: 'stripe', result: 'ignored' });
