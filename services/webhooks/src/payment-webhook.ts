@@ -25,7 +25,12 @@ function verifiedEnvelope(ctx: Koa.Context, rawBody: Buffer, deps: PaymentWebhoo
     if (toAppError(err).code === 'invalid_signature') deps.metrics.signatureFailure('stripe');
     throw err;
   }
-  return parseEnvelope(body);
+  try {
+    return parseEnvelope(body);
+  } catch (err) {
+    deps.metrics.event('stripe', 'other', 'refused');
+    throw err;
+  }
 }
 
 /**

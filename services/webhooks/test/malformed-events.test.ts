@@ -62,8 +62,10 @@ const MALFORMED: [string, () => unknown, string][] = [
 describe('malformed signed events', () => {
   it.each(MALFORMED)('should answer 400 naming the field for %s, with no gateway call and no event', async (_case, body, field) => {
     const before = deps.events.events.length;
+    const refused = await counterValue(service.registry, 'webhook_events_total', { provider: 'stripe', result: 'refused' });
     const answer = await postStripeEvent(service.baseUrl, JSON.stringify(body()));
     expect(answer.status).toBe(400);
+    expect(await counterValue(service.registry, 'webhook_events_total', { provider: 'stripe', result: 'refused' })).toBe(refused + 1);
     expect(answer.json!.error).toMatch(/^malformed event: /);
     expect(answer.json!.error).toContain(field);
     expect(deps.gateway.received).toEqual([]);
