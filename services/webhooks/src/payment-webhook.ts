@@ -1,19 +1,16 @@
 import type Koa from 'koa';
 import { readBody, toAppError } from '@sp/platform';
-import type { DedupStore } from './dedup-store.js';
 import { parseEnvelope, type Envelope } from './event-schemas.js';
 import type { PaymentActionDeps } from './payment-event-action.js';
 import { paymentEventActions } from './payment-event-actions.js';
-import { processOnce, type ProcessOnceOptions } from './process-once.js';
+import { processOnce } from './process-once.js';
 import type { WebhooksMetrics } from './webhooks-metrics.js';
 
 /** Stripe's events are a few KiB; 256 KiB leaves room for large line item lists and metadata. */
 export const PAYMENT_BODY_LIMIT_BYTES = 256 * 1024;
 
 export interface PaymentWebhookDeps extends PaymentActionDeps {
-  dedup: DedupStore;
   metrics: WebhooksMetrics;
-  processOnceOptions?: ProcessOnceOptions;
 }
 
 /** The signed body as an event envelope: 400 `invalid signature`, or 400 `malformed event` naming the field. */
