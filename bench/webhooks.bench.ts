@@ -42,13 +42,21 @@ const SIGNATURE_ITERATIONS = 20_000;
 const webhooksMain = fileURLToPath(new URL('../services/webhooks/dist/main.js', import.meta.url));
 const stripe = new Stripe('sk_test_4eC39HqLyjWDarjtT1zdp7dc');
 
-function priceUpdated(tier: number, amount: number): string {
+/**
+ * The service applies a change of a price only when its event is newer than the last one applied
+ * (`created`, Unix seconds). Each event of a run is one second newer than the one before, starting
+ * in the past; events of one tier are TIERS apart and at most CONCURRENCY are in flight, so each
+ * arrives after the previous one of its tier and is applied (none is stale, none ties).
+ */
+const firstCreated = Math.floor(Date.now() / 1000) - 10_000_000;
+
+function priceUpdated(tier: number, amount: number, sequence: number): string {
   const now = Math.floor(Date.now() / 1000);
   return JSON.stringify({
     id: `evt_bench_${randomUUID().replace(/-/g, '')}`,
     object: 'event',
     api_version: Stripe.API_VERSION,
-    created: now,
+    created: firstCreated + sequence,
     data: {
       object: {
         id: `price_bench_${tier}`,
@@ -81,7 +89,7 @@ function priceUpdated(tier: number, amount: number): string {
 
 /** constructEvent in a loop on one payload and header: HMAC-SHA256 over the body, the timestamp check, JSON.parse. */
 function signatureVerification(): { opsPerSecond: number; microsPerOp: number } {
-  const payload = priceUpdated(0, 1000);
+  const payload = priceUpdated(0, 1000, 0);
   const header = stripe.webhooks.generateTestHeaderString({ payload, secret: SECRET });
   for (let i = 0; i < 2000; i++) stripe.webhooks.constructEvent(payload, header, SECRET, 300);
   const started = process.hrtime.bigint();
@@ -152,8 +160,10 @@ async function main(): Promise<void> {
       req.once('error', reject);
       req.end(body);
     });
+  /** Events sent over all rounds (each round counts `i` from 0 again): orders their `created`. */
+  let sent = 0;
   const send = async (i: number): Promise<void> => {
-    const { status, body } = await post(priceUpdated(i % TIERS, 1000 + (i % 5000)));
+    const { status, body } = await post(priceUpdated(i % TIERS, 1000 + (i % 5000), sent++));
     if (status !== 200 || !body.includes('"processed"')) throw new Error(`answered ${status} ${body}`);
     answered++;
   };
@@ -184,7 +194,7 @@ async function main(): Promise<void> {
       loadGenerator: `this process: ${CONCURRENCY} requests in flight (node:http keep-alive), each a new event id, signed with the Stripe library`,
       gateway: 'the tests\' GraphQL fixture (graphql-js over HTTP, bearer JWT verified against Keycloak\'s JWKS per call), in this process',
       dependencies: 'shared Redis (claim + done marker per event), shared Keycloak (token fetched once and cached)',
-      perEvent: 'signature check, Redis claim (Lua), priceTierByProviderPriceId + updatePriceTier through the gateway, Redis done marker (Lua)',
+      perEvent: 'signature check, validation, Redis claim (Lua), the price\'s claim and applied version (Redis), priceTierByProviderPriceId + updatePriceTier through the gateway, version recorded, Redis done marker (Lua)',
       durationMsPerRound: DURATION_MS,
       rounds: ROUNDS,
       summary: 'the round with the median throughput',

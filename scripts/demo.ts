@@ -77,6 +77,28 @@ function plan(): JourneyPlan {
   };
 }
 
+/** Where the gateway fixture shows the operations it received. */
+const operationsUrl = new URL('/_operations', localUrls.gateway);
+
+interface OperationsView {
+  last: number;
+  operations: Array<{ seq: number; fields: string[]; variables: Record<string, unknown>; failed: boolean }>;
+}
+
+async function operations(query: string): Promise<OperationsView> {
+  const response = await fetch(`${operationsUrl.href}${query}`, { signal: AbortSignal.timeout(3000) });
+  if (!response.ok) throw new Error(`${operationsUrl.href} answered ${response.status}`);
+  return (await response.json()) as OperationsView;
+}
+
+/** One line per mutation: its root field and its variables, as the gateway received them. */
+async function printChanges(since: number): Promise<void> {
+  const { operations: mutations } = await operations(`?since=${since}&type=mutation`);
+  out(`
+What the webhooks changed through the GraphQL gateway (${mutations.length} mutations; all of them: curl ${operationsUrl.href}):`);
+  for (const mutation of mutations) out(`    ${mutation.failed ? '✘ ' : ''}${mutation.fields.join(', ')} ${JSON.stringify(mutation.variables)}`);
+}
+
 const reporter: JourneyReporter = {
   start: (step, total, title) => out(`\n${step}/${total} ${title}`),
   saw: (line) => out(`    ${line}`),
@@ -102,8 +124,10 @@ async function main(): Promise<number> {
     return 1;
   }
   const started = Date.now();
+  const before = (await operations('')).last;
   const record = await runJourney(journeyTargets, plan(), reporter);
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  await printChanges(before).catch((err: unknown) => out(`\nThe gateway fixture's operations could not be read: ${(err as Error).message}`));
   const total = STEP_TITLES.length;
   if (record.failures.length === 0) {
     out(`\nDemo complete: ${total} of ${total} steps passed in ${seconds} s.`);

@@ -6,7 +6,8 @@ import { startGraphqlGateway } from '../test/support/graphql-gateway.js';
 import { startLocalizationService } from '../test/support/localization-service.js';
 import { demoData, localPorts } from './local-platform.js';
 
-const gateway = await startGraphqlGateway({ port: localPorts.gateway });
+// Keeps the last 1000 operations for `GET /_operations` (make demo prints what the webhooks changed).
+const gateway = await startGraphqlGateway({ port: localPorts.gateway, keepOperations: 1000 });
 const localization = await startLocalizationService({ port: localPorts.localization });
 const client = gateway.addClient(demoData.client);
 gateway.addPlan({ ...demoData.plan, active: true });

@@ -139,7 +139,8 @@ describe('the platform end to end', () => {
       amount: 1000,
       currency: 'usd',
     });
-    expect(payment.paymentConfirmedEvent.headers.ce_id).toBe(payment.eventId);
+    // One payment per checkout session: the event's id derives from the session, not from the Stripe event.
+    expect(payment.paymentConfirmedEvent.headers.ce_id).toBe(`PaymentConfirmedEvent:${payment.checkoutSessionId}`);
   });
 
   it('should send the announcement to both subscribers, each in its locale', () => {

@@ -74,6 +74,10 @@ export interface GatewayData {
 
 /** One GraphQL operation that reached the fixture with a valid token. */
 export interface ReceivedOperation {
+  /** Position in arrival order since the fixture started (1, 2, …; not reset by `reset()` so a reader can page with `since`). */
+  seq: number;
+  /** ISO 8601 arrival time. */
+  receivedAt: string;
   operationName: string | undefined;
   type: 'query' | 'mutation';
   /** Root fields selected, e.g. `['createPlan']`. */
@@ -133,6 +137,15 @@ export interface GraphqlGatewayOptions {
   allowedClientIds?: readonly string[];
   /** Listening port; a free one by default (`make up` uses a fixed one). */
   port?: number;
+  /** How many received operations are kept (the oldest are dropped); all by default. `make up` runs for days. */
+  keepOperations?: number;
+}
+
+/** The view of `GET /_operations[?since=<seq>][&type=mutation|query]`. */
+export interface OperationsView {
+  /** `seq` of the newest operation received, 0 before the first: pass as `since` to see only later ones. */
+  last: number;
+  operations: ReceivedOperation[];
 }
 
 function emptyData(): GatewayData {
@@ -185,7 +198,9 @@ function rootValue(data: GatewayData, nextId: (kind: string) => string): Record<
     },
     updatePriceTier: (args) => {
       const tier = data.priceTiers.find((t) => t.id === args.id);
-      return tier ? Object.assign(tier, input(args)) : null;
+      const { active, ...fields } = input(args);
+      // The contract: an omitted (null) `active` leaves it unchanged; `amount: null` is a value.
+      return tier ? Object.assign(tier, fields, active === null || active === undefined ? {} : { active }) : null;
     },
     deletePriceTier: ({ id }) => remove(data.priceTiers, id),
     createPaymentConfirmation: (args) => {
@@ -241,6 +256,18 @@ function describe(document: DocumentNode, operationName: string | undefined): Pi
   return { type: operation.operation === 'mutation' ? 'mutation' : 'query', fields };
 }
 
+/**
+ * What a user of `make up` sees of the operations the fixture received: those after `since`,
+ * optionally only mutations or only queries. Unauthenticated: the fixture listens on loopback
+ * only and holds demo data.
+ */
+function operationsView(received: readonly ReceivedOperation[], last: number, params: URLSearchParams): OperationsView {
+  const since = Number(params.get('since') ?? 0);
+  const type = params.get('type');
+  const operations = received.filter((op) => op.seq > (Number.isFinite(since) ? since : 0) && (type === null || op.type === type));
+  return { last, operations };
+}
+
 type Prepared = { document: DocumentNode; errors?: undefined } | { document?: undefined; errors: readonly GraphQLError[] };
 
 /**
@@ -287,6 +314,12 @@ export async function startGraphqlGateway(options: GraphqlGatewayOptions = {}): 
   const nextId = (kind: string): string => `${kind}-${++counter}`;
   let root = rootValue(data, nextId);
   const received: ReceivedOperation[] = [];
+  let seq = 0;
+  const keepOperations = options.keepOperations ?? Number.POSITIVE_INFINITY;
+  const recordOperation = (operation: Omit<ReceivedOperation, 'seq' | 'receivedAt'>): void => {
+    received.push({ seq: ++seq, receivedAt: new Date().toISOString(), ...operation });
+    if (received.length > keepOperations) received.splice(0, received.length - keepOperations);
+  };
   const tokens = { accepted: 0, refused: 0, distinct: new Set<string>() };
   let failures: Required<Pick<FailureOptions, 'mode' | 'count'>> & { field?: string } = { mode: 'http-503', count: 0 };
 
@@ -327,14 +360,16 @@ export async function startGraphqlGateway(options: GraphqlGatewayOptions = {}): 
     if (prepared.errors) return sendJson(res, 200, { errors: prepared.errors });
     const described = describe(prepared.document, operationName);
     const failure = described ? failureFor(described.fields) : undefined;
-    if (described) received.push({ operationName, ...described, variables, failed: failure !== undefined });
+    if (described) recordOperation({ operationName, ...described, variables, failed: failure !== undefined });
     if (failure) return fail(res, failure);
     const result = await executeDocument({ schema, document: prepared.document, rootValue: root, variableValues: variables, operationName });
     sendJson(res, 200, result);
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (req.method !== 'POST' || req.url?.split('?')[0] !== '/graphql') return sendJson(res, 404, { errors: [{ message: 'not found' }] });
+    const url = new URL(req.url ?? '/', 'http://fixture');
+    if (req.method === 'GET' && url.pathname === '/_operations') return sendJson(res, 200, operationsView(received, seq, url.searchParams));
+    if (req.method !== 'POST' || url.pathname !== '/graphql') return sendJson(res, 404, { errors: [{ message: 'not found' }] });
     if (!(await authorize(req))) {
       tokens.refused += 1;
       req.resume();

@@ -82,14 +82,18 @@ export function requestListener(app: Koa): RequestListener {
 }
 
 /**
- * Reads the request body as a Buffer after checking its media type, enforcing a size limit
- * while streaming (413 before the whole body is buffered).
+ * Reads the request body as a Buffer. The checks come in the documented order of every service:
+ * the media type first (415, whatever the size: a body of the wrong type is refused for what it
+ * is), then the size, declared or while streaming (413 before the whole body is buffered).
  */
 export async function readBody(ctx: Koa.Context, options: { limitBytes: number; types: readonly string[] }): Promise<Buffer> {
+  if (!ctx.is(...options.types)) {
+    ctx.req.resume();
+    throw unsupportedMediaType(options.types);
+  }
   if (ctx.request.length !== undefined && ctx.request.length > options.limitBytes) {
     throw tooLarge(ctx, options.limitBytes);
   }
-  if (!ctx.is(...options.types)) throw unsupportedMediaType(options.types);
   try {
     return await getRawBody(ctx.req, { limit: options.limitBytes, length: ctx.request.length });
   } catch (err) {
@@ -101,7 +105,7 @@ export async function readBody(ctx: Koa.Context, options: { limitBytes: number; 
 /**
  * The 413 for a body over the limit. The rest of the body is drained (read and discarded, never
  * buffered): a body stopped mid-stream is left paused half-read, and the next request on the
- * keep-alive connection would never be parsed.
+ * keep-alive connection would never be parsed. A refused media type is drained the same way.
  */
 function tooLarge(ctx: Koa.Context, limitBytes: number): AppError {
   ctx.req.resume();

@@ -32,9 +32,9 @@ async function start(): Promise<number> {
 }
 
 /** A POST of `bytes` bytes of text, framed with Content-Length or chunked in 16 KiB chunks. */
-function post(bytes: number, chunked: boolean): Buffer[] {
+function post(bytes: number, chunked: boolean, contentType = 'text/plain'): Buffer[] {
   const framing = chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${bytes}`;
-  const parts = [Buffer.from(`POST /echo HTTP/1.1\r\nHost: test\r\nContent-Type: text/plain\r\n${framing}\r\n\r\n`)];
+  const parts = [Buffer.from(`POST /echo HTTP/1.1\r\nHost: test\r\nContent-Type: ${contentType}\r\n${framing}\r\n\r\n`)];
   for (let offset = 0; offset < bytes; offset += 16 * 1024) {
     const chunk = Buffer.alloc(Math.min(16 * 1024, bytes - offset), 'a');
     parts.push(chunked ? Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]) : chunk);
@@ -98,5 +98,15 @@ describe('readBody', () => {
     const get = [Buffer.from('GET /next HTTP/1.1\r\nHost: test\r\n\r\n')];
     const answers = await exchange(port, [post(4 * 1024 * 1024, chunked), get], 2);
     expect(answers).toEqual([`HTTP/1.1 413 Payload Too Large ${JSON.stringify({ error: `body exceeds ${LIMIT_BYTES} bytes` })}`, 'HTTP/1.1 200 OK ok']);
+  });
+
+  it.each([
+    ['streamed (chunked)', true],
+    ['declared (Content-Length)', false],
+  ])('should answer 415, not 413, to a body of another media type over the limit, %s, and keep the connection usable', async (_name, chunked) => {
+    const port = await start();
+    const get = [Buffer.from('GET /next HTTP/1.1\r\nHost: test\r\n\r\n')];
+    const answers = await exchange(port, [post(2 * 1024 * 1024, chunked, 'application/json'), get], 2);
+    expect(answers).toEqual([`HTTP/1.1 415 Unsupported Media Type ${JSON.stringify({ error: 'content type must be one of: text/plain' })}`, 'HTTP/1.1 200 OK ok']);
   });
 });

@@ -124,6 +124,13 @@ describe('POST /otp/verify refusals (Development mode: /otp answers with the cod
     expect(large.json()).toEqual({ error: 'body exceeds 16384 bytes' });
   });
 
+  it('should check the media type before the size: 2 MiB of text/plain is 415, not 413', async () => {
+    const headers = { 'x-role-claim': 'client', 'content-type': 'text/plain' };
+    const answer = await auth.client.request('POST', '/otp', { headers, body: 'x'.repeat(2 * 1024 * 1024) });
+    expect(answer.status).toBe(415);
+    expect(answer.json()).toEqual({ error: 'content type must be one of: application/json' });
+  });
+
   it('should answer 405 with Allow for another method and 404 for another path', async () => {
     const get = await auth.client.get('/otp/verify');
     expect(get.status).toBe(405);

@@ -1,14 +1,14 @@
 import type Koa from 'koa';
-import { badRequest, readBody, unsupportedMediaType } from '@sp/platform';
+import { badRequest, readBody } from '@sp/platform';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * The request body as UTF-8 text. Checks run in a fixed order: media type (415), then size —
- * the declared Content-Length at once, a streamed body while it arrives (413) — then encoding (400).
+ * the declared Content-Length at once, a streamed body while it arrives (413), both in the
+ * platform's readBody — then encoding (400).
  */
 export async function readTextBody(ctx: Koa.Context, options: { limitBytes: number; types: readonly string[] }): Promise<string> {
-  if (!ctx.is(...options.types)) throw unsupportedMediaType(options.types);
   const body = await readBody(ctx, options);
   try {
     return utf8.decode(body);

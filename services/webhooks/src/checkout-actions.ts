@@ -1,13 +1,12 @@
-import type Stripe from 'stripe';
 import { notSynchronized } from './errors.js';
+import type { CheckoutSessionObject, ValidEvent } from './event-schemas.js';
 import { paymentConfirmedEvent } from './events.js';
 import type { Client, Plan } from './gateway.js';
 import type { CheckoutSessionDetails, InvoiceDetails } from './payment-provider.js';
-import type { PaymentActionDeps, PaymentEventAction } from './payment-event-action.js';
+import type { ActionResult, PaymentActionDeps, PaymentEventAction } from './payment-event-action.js';
+import { processOnce } from './process-once.js';
 
 const PAID = new Set(['paid', 'no_payment_required']);
-
-const idOf = (value: string | { id: string } | null | undefined): string | null => (value == null ? null : typeof value === 'string' ? value : value.id);
 
 interface Checkout {
   session: CheckoutSessionDetails;
@@ -19,10 +18,10 @@ interface Checkout {
  * The session as the provider's API has it now, and its invoice. Fields the API leaves empty fall
  * back to the signed snapshot in the event (the invoice's customer, then the snapshot's).
  */
-async function readCheckout(snapshot: Stripe.Checkout.Session, session: CheckoutSessionDetails, deps: PaymentActionDeps): Promise<Checkout> {
-  const invoiceId = session.invoiceId ?? idOf(snapshot.invoice);
+async function readCheckout(snapshot: CheckoutSessionObject, session: CheckoutSessionDetails, deps: PaymentActionDeps): Promise<Checkout> {
+  const invoiceId = session.invoiceId ?? snapshot.invoice;
   const invoice = invoiceId === null ? undefined : await deps.paymentProvider.retrieveInvoice(invoiceId);
-  const customerId = session.customerId ?? invoice?.customerId ?? idOf(snapshot.customer);
+  const customerId = session.customerId ?? invoice?.customerId ?? snapshot.customer;
   if (customerId === null) throw notSynchronized(`checkout session ${session.id} has no customer`);
   return { session, invoice, customerId };
 }
@@ -38,9 +37,36 @@ async function clientAndPlan(checkout: Checkout, deps: PaymentActionDeps): Promi
 }
 
 /** Amounts of the invoice when there is one (its total), else of the session. */
-function amountOf(checkout: Checkout, snapshot: Stripe.Checkout.Session): { amount: number; currency: string } {
+function amountOf(checkout: Checkout, snapshot: CheckoutSessionObject): { amount: number; currency: string } {
   if (checkout.invoice) return { amount: checkout.invoice.total, currency: checkout.invoice.currency };
   return { amount: checkout.session.amountTotal ?? snapshot.amount_total ?? 0, currency: checkout.session.currency ?? snapshot.currency ?? 'usd' };
+}
+
+/** Creates the PaymentConfirmation and the PlanSubscription of a paid session and publishes PaymentConfirmedEvent. */
+async function fulfil(event: ValidEvent<CheckoutSessionObject>, session: CheckoutSessionDetails, deps: PaymentActionDeps): Promise<ActionResult> {
+  const snapshot = event.object;
+  const checkout = await readCheckout(snapshot, session, deps);
+  const { client, plan } = await clientAndPlan(checkout, deps);
+  const { amount, currency } = amountOf(checkout, snapshot);
+  const providerSubscriptionId = session.subscriptionId ?? snapshot.subscription;
+  const paidAt = new Date(event.created * 1000).toISOString();
+  const invoiceId = checkout.invoice?.id ?? null;
+  const base = { checkoutSessionId: session.id, clientId: client.id, planId: plan.id };
+  const confirmation = await deps.gateway.createPaymentConfirmation({ ...base, invoiceId, amount, currency, paidAt });
+  const subscription = await deps.gateway.createPlanSubscription({ ...base, providerSubscriptionId });
+  const data = {
+    ...base,
+    paymentConfirmationId: confirmation.id,
+    planSubscriptionId: subscription.id,
+    invoiceId,
+    providerCustomerId: checkout.customerId,
+    providerSubscriptionId,
+    amount,
+    currency,
+    paidAt,
+  };
+  await deps.publisher.publish(deps.topics.payments, paymentConfirmedEvent(data));
+  return 'processed';
 }
 
 /**
@@ -49,35 +75,17 @@ function amountOf(checkout: Checkout, snapshot: Stripe.Checkout.Session): { amou
  * the first line item), create the PaymentConfirmation and the PlanSubscription, publish
  * PaymentConfirmedEvent. A completed session whose payment is still pending (`unpaid`, e.g. a
  * bank debit) is deferred: its async_payment_succeeded event does the work.
+ *
+ * Fulfilment runs once per checkout session, whichever of the two events comes first, on any
+ * replica (processOnce keyed `checkout-session:<id>`); the other event is answered `duplicate`.
  */
-function confirmCheckout(paidByEvent: boolean): PaymentEventAction {
+function confirmCheckout(paidByEvent: boolean): PaymentEventAction<CheckoutSessionObject> {
   return async (event, deps) => {
-    const snapshot = event.data.object as Stripe.Checkout.Session;
-    const session = await deps.paymentProvider.retrieveCheckoutSession(snapshot.id);
-    const paid = paidByEvent || PAID.has(snapshot.payment_status) || PAID.has(session.paymentStatus);
+    const session = await deps.paymentProvider.retrieveCheckoutSession(event.object.id);
+    const paid = paidByEvent || PAID.has(event.object.payment_status) || PAID.has(session.paymentStatus);
     if (!paid) return 'deferred';
-    const checkout = await readCheckout(snapshot, session, deps);
-    const { client, plan } = await clientAndPlan(checkout, deps);
-    const { amount, currency } = amountOf(checkout, snapshot);
-    const providerSubscriptionId = session.subscriptionId ?? idOf(snapshot.subscription);
-    const paidAt = new Date(event.created * 1000).toISOString();
-    const invoiceId = checkout.invoice?.id ?? null;
-    const base = { checkoutSessionId: session.id, clientId: client.id, planId: plan.id };
-    const confirmation = await deps.gateway.createPaymentConfirmation({ ...base, invoiceId, amount, currency, paidAt });
-    const subscription = await deps.gateway.createPlanSubscription({ ...base, providerSubscriptionId });
-    const data = {
-      ...base,
-      paymentConfirmationId: confirmation.id,
-      planSubscriptionId: subscription.id,
-      invoiceId,
-      providerCustomerId: checkout.customerId,
-      providerSubscriptionId,
-      amount,
-      currency,
-      paidAt,
-    };
-    await deps.publisher.publish(deps.topics.payments, paymentConfirmedEvent(data, event.id));
-    return 'processed';
+    const outcome = await processOnce(deps.dedup, `checkout-session:${event.object.id}`, () => fulfil(event, session, deps), deps.processOnceOptions);
+    return outcome.duplicate ? 'duplicate' : outcome.value;
   };
 }
 

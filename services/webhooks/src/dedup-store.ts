@@ -7,9 +7,17 @@ export type ClaimOutcome =
   /** Another request holds a live claim on the event right now. */
   | { state: 'busy' };
 
+/** The newest change of a payment provider object that was applied, or its deletion (a tombstone). */
+export interface ObjectVersion {
+  /** Unix seconds: the `created` of the newest event applied (or the object's own `updated`). */
+  created: number;
+  deleted: boolean;
+}
+
 /**
  * Remembers which payment provider events were processed, and which are being processed, so a
- * redelivered event is acknowledged without being done twice. Implementations: redis-dedup-store
+ * redelivered event is acknowledged without being done twice; and the version of each provider
+ * object applied, so an older event delivered late changes nothing. Implementations: redis-dedup-store
  * (the real one, shared by all replicas) and memory-dedup-store (local runs only).
  * Every method rejects with a 503 AppError when the backend cannot be reached.
  */
@@ -22,6 +30,10 @@ export interface DedupStore {
   complete(eventId: string, token: string, retentionMs: number): Promise<void>;
   /** Drops the claim if it is still ours, so a redelivery can process the event. */
   release(eventId: string, token: string): Promise<void>;
+  /** The version of `objectKey` (e.g. `product:prod_1`) last recorded, null when unknown (never seen, or forgotten). */
+  readVersion(objectKey: string): Promise<ObjectVersion | null>;
+  /** Records the version of `objectKey` for `retentionMs` (callers hold the object's claim). */
+  recordVersion(objectKey: string, version: ObjectVersion, retentionMs: number): Promise<void>;
   /** Readiness: rejects when the backend is unusable. */
   check(): Promise<void>;
   close(): Promise<void>;

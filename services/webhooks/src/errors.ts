@@ -13,6 +13,9 @@ export const eventInProgress = (retryAfterSeconds: number): AppError =>
 /** The payment provider signature is missing, malformed, stale or made with an unknown secret. */
 export const invalidSignature = (): AppError => new AppError(400, 'invalid_signature', 'invalid signature');
 
+/** A signed event that is not what its type promises (not JSON, a field missing or of the wrong type). */
+export const malformedEvent = (detail: string): AppError => new AppError(400, 'malformed_event', `malformed event: ${detail}`);
+
 /** The SMS provider signature is missing or does not match, or the message is for another account. */
 export const forbidden = (message = 'forbidden'): AppError => new AppError(403, 'forbidden', message);
 

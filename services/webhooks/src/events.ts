@@ -25,13 +25,18 @@ export interface PaymentConfirmed {
   paidAt: string;
 }
 
+/** The CloudEvents id of the one PaymentConfirmedEvent of a checkout session. */
+export const paymentConfirmedEventId = (checkoutSessionId: string): string => `PaymentConfirmedEvent:${checkoutSessionId}`;
+
 /**
  * A checkout was paid: a PaymentConfirmation and a PlanSubscription exist. Key: the checkout
- * session id; CloudEvents id: the payment provider's event id, so a consumer can drop the rare
- * duplicate (published again when the service failed after publishing, before recording success).
+ * session id; CloudEvents id: derived from the checkout session (not from the provider event:
+ * `completed` and `async_payment_succeeded` of one session are two events, one payment), so a
+ * consumer dropping duplicates by id counts each payment once, also the rare event published
+ * again when the service failed after publishing, before recording success.
  */
-export function paymentConfirmedEvent(data: PaymentConfirmed, providerEventId: string): PlatformEvent {
-  return { type: 'PaymentConfirmedEvent', key: data.checkoutSessionId, id: providerEventId, data: { ...data } };
+export function paymentConfirmedEvent(data: PaymentConfirmed): PlatformEvent {
+  return { type: 'PaymentConfirmedEvent', key: data.checkoutSessionId, id: paymentConfirmedEventId(data.checkoutSessionId), data: { ...data } };
 }
 
 export interface ProviderProductCreated {

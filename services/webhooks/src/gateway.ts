@@ -108,6 +108,8 @@ export interface CreatePriceTierInput {
 
 export interface UpdatePriceTierInput {
   amount: number | null;
+  /** False for an archived price. */
+  active: boolean;
 }
 
 export interface CreatePaymentConfirmationInput {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { DedupStore } from './dedup-store.js';
+import type { DedupStore, ObjectVersion } from './dedup-store.js';
 
 /**
  * Processed events in this process' memory: lost on restart and not shared between replicas, so
@@ -8,6 +8,7 @@ import type { DedupStore } from './dedup-store.js';
 export function createMemoryDedupStore(now: () => number = Date.now): DedupStore {
   const done = new Map<string, number>();
   const claims = new Map<string, { token: string; expiresAt: number }>();
+  const versions = new Map<string, { version: ObjectVersion; expiresAt: number }>();
   const live = (expiresAt: number | undefined): boolean => expiresAt !== undefined && expiresAt > now();
   const releaseIfOurs = (eventId: string, token: string): void => {
     if (claims.get(eventId)?.token === token) claims.delete(eventId);
@@ -30,10 +31,19 @@ export function createMemoryDedupStore(now: () => number = Date.now): DedupStore
       releaseIfOurs(eventId, token);
       return Promise.resolve();
     },
+    readVersion(objectKey) {
+      const entry = versions.get(objectKey);
+      return Promise.resolve(entry !== undefined && live(entry.expiresAt) ? { ...entry.version } : null);
+    },
+    recordVersion(objectKey, version, retentionMs) {
+      versions.set(objectKey, { version: { ...version }, expiresAt: now() + retentionMs });
+      return Promise.resolve();
+    },
     check: () => Promise.resolve(),
     close() {
       done.clear();
       claims.clear();
+      versions.clear();
       return Promise.resolve();
     },
   };

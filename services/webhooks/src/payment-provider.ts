@@ -1,7 +1,4 @@
-import type Stripe from 'stripe';
-
-/** A verified payment provider event (Stripe's event shape: `id`, `type`, `created`, `data.object`). */
-export type ProviderEvent = Stripe.Event;
+import type { PriceObject, ProductObject } from './event-schemas.js';
 
 /** What the service needs of a checkout session, read from the provider's API. */
 export interface CheckoutSessionDetails {
@@ -27,11 +24,20 @@ export interface InvoiceDetails {
 
 /**
  * The payment provider (Stripe; adapter stripe-payment-provider.ts): verification of webhook
- * signatures and the API reads the checkout flow needs. API failures reject with a 5xx AppError.
+ * signatures and the API reads the checkout flow and the ordering of changes need. API failures
+ * reject with a 5xx AppError.
  */
 export interface PaymentProvider {
-  /** The event in `rawBody` when `signatureHeader` verifies with one of the secrets; else throws a 400. */
-  verifyEvent(rawBody: Buffer, signatureHeader: string | undefined): ProviderEvent;
+  /**
+   * The parsed JSON body when `signatureHeader` verifies with one of the secrets (not yet
+   * validated: see event-schemas.ts); a 400 `invalid signature` when it does not, a 400
+   * `malformed event` when a signed body is not JSON.
+   */
+  verifyEvent(rawBody: Buffer, signatureHeader: string | undefined): unknown;
   retrieveCheckoutSession(id: string): Promise<CheckoutSessionDetails>;
   retrieveInvoice(id: string): Promise<InvoiceDetails>;
+  /** The product as the provider has it now; null when it was deleted. */
+  retrieveProduct(id: string): Promise<ProductObject | null>;
+  /** The price as the provider has it now; null when it was deleted. */
+  retrievePrice(id: string): Promise<PriceObject | null>;
 }

@@ -1,45 +1,62 @@
 import type Koa from 'koa';
 import { readBody, toAppError } from '@sp/platform';
-import type { DedupStore } from './dedup-store.js';
+import { parseEnvelope, type Envelope } from './event-schemas.js';
 import type { PaymentActionDeps } from './payment-event-action.js';
-import type { ProviderEvent } from './payment-provider.js';
 import { paymentEventActions } from './payment-event-actions.js';
-import { processOnce, type ProcessOnceOptions } from './process-once.js';
+import { processOnce } from './process-once.js';
 import type { WebhooksMetrics } from './webhooks-metrics.js';
 
 /** Stripe's events are a few KiB; 256 KiB leaves room for large line item lists and metadata. */
 export const PAYMENT_BODY_LIMIT_BYTES = 256 * 1024;
 
 export interface PaymentWebhookDeps extends PaymentActionDeps {
-  dedup: DedupStore;
   metrics: WebhooksMetrics;
-  processOnceOptions?: ProcessOnceOptions;
+}
+
+/** The signed body as an event envelope: 400 `invalid signature`, or 400 `malformed event` naming the field. */
+function verifiedEnvelope(ctx: Koa.Context, rawBody: Buffer, deps: PaymentWebhookDeps): Envelope {
+  let body: unknown;
+  try {
+    body = deps.paymentProvider.verifyEvent(rawBody, ctx.get('stripe-signature'));
+  } catch (err) {
+    if (toAppError(err).code === 'invalid_signature') deps.metrics.signatureFailure('stripe');
+    throw err;
+  }
+  try {
+    return parseEnvelope(body);
+  } catch (err) {
+    deps.metrics.event('stripe', 'other', 'refused');
+    throw err;
+  }
 }
 
 /**
  * POST /api/PaymentProviderWebhookHandler (after the `code` check). Order: media type (415),
- * size (413), signature over the raw body (400), then: an unlisted type is 200 `ignored` and
- * touches nothing; a listed one runs once (see processOnce) and answers 200 `processed`,
- * `deferred` or `duplicate`, or the error that makes the provider retry (409, 502, 503).
+ * size (413), signature over the raw body (400), the envelope (`id`, `type`, `created`,
+ * `data.object`: 400 naming the field), then: an unlisted type is 200 `ignored` and touches
+ * nothing; a listed one has its object validated (400 naming the field, before any side effect),
+ * runs once (see processOnce) and answers 200 `processed`, `deferred`, `duplicate` or `stale`,
+ * or the error that makes the provider retry (409, 502, 503).
  */
 export function paymentProviderWebhook(deps: PaymentWebhookDeps): Koa.Middleware {
   return async (ctx) => {
     const rawBody = await readBody(ctx, { limitBytes: PAYMENT_BODY_LIMIT_BYTES, types: ['application/json'] });
-    let event: ProviderEvent;
-    try {
-      event = deps.paymentProvider.verifyEvent(rawBody, ctx.get('stripe-signature'));
-    } catch (err) {
-      deps.metrics.signatureFailure('stripe');
-      throw err;
-    }
-    const action = paymentEventActions.get(event.type);
-    if (action === undefined) {
+    const event = verifiedEnvelope(ctx, rawBody, deps);
+    const handler = paymentEventActions.get(event.type);
+    if (handler === undefined) {
       deps.metrics.event('stripe', 'other', 'ignored');
       ctx.body = { received: true, result: 'ignored' };
       return;
     }
+    let work: ReturnType<typeof handler.prepare>;
     try {
-      const outcome = await processOnce(deps.dedup, event.id, () => action(event, deps), deps.processOnceOptions);
+      work = handler.prepare(event);
+    } catch (err) {
+      deps.metrics.event('stripe', event.type, 'refused');
+      throw err;
+    }
+    try {
+      const outcome = await processOnce(deps.dedup, event.id, () => work(deps), deps.processOnceOptions);
       const result = outcome.duplicate ? 'duplicate' : outcome.value;
       deps.metrics.event('stripe', event.type, result);
       ctx.body = { received: true, result };

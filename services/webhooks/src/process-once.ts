@@ -64,3 +64,25 @@ async function runClaimed<T>({ store, eventId, token }: Claim, work: () => Promi
   await store.complete(eventId, token, options.retentionMs);
   return value;
 }
+
+/**
+ * Runs `work` while holding the claim `key` (e.g. `lock:product:prod_1`), so changes of one
+ * provider object are applied one at a time across all replicas. A concurrent holder is waited
+ * for up to `waitMs`, then 409 with Retry-After. The claim is dropped afterwards, never completed:
+ * the key guards the object, not one event.
+ */
+export async function withClaim<T>(store: DedupStore, key: string, work: () => Promise<T>, options: ProcessOnceOptions = defaultProcessOnceOptions): Promise<T> {
+  const deadline = Date.now() + options.waitMs;
+  for (;;) {
+    const claim = await store.claim(key, options.leaseMs);
+    if (claim.state === 'claimed') {
+      try {
+        return await work();
+      } finally {
+        await store.release(key, claim.token).catch(() => undefined); // the lease expires by itself otherwise
+      }
+    }
+    if (Date.now() >= deadline) throw eventInProgress(Math.ceil(options.waitMs / 1000));
+    await sleep(options.pollMs);
+  }
+}

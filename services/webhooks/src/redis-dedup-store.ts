@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import type { Cluster, Redis } from 'ioredis';
 import { AppError, logRedisConnectionState, unavailable, type Logger } from '@sp/platform';
-import type { ClaimOutcome, DedupStore } from './dedup-store.js';
+import type { ClaimOutcome, DedupStore, ObjectVersion } from './dedup-store.js';
 
 // KEYS[1] = done marker, KEYS[2] = claim; both carry the event id in a hash tag, so they share a
 // cluster slot and one script may touch both.
@@ -25,6 +25,11 @@ function toStoreError(err: unknown): AppError {
 }
 
 type Connection = Redis | Cluster;
+
+function parseVersion(value: string | null): ObjectVersion | null {
+  const match = value === null ? null : /^(\d+)(:deleted)?$/.exec(value);
+  return match === null ? null : { created: Number(match[1]), deleted: match[2] !== undefined };
+}
 
 /** How long a command waits for a connection being opened (at start, or a reconnect in progress). */
 const CONNECTING_WAIT_MS = 1000;
@@ -72,12 +77,14 @@ function defineCommands(redis: Connection): Connection & DedupCommands {
  * hash tag, so a script may touch both), shared by all replicas: `{prefix}{<eventId>}:done` marks a
  * processed event (kept `retentionMs`), `{prefix}{<eventId>}:claim` is the in-flight claim (SET NX
  * PX, so a crashed replica's claim expires by itself). Claim and completion are Lua scripts, atomic.
+ * `{prefix}{<objectKey>}:version` is an object's applied version, `<created>` or `<created>:deleted`.
  */
 export function createRedisDedupStore(connection: Connection, logger: Logger, prefix = 'webhooks:stripe-event:'): DedupStore {
   logRedisConnectionState(connection, logger, 'store (redis)');
   const redis = defineCommands(connection);
   const keys = (eventId: string): [string, string] => [`${prefix}{${eventId}}:done`, `${prefix}{${eventId}}:claim`];
   const run = createRunner(connection);
+  const versionKey = (objectKey: string): string => `${prefix}{${objectKey}}:version`;
   return {
     name: 'redis',
     async claim(eventId, leaseMs) {
@@ -90,6 +97,13 @@ export function createRedisDedupStore(connection: Connection, logger: Logger, pr
     },
     async release(eventId, token) {
       await run(() => redis.dedupRelease(...keys(eventId), token));
+    },
+    async readVersion(objectKey) {
+      return parseVersion(await run(() => redis.get(versionKey(objectKey))));
+    },
+    async recordVersion(objectKey, version, retentionMs) {
+      const value = version.deleted ? `${version.created}:deleted` : String(version.created);
+      await run(() => redis.set(versionKey(objectKey), value, 'PX', retentionMs));
     },
     async check() {
       await run(() => redis.ping());

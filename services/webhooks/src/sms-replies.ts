@@ -32,5 +32,7 @@ export const smsReplies = {
   sent: (reached: number): string => `Your announcement was sent to ${reached} ${reached === 1 ? 'subscriber' : 'subscribers'}.`,
   partlySent: (reached: number, total: number): string =>
     `Your announcement was sent to ${reached} of ${total} subscribers; the others could not be reached right now.`,
+  tooLong: (maxCharacters: number, characters: number): string =>
+    `Your message has ${characters} characters; at most ${maxCharacters} are accepted. Nothing was saved: send a shorter text.`,
   tryLater: (): string => 'Sorry, your message could not be processed right now. Please try again later.',
 };

@@ -7,8 +7,17 @@ import { parseSmsCommand, type SmsCommand } from './sms-commands.js';
 import { smsReplies, type ReplyLinks } from './sms-replies.js';
 import { unsubscribe } from './unsubscribe.js';
 
-/** An SMS webhook is a form of a few hundred bytes (a message body is at most 1600 characters). */
-export const SMS_BODY_LIMIT_BYTES = 16 * 1024;
+/**
+ * An SMS webhook is a form of a few hundred bytes, but a body of 1600 characters may be 1600
+ * emoji: 4 UTF-8 bytes each, percent-encoded to 12, about 19 KiB. 32 KiB holds the longest
+ * message the provider carries with all its other parameters.
+ */
+export const SMS_BODY_LIMIT_BYTES = 32 * 1024;
+/**
+ * The longest message the SMS provider carries (Twilio: 1600 characters, concatenated segments).
+ * Counted in characters (code points), not UTF-16 units, so an emoji counts once.
+ */
+export const SMS_MAX_CHARACTERS = 1600;
 export const SMS_WEBHOOK_PATH = '/api/SmsProviderWebhookHandler';
 
 export interface SmsWebhookDeps extends AnnouncementDeps {
@@ -60,7 +69,8 @@ function run(command: SmsCommand, sms: IncomingSms, deps: SmsWebhookDeps): Promi
 
 /**
  * POST /api/SmsProviderWebhookHandler (after the `code` check). Order: media type (415), size
- * (413), signature (403), account (403), sender (400), then the command. The answer is TwiML: a
+ * (413), signature (403), account (403), sender (400), message length (a reply saying it is too
+ * long), then the command. The answer is TwiML: a
  * reply SMS, or an empty `<Response/>` for the opt-in keywords. When a dependency fails the sender
  * is asked to try again later (200 with that reply: the provider would not redeliver anyway).
  */
@@ -70,6 +80,13 @@ export function smsProviderWebhook(deps: SmsWebhookDeps): Koa.Middleware {
     const params = Object.fromEntries(new URLSearchParams(rawBody.toString('utf8')));
     checkSignature(ctx, params, deps);
     const sms = incomingSms(params, deps);
+    const characters = [...sms.body].length;
+    if (characters > SMS_MAX_CHARACTERS) {
+      // Refused before any command runs: no draft is stored and nothing is published.
+      deps.metrics.event('twilio', 'sms', 'refused');
+      answer(ctx, deps.smsProvider, smsReplies.tooLong(SMS_MAX_CHARACTERS, characters));
+      return;
+    }
     const command = parseSmsCommand(sms.body);
     deps.metrics.smsCommand(command.kind);
     let text: string | undefined;
@@ -83,8 +100,12 @@ export function smsProviderWebhook(deps: SmsWebhookDeps): Koa.Middleware {
       deps.logger.error({ err: appError.cause ?? err, command: command.kind }, 'SMS command failed');
       text = smsReplies.tryLater();
     }
-    const reply = deps.smsProvider.reply(text);
-    ctx.type = reply.contentType;
-    ctx.body = reply.body;
+    answer(ctx, deps.smsProvider, text);
   };
+}
+
+function answer(ctx: Koa.Context, smsProvider: SmsProvider, text: string | undefined): void {
+  const reply = smsProvider.reply(text);
+  ctx.type = reply.contentType;
+  ctx.body = reply.body;
 }

@@ -1,6 +1,8 @@
 import Stripe from 'stripe';
 import { unavailable } from '@sp/platform';
-import { badGateway, invalidSignature } from './errors.js';
+import type { z } from 'zod';
+import { badGateway, invalidSignature, malformedEvent } from './errors.js';
+import { priceSchema, productSchema } from './event-schemas.js';
 import type { CheckoutSessionDetails, InvoiceDetails, PaymentProvider } from './payment-provider.js';
 
 /** Stripe's own recommendation, and what the design fixes: a signature older than 5 minutes is refused. */
@@ -31,6 +33,16 @@ function toAppError(err: unknown): Error {
   if (err instanceof Stripe.errors.StripeAPIError) return unavailable('payment provider', err);
   return badGateway('payment provider', err);
 }
+
+/** An object the provider answers, in the shape the service reads (502 when it is not); null for a deleted one. */
+function current<T>(schema: z.ZodType<T>, answer: unknown): T | null {
+  if ((answer as { deleted?: unknown }).deleted === true) return null;
+  const parsed = schema.safeParse(answer);
+  if (!parsed.success) throw badGateway('payment provider', parsed.error);
+  return parsed.data;
+}
+
+const isNotFound = (err: unknown): boolean => err instanceof Stripe.errors.StripeInvalidRequestError && err.statusCode === 404;
 
 function sessionDetails(session: Stripe.Checkout.Session): CheckoutSessionDetails {
   const productIds = (session.line_items?.data ?? [])
@@ -63,14 +75,25 @@ export function createStripePaymentProvider(options: StripePaymentProviderOption
       throw toAppError(err);
     }
   };
+  /** A retrieve whose 404 means the object was deleted. */
+  const retrieve = async <T>(schema: z.ZodType<T>, request: () => Promise<unknown>): Promise<T | null> => {
+    try {
+      return current(schema, await request());
+    } catch (err) {
+      if (isNotFound(err)) return null;
+      throw err instanceof Stripe.errors.StripeError ? toAppError(err) : err;
+    }
+  };
   return {
     verifyEvent(rawBody, signatureHeader) {
       if (signatureHeader === undefined || signatureHeader === '') throw invalidSignature();
       for (const secret of options.webhookSecrets) {
         try {
           return stripe.webhooks.constructEvent(rawBody, signatureHeader, secret, SIGNATURE_TOLERANCE_SECONDS);
-        } catch {
-          // next secret (during a rotation the event is signed with one of them)
+        } catch (err) {
+          // The signature verified but the body is no event (not JSON, or a thin event): the sender's fault.
+          if (!(err instanceof Stripe.errors.StripeSignatureVerificationError)) throw malformedEvent('body is not a JSON event');
+          // else the next secret (during a rotation the event is signed with one of them)
         }
       }
       throw invalidSignature();
@@ -82,5 +105,7 @@ export function createStripePaymentProvider(options: StripePaymentProviderOption
       const invoice = await call(() => stripe.invoices.retrieve(id));
       return { id: invoice.id, customerId: idOf(invoice.customer), total: invoice.total, currency: invoice.currency };
     },
+    retrieveProduct: (id) => retrieve(productSchema, () => stripe.products.retrieve(id)),
+    retrievePrice: (id) => retrieve(priceSchema, () => stripe.prices.retrieve(id)),
   };
 }

@@ -3,7 +3,7 @@ import { Counter, type Registry } from 'prom-client';
 export type WebhookProvider = 'stripe' | 'twilio';
 
 /** What became of one webhook delivery. */
-export type WebhookResult = 'processed' | 'ignored' | 'duplicate' | 'deferred' | 'retry' | 'failed';
+export type WebhookResult = 'processed' | 'ignored' | 'duplicate' | 'deferred' | 'stale' | 'refused' | 'retry' | 'failed';
 
 export interface WebhooksMetrics {
   event(provider: WebhookProvider, type: string, result: WebhookResult): void;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { connectRedis, parseRedisUrl, type AppError } from '@sp/platform';
 import { createMemoryDedupStore } from '../src/memory-dedup-store.js';
-import { processOnce, type ProcessOnceOptions } from '../src/process-once.js';
+import { processOnce, withClaim, type ProcessOnceOptions } from '../src/process-once.js';
 import { createRedisDedupStore } from '../src/redis-dedup-store.js';
 import type { DedupStore } from '../src/dedup-store.js';
 import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
@@ -44,6 +44,33 @@ describe.each([
     expect((await dedup.claim('evt_b', 50)).state).toBe('claimed');
     await new Promise((resolve) => setTimeout(resolve, 80));
     expect((await dedup.claim('evt_b', 1000)).state).toBe('claimed');
+  });
+
+  it('should remember an object version and a tombstone, and forget them after the retention', async () => {
+    const dedup = storeOf();
+    expect(await dedup.readVersion('product:prod_v')).toBeNull();
+    await dedup.recordVersion('product:prod_v', { created: 1_700_000_000, deleted: false }, 60_000);
+    expect(await dedup.readVersion('product:prod_v')).toEqual({ created: 1_700_000_000, deleted: false });
+    await dedup.recordVersion('product:prod_v', { created: 1_700_000_100, deleted: true }, 60);
+    expect(await dedup.readVersion('product:prod_v')).toEqual({ created: 1_700_000_100, deleted: true });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await dedup.readVersion('product:prod_v')).toBeNull();
+  });
+});
+
+describe('withClaim', () => {
+  it('should run the work of concurrent callers on one key one at a time, each of them', async () => {
+    let running = 0;
+    let most = 0;
+    const work = async (): Promise<void> => {
+      most = Math.max(most, ++running);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      running--;
+    };
+    await Promise.all(Array.from({ length: 5 }, () => withClaim(store, 'object:product:prod_lock', work, { ...options, waitMs: 2000 })));
+    expect(most).toBe(1);
+    // Released, never completed: the key can be claimed again.
+    expect((await store.claim('object:product:prod_lock', 1000)).state).toBe('claimed');
   });
 });
 

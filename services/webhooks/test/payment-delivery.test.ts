@@ -113,8 +113,9 @@ describe('at-least-once delivery', () => {
   });
 
   it('should answer 502 for GraphQL errors and 503 for a dropped connection, each retried successfully', async () => {
-    const plan = deps.gateway.addPlan({ name: 'Gold', providerProductId: 'prod_flaky' });
-    deps.gateway.addPriceTier({ planId: plan.id, providerPriceId: 'price_flaky', amount: 100 });
+    deps.gateway.addPlan({ name: 'Gold', providerProductId: 'prod_flaky' });
+    const created = { ...stripeEvent('price.created', priceObject('prod_flaky', { id: 'price_flaky', unit_amount: 100 })), created: Math.floor(Date.now() / 1000) - 60 };
+    expect((await postStripeEvent(service.baseUrl, created)).json).toEqual({ received: true, result: 'processed' });
     const event = stripeEvent('price.updated', priceObject('prod_flaky', { id: 'price_flaky', unit_amount: 300 }));
     deps.gateway.failNext({ mode: 'graphql-error', field: 'updatePriceTier' });
     expect((await postStripeEvent(service.baseUrl, event)).status).toBe(502);
@@ -200,6 +201,10 @@ describe('rejected deliveries', () => {
   it('should answer 415 for another media type, 413 for a body over 256 KiB and 405 for another method', async () => {
     const event = stripeEvent('product.created', productObject());
     expect((await postStripeEvent(service.baseUrl, event, { contentType: 'text/plain' })).status).toBe(415);
+    // The media type is checked before the size: 2 MiB of text is 415, not 413.
+    const bigText = await postStripeEvent(service.baseUrl, JSON.stringify(stripeEvent('product.created', productObject({ description: 'x'.repeat(2 * 1024 * 1024) }))), { contentType: 'text/plain' });
+    expect(bigText.status).toBe(415);
+    expect(bigText.json).toEqual({ error: 'content type must be one of: application/json' });
     const huge = stripeEvent('product.created', productObject({ description: 'x'.repeat(300 * 1024) }));
     expect((await postStripeEvent(service.baseUrl, huge)).status).toBe(413);
     const get = await fetch(`${service.baseUrl}/api/PaymentProviderWebhookHandler?code=${encodeURIComponent('test-webhooks-code-0123456789abcdef')}`);

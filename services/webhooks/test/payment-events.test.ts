@@ -24,6 +24,7 @@ beforeEach(() => {
   deps.localization.reset();
 });
 
+const now = (): number => Math.floor(Date.now() / 1000);
 const onTopic = (topic: string, key: string) => (event: ConsumedEvent) => event.topic === topic && event.key === key;
 const eventsWithKey = (key: string): ConsumedEvent[] => deps.events.events.filter((event) => event.key === key);
 
@@ -65,7 +66,9 @@ describe('product events', () => {
   });
 
   it('should update name, description, icon and active status of the plan on product.updated', async () => {
-    const plan = deps.gateway.addPlan({ name: 'Old name', description: 'old', icon: null, providerProductId: 'prod_update_1' });
+    const created = productObject({ id: 'prod_update_1', name: 'Old name', description: 'old', images: [] });
+    expect((await postStripeEvent(service.baseUrl, { ...stripeEvent('product.created', created), created: now() - 60 })).json).toEqual({ received: true, result: 'processed' });
+    const plan = deps.gateway.data.plans[0]!;
     const product = productObject({ id: 'prod_update_1', name: 'New name', description: 'new', images: ['https://files.example.com/new.png'], active: false });
     const answer = await postStripeEvent(service.baseUrl, stripeEvent('product.updated', product));
     expect(answer.status).toBe(200);
@@ -99,13 +102,30 @@ describe('price events', () => {
     expect(deps.gateway.data.priceTiers).toEqual([expect.objectContaining({ providerPriceId: price.id, planId: plan.id, amount: 2500 })]);
   });
 
-  it('should update the amount of the price tier on price.updated', async () => {
-    const plan = deps.gateway.addPlan({ name: 'Gold', providerProductId: 'prod_prices_2' });
-    const tier = deps.gateway.addPriceTier({ planId: plan.id, providerPriceId: 'price_update_1', amount: 1000 });
-    const price = priceObject('prod_prices_2', { id: 'price_update_1', unit_amount: 1200 });
-    expect((await postStripeEvent(service.baseUrl, stripeEvent('price.updated', price))).status).toBe(200);
-    expect(deps.gateway.mutations('updatePriceTier').map((op) => op.variables)).toEqual([{ id: tier.id, input: { amount: 1200 } }]);
-    expect(deps.gateway.data.priceTiers[0]!.amount).toBe(1200);
+  it('should update the amount and the active state of the price tier on price.updated: archived, then offered again', async () => {
+    deps.gateway.addPlan({ name: 'Gold', providerProductId: 'prod_prices_2' });
+    const created = priceObject('prod_prices_2', { id: 'price_update_1', unit_amount: 1000 });
+    expect((await postStripeEvent(service.baseUrl, { ...stripeEvent('price.created', created), created: now() - 60 })).json).toEqual({ received: true, result: 'processed' });
+    const tier = deps.gateway.data.priceTiers[0]!;
+    const archived = priceObject('prod_prices_2', { id: 'price_update_1', unit_amount: 1200, active: false });
+    expect((await postStripeEvent(service.baseUrl, { ...stripeEvent('price.updated', archived), created: now() - 30 })).status).toBe(200);
+    expect(deps.gateway.data.priceTiers[0]).toMatchObject({ amount: 1200, active: false });
+    const unarchived = priceObject('prod_prices_2', { id: 'price_update_1', unit_amount: 1200, active: true });
+    expect((await postStripeEvent(service.baseUrl, stripeEvent('price.updated', unarchived))).status).toBe(200);
+    expect(deps.gateway.mutations('updatePriceTier').map((op) => op.variables)).toEqual([
+      { id: tier.id, input: { amount: 1200, active: false } },
+      { id: tier.id, input: { amount: 1200, active: true } },
+    ]);
+    expect(deps.gateway.data.priceTiers[0]).toMatchObject({ amount: 1200, active: true });
+  });
+
+  it('should read the price from the provider when a tier exists but no change of it was recorded', async () => {
+    const plan = deps.gateway.addPlan({ name: 'Gold', providerProductId: 'prod_prices_4' });
+    const tier = deps.gateway.addPriceTier({ planId: plan.id, providerPriceId: 'price_unknown_1', amount: 1 });
+    const price = priceObject('prod_prices_4', { id: 'price_unknown_1', unit_amount: 1 });
+    expect((await postStripeEvent(service.baseUrl, stripeEvent('price.updated', price))).json).toEqual({ received: true, result: 'processed' });
+    // stripe-mock answers its fixture price, whatever the id: its amount, not the event's.
+    expect(deps.gateway.mutations('updatePriceTier').map((op) => op.variables)).toEqual([{ id: tier.id, input: { amount: mock.priceAmount, active: mock.priceActive } }]);
   });
 
   it('should delete the price tier on price.deleted', async () => {
@@ -177,7 +197,8 @@ describe('checkout events', () => {
       paidAt,
     });
     expectEventPayload('PaymentConfirmedEvent', published.value);
-    expect(published.headers).toMatchObject({ ce_type: 'PaymentConfirmedEvent', ce_id: event.id });
+    // One payment, one id: derived from the checkout session, not from the provider event.
+    expect(published.headers).toMatchObject({ ce_type: 'PaymentConfirmedEvent', ce_id: `PaymentConfirmedEvent:${session.id as string}` });
   });
 
   it('should defer a completed checkout whose payment is pending, and confirm it on checkout.session.async_payment_succeeded', async () => {
@@ -201,6 +222,23 @@ describe('checkout events', () => {
     expect(answer.status).toBe(409);
     expect(answer.json).toEqual({ error: `no client has payment provider customer ${mock.customerId}` });
     expect(deps.gateway.mutations()).toEqual([]);
+  });
+});
+
+describe('the gateway fixture of make up', () => {
+  it('should show the mutations a webhook made at GET /_operations, paged by `since`', async () => {
+    const { last } = (await (await fetch(new URL('/_operations', deps.gateway.url))).json()) as { last: number };
+    const product = productObject({ name: 'Shown' });
+    await postStripeEvent(service.baseUrl, stripeEvent('product.created', product));
+    const view = (await (await fetch(new URL(`/_operations?since=${last}&type=mutation`, deps.gateway.url))).json()) as { last: number; operations: Record<string, unknown>[] };
+    expect(view.operations).toEqual([
+      expect.objectContaining({ type: 'mutation', fields: ['createPlan'], failed: false, variables: { input: expect.objectContaining({ providerProductId: product.id, name: 'Shown' }) } }),
+    ]);
+    expect(view.last).toBeGreaterThan(last);
+    expect(view.operations[0]!.receivedAt).toEqual(expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/));
+    // The queries it made first are there too, without the filter.
+    const all = (await (await fetch(new URL(`/_operations?since=${last}`, deps.gateway.url))).json()) as { operations: { fields: string[] }[] };
+    expect(all.operations.map((op) => op.fields[0])).toEqual(['planByProviderProductId', 'createPlan']);
   });
 });
 

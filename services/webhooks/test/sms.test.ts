@@ -178,6 +178,26 @@ describe('announcements', () => {
     expect(notifications(text)).toHaveLength(4);
   });
 
+  it('should take an announcement of exactly 1,600 characters (emoji count once) and send it whole', async () => {
+    const text = `${owner} ${'🍞'.repeat(1600 - owner.length - 1)}`;
+    expect([...text]).toHaveLength(1600);
+    expect(replyText(await send(owner, text))).toBe('Announcement saved. Text CONFIRM to send it to your subscribers. It expires in 24 hours; a new text replaces it.');
+    expect(replyText(await send(owner, 'CONFIRM'))).toBe('Your announcement was sent to 4 subscribers.');
+    const event = await deps.events.waitFor((e) => e.topic === deps.topics.notifications && e.key === SUBSCRIBERS[3].phoneNumber && e.value.text === text);
+    expect(event.value.text).toBe(text);
+  });
+
+  it.each([1601, 10_005])('should refuse a message of %i characters with a reply saying so, storing no draft and sending nothing', async (length) => {
+    await send(owner, 'An earlier draft');
+    const answer = await send(owner, 'x'.repeat(length));
+    expect(answer.status).toBe(200);
+    expect(replyText(answer)).toBe(`Your message has ${length} characters; at most 1600 are accepted. Nothing was saved: send a shorter text.`);
+    expect(await deps.cacheClient.get(`announcement:${owner}`)).toBe('An earlier draft');
+    // The refusal happens before the command: not even the sender is looked up.
+    expect(deps.gateway.received.map((op) => op.fields[0])).toEqual(['clientByPhoneNumber']);
+    expect(await counterValue(service.registry, 'webhook_events_total', { provider: 'twilio', result: 'refused' })).toBeGreaterThan(0);
+  });
+
   it('should explain to a sender who is not a client that only clients can send announcements', async () => {
     const stranger = freshPhone();
     const draft = await send(stranger, 'Buy my stuff');
@@ -231,10 +251,13 @@ describe('provider authentication', () => {
     expect(deps.gateway.received).toEqual([]);
   });
 
-  it('should answer 413 for a form over 16 KiB, 415 for another media type and 400 without a sender', async () => {
-    expect((await postSms(service.baseUrl, smsForm(owner, 'x'.repeat(17 * 1024)))).status).toBe(413);
+  it('should answer 413 for a form over 32 KiB, 415 for another media type and 400 without a sender', async () => {
+    expect((await postSms(service.baseUrl, smsForm(owner, 'x'.repeat(33 * 1024)))).status).toBe(413);
     const json = await fetch(`${service.baseUrl}${SMS_PATH}?code=${API_KEY}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(json.status).toBe(415);
+    // The media type is checked before the size: 2 MiB of text is 415, not 413.
+    const bigText = await fetch(`${service.baseUrl}${SMS_PATH}?code=${API_KEY}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x'.repeat(2 * 1024 * 1024) });
+    expect(bigText.status).toBe(415);
     const withoutSender: Record<string, string> = smsForm(owner, 'COMMANDS');
     delete withoutSender.From;
     const noSender = await postSms(service.baseUrl, withoutSender);

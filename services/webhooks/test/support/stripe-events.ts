@@ -104,15 +104,20 @@ export function checkoutSessionObject(overrides: Record<string, unknown> = {}): 
 /**
  * What stripe-mock answers for every checkout session and invoice (its responses are fixed
  * fixtures whatever the id): the customer of its invoices and the product of its session line
- * items. Tests seed the GraphQL fixture with a client and a plan carrying these ids.
+ * items, and its price and product. Tests seed the GraphQL fixture with a client and a plan carrying these ids.
  */
-export async function stripeMockFixtures(): Promise<{ customerId: string; productId: string; invoiceTotal: number; invoiceCurrency: string }> {
+export async function stripeMockFixtures(): Promise<{ customerId: string; productId: string; invoiceTotal: number; invoiceCurrency: string; priceAmount: number | null; priceActive: boolean; productName: string }> {
   const url = new URL(infra('STRIPE_MOCK_URL'));
   const api = new Stripe('sk_test_4eC39HqLyjWDarjtT1zdp7dc', { host: url.hostname, port: Number(url.port), protocol: 'http', telemetry: false });
   const invoice = await api.invoices.retrieve('in_fixture');
   const session = await api.checkout.sessions.retrieve('cs_test_fixture', { expand: ['line_items'] });
   const product = session.line_items?.data[0]?.price?.product;
+  const price = await api.prices.retrieve('price_fixture');
+  const providerProduct = await api.products.retrieve('prod_fixture');
   return {
+    priceAmount: price.unit_amount,
+    priceActive: price.active,
+    productName: providerProduct.name,
     customerId: invoice.customer as string,
     productId: typeof product === 'string' ? product : product!.id,
     invoiceTotal: invoice.total,
