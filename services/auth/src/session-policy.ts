@@ -34,6 +34,13 @@ export interface SessionPolicy {
  */
 export const touchIntervalMs = (idleMs: number): number => Math.min(60_000, Math.max(1000, Math.floor(idleMs / 10)));
 
+/**
+ * Taken off the access token's stated life: `expires_in` is whole seconds counted from when
+ * Keycloak issued the token, before it reached us, so the token's own `exp` can come up to about a
+ * second (and the response's travel time) before `now + expires_in`.
+ */
+const EXPIRY_MARGIN_MS = 2000;
+
 export function createSessionPolicy(lifetimes: SessionLifetimes): SessionPolicy {
   const idleMs = lifetimes.idleSeconds * 1000;
   const maxMs = lifetimes.maxSeconds * 1000;
@@ -55,7 +62,7 @@ export function createSessionPolicy(lifetimes: SessionLifetimes): SessionPolicy 
     const refreshLife = tokens.refreshExpiresInSeconds === undefined || tokens.refreshExpiresInSeconds === 0 ? undefined : tokens.refreshExpiresInSeconds * 1000;
     return {
       accessToken: tokens.accessToken,
-      expiresAtMs: now + tokens.expiresInSeconds * 1000,
+      expiresAtMs: now + tokens.expiresInSeconds * 1000 - EXPIRY_MARGIN_MS,
       issuedAtMs: now,
       ...(refreshToken === undefined ? {} : { refreshToken }),
       ...(refreshLife === undefined ? {} : { refreshExpiresAtMs: now + refreshLife }),

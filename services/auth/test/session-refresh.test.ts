@@ -4,8 +4,9 @@ import { sleep } from '../../../test/support/eventually.js';
 import { collectEvents, type EventCollector } from '../../../test/support/kafka.js';
 import { startAuth, type RunningAuth } from './support/auth-fixture.js';
 import { cookieValue, type Reply } from './support/https-client.js';
-import { authClient, deleteUsersNamed, introspect, revokeAtKeycloak, userinfo } from './support/keycloak.js';
+import { authClient, deleteUsersNamed, introspect, keycloakUrl, revokeAtKeycloak, userinfo } from './support/keycloak.js';
 import { newPhoneNumber } from './support/phones.js';
+import { startTcpProxy } from './support/tcp-proxy.js';
 
 /** The realm's client with 30 s access tokens; every other client keeps the realm's 5 minutes. */
 const shortLived = authClient('platform-auth-short-lived');
@@ -158,5 +159,35 @@ describe('sessions: the access token renewed behind the TokenId cookie, lifetime
     // Ended by the refusal, not by the token's expiry.
     expect(Date.now()).toBeLessThan(expiresAtMs);
     expect(await auth.cache.get(`token:${session.tokenId}`)).toBeUndefined();
+  }, 60_000);
+
+  it('should serve the live token while Keycloak is unreachable, never once expired (503), and renew when it is back', async () => {
+    const keycloak = await startTcpProxy(new URL(keycloakUrl()));
+    try {
+      const auth = await start({ ...shortLivedEnvironment, Oidc__ServerUrl: keycloak.url, Oidc__TimeoutMs: '2000' });
+      const session = await login(auth);
+      const first = await liveToken(auth, session.cookie);
+      await keycloak.cut();
+      const seen: Array<{ at: number; status: number; token?: string }> = [];
+      while (Date.now() < expiryOf(first) + 3000) {
+        const reply = await auth.client.get('/auth', { cookie: session.cookie });
+        seen.push({ at: Date.now(), status: reply.status, ...(reply.status === 200 ? { token: bearerOf(reply) } : {}) });
+        await sleep(500);
+      }
+      // Renewal was due from half-way and failed: the same token, live, until it expires; then 503.
+      const served = seen.filter((answer) => answer.status === 200);
+      expect(served.length).toBeGreaterThan(10);
+      for (const answer of served) {
+        expect(answer.token).toBe(first);
+        expect(answer.at).toBeLessThan(expiryOf(first));
+      }
+      expect(seen.filter((answer) => answer.at > expiryOf(first)).map((answer) => answer.status)).toEqual(expect.arrayContaining([503]));
+      expect(seen.every((answer) => answer.status === 200 || answer.status === 503)).toBe(true);
+      await keycloak.restore();
+      const renewed = await liveToken(auth, session.cookie);
+      expect(renewed).not.toBe(first);
+    } finally {
+      await keycloak.close();
+    }
   }, 60_000);
 });
