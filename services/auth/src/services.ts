@@ -8,6 +8,7 @@ import { createLoginCompletion, type CompleteLogin } from './login-completion.js
 import { createOtpStore, type OtpStore } from './otp-store.js';
 import { createOtpRateLimiter, type OtpRateLimiter } from './rate-limiter.js';
 import { createSessionKeeper, type SessionKeeper } from './session-keeper.js';
+import { createSessionMetrics } from './session-metrics.js';
 import { createSessionPolicy } from './session-policy.js';
 import { createTokenStore, type TokenStore } from './token-store.js';
 
@@ -54,7 +55,16 @@ export function createAuthServices(deps: AuthDeps): AuthServices {
     otps: createOtpStore(deps.cache, deps.settings.otp),
     limiter: createOtpRateLimiter(deps.cache, deps.settings.otp, { now, onLimited: (scope) => metrics.rateLimited(scope) }),
     tokens,
-    sessions: createSessionKeeper({ cache: deps.cache, tokens, identityProvider: deps.identityProvider, policy: sessionPolicy, logger: deps.logger, now, lockTtlMs }),
+    sessions: createSessionKeeper({
+      cache: deps.cache,
+      tokens,
+      identityProvider: deps.identityProvider,
+      policy: sessionPolicy,
+      logger: deps.logger,
+      now,
+      lockTtlMs,
+      onRenewal: createSessionMetrics(deps.registry),
+    }),
     completeLogin: createLoginCompletion({
       tokens,
       policy: sessionPolicy,

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { CacheClient } from '@sp/cache-client';
 import { AppError, unavailable, type Logger } from '@sp/platform';
 import type { IdentityProvider } from './identity-provider.js';
+import type { RenewalResult } from './session-metrics.js';
 import type { SessionPolicy } from './session-policy.js';
 import { isTokenId, type TokenRecord, type TokenStore } from './token-store.js';
 
@@ -15,6 +16,8 @@ export interface SessionKeeperDeps {
   now: () => number;
   /** Longest one renewal may take (the identity provider's timeout and a margin): the lock's TTL. */
   lockTtlMs: number;
+  /** Told the outcome of each refresh grant. */
+  onRenewal?: (result: RenewalResult) => void;
 }
 
 export interface SessionKeeper {
@@ -62,9 +65,13 @@ export function createSessionKeeper(deps: SessionKeeperDeps): SessionKeeper {
   /** New tokens from Keycloak; undefined when it refused the refresh token (the session is over). */
   const renew = async (record: TokenRecord): Promise<TokenRecord | undefined> => {
     try {
-      return policy.renewed(record, await deps.identityProvider.refresh(record.refreshToken!), now());
+      const renewed = policy.renewed(record, await deps.identityProvider.refresh(record.refreshToken!), now());
+      deps.onRenewal?.('renewed');
+      return renewed;
     } catch (err) {
-      if (!(err instanceof AppError && err.status === 401)) throw err;
+      const refused = err instanceof AppError && err.status === 401;
+      deps.onRenewal?.(refused ? 'refused' : 'failed');
+      if (!refused) throw err;
       deps.logger.info('session ended: the identity provider refused its refresh token');
       return undefined;
     }

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startCacheService, type RunningCacheService } from '../../../test/support/cache-service.js';
 import { sleep } from '../../../test/support/eventually.js';
 import { collectEvents, type EventCollector } from '../../../test/support/kafka.js';
-import { startAuth, type RunningAuth } from './support/auth-fixture.js';
+import { counterValue, startAuth, type RunningAuth } from './support/auth-fixture.js';
 import { cookieValue, type Reply } from './support/https-client.js';
 import { authClient, deleteUsersNamed, introspect, keycloakUrl, revokeAtKeycloak, userinfo } from './support/keycloak.js';
 import { newPhoneNumber } from './support/phones.js';
@@ -88,9 +88,13 @@ describe('sessions: the access token renewed behind the TokenId cookie, lifetime
       await use(45);
       // Past a whole lifespan without use: the token has expired, and 20 requests at once on both
       // replicas all wait for the same single renewal.
+      const renewals = async (): Promise<number> => (await counterValue(a.registry, 'session_renewals_total')) + (await counterValue(b.registry, 'session_renewals_total'));
+      expect(await renewals()).toBeGreaterThanOrEqual(2);
       await sleep(31_000);
+      const before = await renewals();
       const burst = await Promise.all(Array.from({ length: 20 }, (_, i) => liveToken(i % 2 === 0 ? a : b, session.cookie)));
       expect(new Set(burst).size).toBe(1);
+      expect((await renewals()) - before).toBe(1);
       expect(tokens.has(burst[0]!)).toBe(false);
       tokens.add(burst[0]!);
       await use(45);
@@ -98,6 +102,8 @@ describe('sessions: the access token renewed behind the TokenId cookie, lifetime
 
       // 30 s tokens over two minutes: renewed many times, each one later than the one before.
       expect(tokens.size).toBeGreaterThanOrEqual(6);
+      // Every refresh grant of both replicas gave a token that was served: none was made twice.
+      expect(await counterValue(a.registry, 'session_renewals_total', { result: 'renewed' }) + (await counterValue(b.registry, 'session_renewals_total', { result: 'renewed' }))).toBeLessThanOrEqual(tokens.size);
       const expiries = [...tokens].map(expiryOf);
       expect(expiries).toEqual([...expiries].sort((x, y) => x - y));
       const last = await liveToken(b, session.cookie);
