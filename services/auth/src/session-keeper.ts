@@ -34,6 +34,8 @@ export interface SessionKeeper {
 
 /** How soon this replica tries again after a renewal that failed or that another one was running. */
 const RETRY_MS = 1000;
+/** Most sessions this replica keeps a retry time for; past it they are forgotten (each is retried at once). */
+const RETRY_MAX = 10_000;
 /** How often a request with an expired token looks whether another replica has renewed it. */
 const POLL_MS = 100;
 const BUSY = Symbol('busy');
@@ -116,6 +118,8 @@ export function createSessionKeeper(deps: SessionKeeperDeps): SessionKeeper {
   const inBackground = (tokenId: string): void => {
     if ((retryAt.get(tokenId) ?? 0) > now()) return;
     retryAt.delete(tokenId);
+    // Sessions that end during an outage never come back to clear their entry.
+    if (retryAt.size >= RETRY_MAX) retryAt.clear();
     once(tokenId).then(
       (outcome) => {
         if (outcome === BUSY) retryAt.set(tokenId, now() + RETRY_MS);
