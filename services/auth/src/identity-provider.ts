@@ -2,8 +2,13 @@
 export interface LoginTokens {
   accessToken: string;
   refreshToken: string | undefined;
-  /** Seconds until the access token expires. */
+  /** Seconds until the access token expires, counted from when the provider issued it. */
   expiresInSeconds: number;
+  /**
+   * When the grant request was sent (Unix ms): no later than the issue, so `requestedAtMs +
+   * expiresInSeconds` is never past the token's real expiry, however slow the answer.
+   */
+  requestedAtMs?: number;
   /** Seconds until the refresh token expires (Keycloak's `refresh_expires_in`; 0 for none that expires). */
   refreshExpiresInSeconds: number | undefined;
   /** `sub`: the user's id at the identity provider. */
@@ -15,7 +20,7 @@ export interface LoginTokens {
 }
 
 /** What a refresh grant brings: a new access token and, when the provider rotates it, a new refresh token. */
-export type RenewedTokens = Pick<LoginTokens, 'accessToken' | 'refreshToken' | 'expiresInSeconds' | 'refreshExpiresInSeconds'>;
+export type RenewedTokens = Pick<LoginTokens, 'accessToken' | 'refreshToken' | 'expiresInSeconds' | 'refreshExpiresInSeconds' | 'requestedAtMs'>;
 
 /** The parameters of a browser login: PKCE challenge, state and nonce. */
 export interface AuthorizationRequest {

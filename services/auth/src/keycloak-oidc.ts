@@ -47,8 +47,9 @@ function refreshExpiresIn(grant: Grant): number | undefined {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
 }
 
-function toRenewedTokens(grant: Grant): RenewedTokens {
+function toRenewedTokens(grant: Grant, requestedAtMs: number): RenewedTokens {
   return {
+    requestedAtMs,
     accessToken: grant.access_token,
     refreshToken: grant.refresh_token,
     expiresInSeconds: grant.expiresIn() ?? 300,
@@ -56,11 +57,11 @@ function toRenewedTokens(grant: Grant): RenewedTokens {
   };
 }
 
-function toLoginTokens(grant: Grant): LoginTokens {
+function toLoginTokens(grant: Grant, requestedAtMs: number): LoginTokens {
   const claims = grant.claims();
   if (claims === undefined) throw new AppError(502, 'bad_gateway', 'the identity provider returned no ID token');
   return {
-    ...toRenewedTokens(grant),
+    ...toRenewedTokens(grant, requestedAtMs),
     subject: claims.sub,
     phoneNumber: typeof claims.phone_number === 'string' ? claims.phone_number : undefined,
     locale: typeof claims.locale === 'string' ? claims.locale : undefined,
@@ -102,27 +103,30 @@ export function createKeycloakOidc(settings: OidcSettings, options: { fetch: Idp
     },
     async exchangeCode(callback) {
       try {
+        const requestedAtMs = Date.now();
         const grant = await oidc.authorizationCodeGrant(await discover(), callback.callbackUrl, {
           pkceCodeVerifier: callback.codeVerifier,
           expectedState: callback.state,
           expectedNonce: callback.nonce,
           idTokenExpected: true,
         });
-        return toLoginTokens(grant);
+        return toLoginTokens(grant, requestedAtMs);
       } catch (err) {
         throw exchangeError(err);
       }
     },
     async passwordGrant(username, password) {
       try {
-        return toLoginTokens(await oidc.genericGrantRequest(await discover(), 'password', { username, password, scope: 'openid' }));
+        const requestedAtMs = Date.now();
+        return toLoginTokens(await oidc.genericGrantRequest(await discover(), 'password', { username, password, scope: 'openid' }), requestedAtMs);
       } catch (err) {
         throw serverError(err);
       }
     },
     async refresh(refreshToken) {
       try {
-        return toRenewedTokens(await oidc.refreshTokenGrant(await discover(), refreshToken));
+        const requestedAtMs = Date.now();
+        return toRenewedTokens(await oidc.refreshTokenGrant(await discover(), refreshToken), requestedAtMs);
       } catch (err) {
         throw refreshError(err);
       }

@@ -35,9 +35,9 @@ export interface SessionPolicy {
 export const touchIntervalMs = (idleMs: number): number => Math.min(60_000, Math.max(1000, Math.floor(idleMs / 10)));
 
 /**
- * Taken off the access token's stated life: `expires_in` is whole seconds counted from when
- * Keycloak issued the token, before it reached us, so the token's own `exp` can come up to about a
- * second (and the response's travel time) before `now + expires_in`.
+ * Taken off the access token's stated life, counted from when the grant was requested (before
+ * Keycloak issued it, so the answer's travel time does not count): `exp` is whole seconds, and
+ * clocks of two machines differ a little.
  */
 const EXPIRY_MARGIN_MS = 2000;
 
@@ -60,10 +60,11 @@ export function createSessionPolicy(lifetimes: SessionLifetimes): SessionPolicy 
     const refreshToken = tokens.refreshToken ?? previousRefreshToken;
     // Keycloak sends refresh_expires_in 0 for a refresh token that does not expire on its own.
     const refreshLife = tokens.refreshExpiresInSeconds === undefined || tokens.refreshExpiresInSeconds === 0 ? undefined : tokens.refreshExpiresInSeconds * 1000;
+    const issuedAtMs = Math.min(now, tokens.requestedAtMs ?? now);
     return {
       accessToken: tokens.accessToken,
-      expiresAtMs: now + tokens.expiresInSeconds * 1000 - EXPIRY_MARGIN_MS,
-      issuedAtMs: now,
+      expiresAtMs: issuedAtMs + tokens.expiresInSeconds * 1000 - EXPIRY_MARGIN_MS,
+      issuedAtMs,
       ...(refreshToken === undefined ? {} : { refreshToken }),
       ...(refreshLife === undefined ? {} : { refreshExpiresAtMs: now + refreshLife }),
     };
