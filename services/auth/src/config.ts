@@ -21,6 +21,16 @@ export interface OtpLimits {
   windowSeconds: number;
 }
 
+/** Lifetimes of a login session (the TokenId cookie's server-side record); see README "Sessions". */
+export interface SessionLifetimes {
+  /** The session ends after this long without a GET /auth. */
+  idleSeconds: number;
+  /** The session ends this long after the login, however active. */
+  maxSeconds: number;
+  /** GET /auth renews the access token when it has less than this left (at most half its lifespan). */
+  renewBeforeSeconds: number;
+}
+
 export interface OidcSettings {
   /** `{Oidc__ServerUrl}/realms/{Oidc__Realm}`: the issuer, and where discovery starts. */
   issuer: string;
@@ -51,6 +61,7 @@ export interface AuthConfig {
   proxyHops: number;
   /** How long a replica answers /auth from memory for a token it read (0: always ask the cache service). */
   sessionCacheMs: number;
+  session: SessionLifetimes;
   environment: 'Development' | 'Production' | 'Other';
   tls: { certPath: string; keyPath: string } | undefined;
   /** TLS ends at a proxy in front (Tls__TerminatedUpstream): without files, a self-signed pair serves that hop. */
@@ -91,6 +102,9 @@ const schema = {
   Auth__TrustProxy: env.bool(false),
   Auth__ProxyHops: env.positiveInt(1),
   Auth__SessionCacheMs: z.coerce.number().int().min(0).max(60_000).default(1000),
+  Auth__SessionIdleSeconds: env.positiveInt(1800),
+  Auth__SessionMaxSeconds: env.positiveInt(36_000),
+  Auth__SessionRenewBeforeSeconds: env.positiveInt(60),
   Auth__Groups__Client: env.string().default('clients'),
   Auth__Groups__Subscriber: env.string().default('subscribers'),
   Auth__SupportedLocales: env
@@ -159,6 +173,13 @@ function readable(path: string): boolean {
   }
 }
 
+/** The idle limit within the absolute one (each is validated on its own by the schema). */
+function sessionProblems(input: Input): string[] {
+  const idle = Number(input.Auth__SessionIdleSeconds ?? 1800);
+  const max = Number(input.Auth__SessionMaxSeconds ?? 36_000);
+  return idle > max ? [`Auth__SessionIdleSeconds: must not exceed Auth__SessionMaxSeconds (${max})`] : [];
+}
+
 /** What Production forbids: a plain-http identity provider elsewhere than on loopback, serving without a certificate, unchecked certificates. */
 function productionProblems(input: Input): string[] {
   const problems: string[] = [];
@@ -179,6 +200,7 @@ function crossCheck(input: Input): string[] {
   if ((input.Tls__CertPath === undefined) !== (input.Tls__KeyPath === undefined)) {
     problems.push('Tls__CertPath and Tls__KeyPath: give both or neither');
   }
+  problems.push(...sessionProblems(input));
   for (const name of ['Tls__CertPath', 'Tls__KeyPath'] as const) {
     const path = input[name];
     if (path !== undefined && !readable(path)) problems.push(`${name}: cannot read ${path}`);
@@ -243,6 +265,7 @@ export function loadConfig(environment: Env = process.env): AuthConfig {
     allowedRedirects: vars.Auth__AllowedRedirectUris ?? parseAllowlist([]),
     proxyHops: vars.Auth__TrustProxy ? vars.Auth__ProxyHops : 0,
     sessionCacheMs: vars.Auth__SessionCacheMs,
+    session: { idleSeconds: vars.Auth__SessionIdleSeconds, maxSeconds: vars.Auth__SessionMaxSeconds, renewBeforeSeconds: vars.Auth__SessionRenewBeforeSeconds },
     environment: mode,
     tls: vars.Tls__CertPath !== undefined && vars.Tls__KeyPath !== undefined ? { certPath: vars.Tls__CertPath, keyPath: vars.Tls__KeyPath } : undefined,
     tlsTerminatedUpstream: vars.Tls__TerminatedUpstream,

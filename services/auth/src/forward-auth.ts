@@ -7,7 +7,9 @@ import type { AuthServices } from './services.js';
 /**
  * GET /auth, the forward-auth endpoint of an ingress or the GraphQL gateway (like
  * oauth2-proxy's): 200 with `Authorization: Bearer <access token>` when the TokenId cookie maps
- * to a live token, 401 otherwise. The hot path of every authenticated request: one cache read.
+ * to a live session, 401 otherwise; the session's access token is renewed before it expires
+ * (503 when it has expired and cannot be renewed now). The hot path of every authenticated
+ * request: one cache read, or none for a token this replica read a moment ago.
  */
 export function forwardAuth(s: AuthServices): Koa.Middleware {
   // The header value of each record this replica remembers, built once: building the ~1.4 KB
@@ -19,17 +21,24 @@ export function forwardAuth(s: AuthServices): Koa.Middleware {
     if (value === undefined) headerValues.set(record, (value = `Bearer ${record.accessToken}`));
     return value;
   };
-  const answer = (ctx: Koa.Context, record: TokenRecord | undefined): void => {
-    if (record === undefined || record.expiresAtMs <= s.now()) throw unauthorized();
+  const grant = (ctx: Koa.Context, record: TokenRecord): void => {
     ctx.set('Authorization', authorization(record));
     ctx.body = '';
   };
-  // A token this replica remembers is answered synchronously: no promise, no await on the path
-  // that most requests take (bench/auth.bench.ts).
+  // Never an expired token: a session whose token has expired is renewed first (session-keeper.ts).
+  const answer = (ctx: Koa.Context, record: TokenRecord | undefined): void => {
+    if (record === undefined || record.expiresAtMs <= s.now()) throw unauthorized();
+    grant(ctx, record);
+  };
+  // A token this replica remembers and that is not yet due for renewal is answered synchronously:
+  // no promise, no await on the path that most requests take (bench/auth.bench.ts). `renewAtMs`
+  // never lies past the token's expiry, so this one comparison is also the expiry check.
   return (ctx) => {
     const tokenId = readSessionCookie(ctx.headers);
     const known = s.tokens.recall(tokenId);
-    if (known !== undefined) return answer(ctx, known);
-    return s.tokens.get(tokenId).then((record) => answer(ctx, record));
+    if (known !== undefined && known.renewAtMs > s.now()) return grant(ctx, known);
+    return (known === undefined ? s.tokens.get(tokenId) : Promise.resolve(known))
+      .then((record) => s.sessions.current(tokenId, record))
+      .then((record) => answer(ctx, record));
   };
 }

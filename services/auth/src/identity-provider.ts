@@ -2,8 +2,15 @@
 export interface LoginTokens {
   accessToken: string;
   refreshToken: string | undefined;
-  /** Seconds until the access token expires. */
+  /** Seconds until the access token expires, counted from when the provider issued it. */
   expiresInSeconds: number;
+  /**
+   * When the grant request was sent (Unix ms): no later than the issue, so `requestedAtMs +
+   * expiresInSeconds` is never past the token's real expiry, however slow the answer.
+   */
+  requestedAtMs?: number;
+  /** Seconds until the refresh token expires (Keycloak's `refresh_expires_in`; 0 for none that expires). */
+  refreshExpiresInSeconds: number | undefined;
   /** `sub`: the user's id at the identity provider. */
   subject: string;
   /** `phone_number` claim, when the user has one. */
@@ -11,6 +18,9 @@ export interface LoginTokens {
   /** `locale` claim, when the user has one. */
   locale: string | undefined;
 }
+
+/** What a refresh grant brings: a new access token and, when the provider rotates it, a new refresh token. */
+export type RenewedTokens = Pick<LoginTokens, 'accessToken' | 'refreshToken' | 'expiresInSeconds' | 'refreshExpiresInSeconds' | 'requestedAtMs'>;
 
 /** The parameters of a browser login: PKCE challenge, state and nonce. */
 export interface AuthorizationRequest {
@@ -39,6 +49,11 @@ export interface IdentityProvider {
   exchangeCode(callback: AuthorizationCallback): Promise<LoginTokens>;
   /** Resource owner password grant (used once, with a password only this call knows). */
   passwordGrant(username: string, password: string): Promise<LoginTokens>;
+  /**
+   * Refresh token grant. A refresh token the provider refuses (expired, revoked, session ended)
+   * rejects with a 401 AppError; an unreachable provider with a 503.
+   */
+  refresh(refreshToken: string): Promise<RenewedTokens>;
   /** Revokes a refresh token (ends the Keycloak session). */
   revoke(refreshToken: string): Promise<void>;
   /** Readiness: fetches the discovery document. */

@@ -1,8 +1,8 @@
 import * as oidc from 'openid-client';
-import { AppError, badRequest, unavailable } from '@sp/platform';
+import { AppError, badRequest, unauthorized, unavailable } from '@sp/platform';
 import type { OidcSettings } from './config.js';
 import type { IdpFetch } from './idp-http.js';
-import type { IdentityProvider, LoginTokens } from './identity-provider.js';
+import type { IdentityProvider, LoginTokens, RenewedTokens } from './identity-provider.js';
 
 const UNREACHABLE_CODES = new Set(['OAUTH_TIMEOUT', 'OAUTH_ABORT', 'OAUTH_RESPONSE_IS_NOT_CONFORM', 'OAUTH_RESPONSE_IS_NOT_JSON']);
 
@@ -33,15 +33,35 @@ function serverError(err: unknown): AppError {
   return new AppError(502, 'bad_gateway', 'the identity provider refused the login', { cause: err });
 }
 
+/** A refused refresh: the session is over (401); anything else as for the service's own grants. */
+function refreshError(err: unknown): AppError {
+  if (err instanceof oidc.ResponseBodyError && err.status < 500) return unauthorized('the session has ended at the identity provider');
+  return serverError(err);
+}
+
 type Grant = oidc.TokenEndpointResponse & oidc.TokenEndpointResponseHelpers;
 
-function toLoginTokens(grant: Grant): LoginTokens {
-  const claims = grant.claims();
-  if (claims === undefined) throw new AppError(502, 'bad_gateway', 'the identity provider returned no ID token');
+/** Keycloak's `refresh_expires_in` (not in RFC 6749), when it sent one. */
+function refreshExpiresIn(grant: Grant): number | undefined {
+  const value = grant.refresh_expires_in;
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
+}
+
+function toRenewedTokens(grant: Grant, requestedAtMs: number): RenewedTokens {
   return {
+    requestedAtMs,
     accessToken: grant.access_token,
     refreshToken: grant.refresh_token,
     expiresInSeconds: grant.expiresIn() ?? 300,
+    refreshExpiresInSeconds: refreshExpiresIn(grant),
+  };
+}
+
+function toLoginTokens(grant: Grant, requestedAtMs: number): LoginTokens {
+  const claims = grant.claims();
+  if (claims === undefined) throw new AppError(502, 'bad_gateway', 'the identity provider returned no ID token');
+  return {
+    ...toRenewedTokens(grant, requestedAtMs),
     subject: claims.sub,
     phoneNumber: typeof claims.phone_number === 'string' ? claims.phone_number : undefined,
     locale: typeof claims.locale === 'string' ? claims.locale : undefined,
@@ -83,22 +103,32 @@ export function createKeycloakOidc(settings: OidcSettings, options: { fetch: Idp
     },
     async exchangeCode(callback) {
       try {
+        const requestedAtMs = Date.now();
         const grant = await oidc.authorizationCodeGrant(await discover(), callback.callbackUrl, {
           pkceCodeVerifier: callback.codeVerifier,
           expectedState: callback.state,
           expectedNonce: callback.nonce,
           idTokenExpected: true,
         });
-        return toLoginTokens(grant);
+        return toLoginTokens(grant, requestedAtMs);
       } catch (err) {
         throw exchangeError(err);
       }
     },
     async passwordGrant(username, password) {
       try {
-        return toLoginTokens(await oidc.genericGrantRequest(await discover(), 'password', { username, password, scope: 'openid' }));
+        const requestedAtMs = Date.now();
+        return toLoginTokens(await oidc.genericGrantRequest(await discover(), 'password', { username, password, scope: 'openid' }), requestedAtMs);
       } catch (err) {
         throw serverError(err);
+      }
+    },
+    async refresh(refreshToken) {
+      try {
+        const requestedAtMs = Date.now();
+        return toRenewedTokens(await oidc.refreshTokenGrant(await discover(), refreshToken), requestedAtMs);
+      } catch (err) {
+        throw refreshError(err);
       }
     },
     async revoke(refreshToken) {

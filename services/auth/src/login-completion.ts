@@ -3,10 +3,12 @@ import { AppError, type EventPublisher, type Logger } from '@sp/platform';
 import { userLoggedInEvent, type LoginFacts } from './events.js';
 import type { IdentityProvider, LoginTokens } from './identity-provider.js';
 import { sessionCookie } from './session-cookie.js';
+import type { SessionPolicy } from './session-policy.js';
 import type { TokenStore } from './token-store.js';
 
 export interface LoginCompletionDeps {
   tokens: TokenStore;
+  policy: SessionPolicy;
   publisher: EventPublisher;
   identityProvider: IdentityProvider;
   topic: string;
@@ -15,7 +17,7 @@ export interface LoginCompletionDeps {
 }
 
 /**
- * The common end of both logins: the token goes to the cache under a fresh TokenId, the
+ * The common end of both logins: the session (tokens included) goes to the cache under a fresh TokenId, the
  * UserLoggedInEvent is published, and only then is the cookie set. If the event cannot be
  * published the login is undone (cached token removed, Keycloak session revoked) and the caller
  * gets the 503: no session exists that the rest of the platform never heard of.
@@ -23,9 +25,9 @@ export interface LoginCompletionDeps {
 export function createLoginCompletion(deps: LoginCompletionDeps) {
   return async (ctx: Koa.Context, login: LoginTokens, facts: Omit<LoginFacts, 'userId'>): Promise<void> => {
     if (login.expiresInSeconds <= 0) throw new AppError(502, 'bad_gateway', 'the identity provider issued an expired token');
-    const ttlMs = login.expiresInSeconds * 1000;
-    const record = { accessToken: login.accessToken, subject: login.subject, phoneNumber: facts.phoneNumber, expiresAtMs: deps.now() + ttlMs };
-    const tokenId = await deps.tokens.save(login.refreshToken === undefined ? record : { ...record, refreshToken: login.refreshToken }, ttlMs);
+    const now = deps.now();
+    const record = deps.policy.start({ subject: login.subject, phoneNumber: facts.phoneNumber }, login, now);
+    const tokenId = await deps.tokens.save(record, deps.policy.ttlMs(record, now));
     try {
       await deps.publisher.publish(deps.topic, userLoggedInEvent({ ...facts, userId: login.subject }));
     } catch (err) {
@@ -33,7 +35,7 @@ export function createLoginCompletion(deps: LoginCompletionDeps) {
       for (const outcome of undo) if (outcome.status === 'rejected') deps.logger.warn({ err: outcome.reason as unknown }, 'undoing a login failed');
       throw err;
     }
-    ctx.append('Set-Cookie', sessionCookie(tokenId, login.expiresInSeconds));
+    ctx.append('Set-Cookie', sessionCookie(tokenId, deps.policy.cookieMaxAgeSeconds));
   };
 }
 

@@ -3,13 +3,13 @@ import { clearedSessionCookie, readSessionCookie } from './session-cookie.js';
 import type { AuthServices } from './services.js';
 
 /**
- * POST /logout: removes the cached token, revokes its refresh token at Keycloak (which ends the
+ * POST /logout: removes the session (after a renewal in progress, which would write it back), revokes its refresh token at Keycloak (which ends the
  * Keycloak session) and clears the cookie; 204 whether or not there was a session. A failed
  * revocation is logged, not returned: the token is already unreachable through this service.
  */
 export function logout(s: AuthServices): Koa.Middleware {
   return async (ctx) => {
-    const record = await s.tokens.remove(readSessionCookie(ctx.headers));
+    const record = await s.sessions.end(readSessionCookie(ctx.headers));
     if (record?.refreshToken !== undefined) {
       await s.identityProvider.revoke(record.refreshToken).catch((err: unknown) => s.logger.warn({ err }, 'token revocation at logout failed'));
     }

@@ -7,11 +7,14 @@ import type { UserDirectory } from './keycloak-admin.js';
 import { createLoginCompletion, type CompleteLogin } from './login-completion.js';
 import { createOtpStore, type OtpStore } from './otp-store.js';
 import { createOtpRateLimiter, type OtpRateLimiter } from './rate-limiter.js';
+import { createSessionKeeper, type SessionKeeper } from './session-keeper.js';
+import { createSessionMetrics } from './session-metrics.js';
+import { createSessionPolicy } from './session-policy.js';
 import { createTokenStore, type TokenStore } from './token-store.js';
 
 /** The part of the configuration the HTTP app uses. */
-export type AuthSettings = Pick<AuthConfig, 'publicBaseUrl' | 'allowedRedirects' | 'proxyHops' | 'sessionCacheMs' | 'environment' | 'groups' | 'locales' | 'otp' | 'kafka'> & {
-  oidc: Pick<AuthConfig['oidc'], 'stateTtlSeconds'>;
+export type AuthSettings = Pick<AuthConfig, 'publicBaseUrl' | 'allowedRedirects' | 'proxyHops' | 'sessionCacheMs' | 'session' | 'environment' | 'groups' | 'locales' | 'otp' | 'kafka'> & {
+  oidc: Pick<AuthConfig['oidc'], 'stateTtlSeconds' | 'timeoutMs'>;
 };
 
 /** The adapters the app runs on: each a real backend in production and in the tests. */
@@ -34,6 +37,7 @@ export interface AuthServices extends Required<Omit<AuthDeps, 'registry'>> {
   otps: OtpStore;
   limiter: OtpRateLimiter;
   tokens: TokenStore;
+  sessions: SessionKeeper;
   completeLogin: CompleteLogin;
 }
 
@@ -41,6 +45,9 @@ export function createAuthServices(deps: AuthDeps): AuthServices {
   const now = deps.now ?? Date.now;
   const metrics = createAuthMetrics(deps.registry);
   const tokens = createTokenStore(deps.cache, { localTtlMs: deps.settings.sessionCacheMs, ...(deps.now === undefined ? {} : { now: deps.now }) });
+  const sessionPolicy = createSessionPolicy(deps.settings.session);
+  // One renewal is one call to Keycloak (Oidc__TimeoutMs) and a few to the cache service.
+  const lockTtlMs = deps.settings.oidc.timeoutMs + 2000;
   return {
     ...deps,
     now,
@@ -48,8 +55,19 @@ export function createAuthServices(deps: AuthDeps): AuthServices {
     otps: createOtpStore(deps.cache, deps.settings.otp),
     limiter: createOtpRateLimiter(deps.cache, deps.settings.otp, { now, onLimited: (scope) => metrics.rateLimited(scope) }),
     tokens,
+    sessions: createSessionKeeper({
+      cache: deps.cache,
+      tokens,
+      identityProvider: deps.identityProvider,
+      policy: sessionPolicy,
+      logger: deps.logger,
+      now,
+      lockTtlMs,
+      onRenewal: createSessionMetrics(deps.registry),
+    }),
     completeLogin: createLoginCompletion({
       tokens,
+      policy: sessionPolicy,
       publisher: deps.publisher,
       identityProvider: deps.identityProvider,
       topic: deps.settings.kafka.userAuthenticationTopic,

@@ -1,27 +1,47 @@
 import { randomBytes } from 'node:crypto';
 import type { CacheClient } from '@sp/cache-client';
 
-/** What `token:{tokenId}` holds: what /auth and /logout need, nothing more. */
+/**
+ * What `token:{tokenId}` holds: one login session, what /auth and /logout need and nothing more.
+ * The refresh token never leaves the server. Times are Unix ms; session-policy.ts sets them.
+ */
 export interface TokenRecord {
   accessToken: string;
-  /** For revocation at logout (Keycloak ends the session with it). */
+  /** Renews the access token (GET /auth) and is revoked at logout, which ends the Keycloak session. */
   refreshToken?: string;
   /** Keycloak user id (`sub`). */
   subject: string;
   phoneNumber: string;
-  /** Access token expiry, Unix ms; the cache entry expires with it. */
+  /** Access token expiry: GET /auth never hands the token out from then on. */
   expiresAtMs: number;
+  /** When this access token was received: with `expiresAtMs`, its lifespan. */
+  issuedAtMs: number;
+  /** Refresh token expiry as Keycloak stated it; absent when it gave none. */
+  refreshExpiresAtMs?: number;
+  /** The absolute end of the session (login + Auth__SessionMaxSeconds). */
+  sessionEndsAtMs: number;
+  /** The last use written back; the idle limit counts from it. */
+  lastSeenAtMs: number;
+  /** From then on GET /auth renews the token or writes the use back; never after `expiresAtMs`. */
+  renewAtMs: number;
 }
 
 /** 256 random bits, base64url: 43 characters. */
 const TOKEN_ID = /^[A-Za-z0-9_-]{43}$/;
 
+/** Whether a string is a token id this service could have issued (anything else never reaches the cache). */
+export const isTokenId = (value: string | undefined): value is string => value !== undefined && TOKEN_ID.test(value);
+
 export function newTokenId(): string {
   return randomBytes(32).toString('base64url');
 }
 
+// A record without the session fields (written before sessions were renewed) is not one: that
+// session ends, as it would have at its access token's expiry.
 function isTokenRecord(value: unknown): value is TokenRecord {
-  return typeof value === 'object' && value !== null && typeof (value as TokenRecord).accessToken === 'string';
+  if (typeof value !== 'object' || value === null) return false;
+  const record = value as TokenRecord;
+  return typeof record.accessToken === 'string' && typeof record.renewAtMs === 'number' && typeof record.sessionEndsAtMs === 'number';
 }
 
 export interface TokenStore {
@@ -34,6 +54,10 @@ export interface TokenStore {
    * service: undefined when it remembers none, and then only `get` can tell.
    */
   recall(tokenId: string | undefined): TokenRecord | undefined;
+  /** The record in the cache service, past this replica's memory (which it then updates). */
+  read(tokenId: string): Promise<TokenRecord | undefined>;
+  /** Overwrites the record of an existing token id for `ttlMs`, here and in the cache service. */
+  replace(tokenId: string, record: TokenRecord, ttlMs: number): Promise<void>;
   /** Removes the record and returns what it held. */
   remove(tokenId: string | undefined): Promise<TokenRecord | undefined>;
 }
@@ -74,12 +98,12 @@ export function createTokenStore(cache: CacheClient<unknown>, options: TokenStor
   // Map read and one clock read on the path of every authenticated request.
   const local = new Map<string, Remembered>();
   const key = (tokenId: string): string => `token:${tokenId}`;
-  const valid = (tokenId: string | undefined): tokenId is string => tokenId !== undefined && TOKEN_ID.test(tokenId);
+  const valid = isTokenId;
 
   const remember = (tokenId: string, record: TokenRecord): void => {
     const ttl = Math.min(options.localTtlMs, record.expiresAtMs - now());
-    if (ttl <= 0) return;
     local.delete(tokenId);
+    if (ttl <= 0) return;
     local.set(tokenId, { record, untilMs: localNow() + ttl });
     if (local.size > localMax) local.delete(local.keys().next().value!);
   };
@@ -94,14 +118,19 @@ export function createTokenStore(cache: CacheClient<unknown>, options: TokenStor
     return undefined;
   };
 
-  const get = async (tokenId: string | undefined): Promise<TokenRecord | undefined> => {
-    if (!valid(tokenId)) return undefined;
-    const known = recall(tokenId);
-    if (known !== undefined) return known;
+  const read = async (tokenId: string): Promise<TokenRecord | undefined> => {
     const value = await cache.get(key(tokenId));
-    if (!isTokenRecord(value)) return undefined;
+    if (!isTokenRecord(value)) {
+      local.delete(tokenId);
+      return undefined;
+    }
     remember(tokenId, value);
     return value;
+  };
+
+  const get = async (tokenId: string | undefined): Promise<TokenRecord | undefined> => {
+    if (!valid(tokenId)) return undefined;
+    return recall(tokenId) ?? read(tokenId);
   };
 
   return {
@@ -112,6 +141,11 @@ export function createTokenStore(cache: CacheClient<unknown>, options: TokenStor
     },
     get,
     recall,
+    read: (tokenId) => (valid(tokenId) ? read(tokenId) : Promise.resolve(undefined)),
+    async replace(tokenId, record, ttlMs) {
+      await cache.set(key(tokenId), record, ttlMs);
+      remember(tokenId, record);
+    },
     async remove(tokenId) {
       if (!valid(tokenId)) return undefined;
       local.delete(tokenId);

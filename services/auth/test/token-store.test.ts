@@ -8,7 +8,17 @@ describe('token store on the real cache service', () => {
   let cache: CacheClient<unknown>;
   let clock = Date.now();
   const now = (): number => clock;
-  const record = (lifeMs: number): TokenRecord => ({ accessToken: 'access', refreshToken: 'refresh', subject: 'user-1', phoneNumber: '+4915123456789', expiresAtMs: clock + lifeMs });
+  const record = (lifeMs: number): TokenRecord => ({
+    accessToken: 'access',
+    refreshToken: 'refresh',
+    subject: 'user-1',
+    phoneNumber: '+4915123456789',
+    expiresAtMs: clock + lifeMs,
+    issuedAtMs: clock,
+    sessionEndsAtMs: clock + 3_600_000,
+    lastSeenAtMs: clock,
+    renewAtMs: clock + lifeMs / 2,
+  });
 
   beforeAll(async () => {
     cacheService = await startCacheService();

@@ -4,11 +4,14 @@ import { infra } from '../../../../test/support/infra.js';
 
 const realmFile = fileURLToPath(new URL('../../../../test/infra/keycloak/realm.json', import.meta.url));
 
-/** The auth service's Keycloak client (`platform-auth`), read from the realm the tests run against. */
-export function authClient(): { clientId: string; secret: string } {
+/**
+ * A Keycloak client of the auth service, read from the realm the tests run against: `platform-auth`,
+ * or `platform-auth-short-lived` (30 s access tokens).
+ */
+export function authClient(clientId = 'platform-auth'): { clientId: string; secret: string } {
   const realm = JSON.parse(readFileSync(realmFile, 'utf8')) as { clients: Array<{ clientId: string; secret?: string }> };
-  const client = realm.clients.find((candidate) => candidate.clientId === 'platform-auth');
-  if (client?.secret === undefined) throw new Error('realm.json has no platform-auth client');
+  const client = realm.clients.find((candidate) => candidate.clientId === clientId);
+  if (client?.secret === undefined) throw new Error(`realm.json has no ${clientId} client`);
   return { clientId: client.clientId, secret: client.secret };
 }
 
@@ -72,6 +75,26 @@ export async function userinfo(accessToken: string): Promise<{ status: number; c
   const response = await fetch(`${issuer()}/protocol/openid-connect/userinfo`, { headers: { authorization: `Bearer ${accessToken}` } });
   const text = await response.text();
   return { status: response.status, claims: response.ok ? (JSON.parse(text) as Record<string, unknown>) : {} };
+}
+
+/** Keycloak's token introspection (RFC 7662) of a refresh token, as the client it was issued to: is it active? */
+export async function introspect(token: string, client: { clientId: string; secret: string }): Promise<boolean> {
+  const response = await fetch(`${issuer()}/protocol/openid-connect/token/introspect`, {
+    method: 'POST',
+    // Keycloak introspects a refresh token only when told it is one.
+    body: new URLSearchParams({ token, token_type_hint: 'refresh_token', client_id: client.clientId, client_secret: client.secret }),
+  });
+  if (!response.ok) throw new Error(`introspection answered ${response.status}`);
+  return ((await response.json()) as { active: boolean }).active;
+}
+
+/** Keycloak's token revocation (RFC 7009) as the client the refresh token was issued to. */
+export async function revokeAtKeycloak(refreshToken: string, client: { clientId: string; secret: string }): Promise<void> {
+  const response = await fetch(`${issuer()}/protocol/openid-connect/revoke`, {
+    method: 'POST',
+    body: new URLSearchParams({ token: refreshToken, token_type_hint: 'refresh_token', client_id: client.clientId, client_secret: client.secret }),
+  });
+  if (!response.ok) throw new Error(`revocation answered ${response.status}`);
 }
 
 /** Deletes the users a test's logins created (usernames are the phone numbers). */

@@ -1,0 +1,202 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { startCacheService, type RunningCacheService } from '../../../test/support/cache-service.js';
+import { sleep } from '../../../test/support/eventually.js';
+import { collectEvents, type EventCollector } from '../../../test/support/kafka.js';
+import { counterValue, startAuth, type RunningAuth } from './support/auth-fixture.js';
+import { cookieValue, type Reply } from './support/https-client.js';
+import { authClient, deleteUsersNamed, introspect, keycloakUrl, revokeAtKeycloak, userinfo } from './support/keycloak.js';
+import { newPhoneNumber } from './support/phones.js';
+import { startTcpProxy } from './support/tcp-proxy.js';
+
+/** The realm's client with 30 s access tokens; every other client keeps the realm's 5 minutes. */
+const shortLived = authClient('platform-auth-short-lived');
+const shortLivedEnvironment = { Oidc__ClientId: shortLived.clientId, Oidc__ClientSecret: shortLived.secret };
+
+/** The `exp` claim of a JWT access token, in Unix ms. */
+function expiryOf(accessToken: string): number {
+  const payload = JSON.parse(Buffer.from(accessToken.split('.')[1]!, 'base64url').toString('utf8')) as { exp: number };
+  return payload.exp * 1000;
+}
+
+const bearerOf = (reply: Reply): string => reply.headers.get('authorization')!.slice('Bearer '.length);
+
+describe('sessions: the access token renewed behind the TokenId cookie, lifetimes, logout', () => {
+  let cacheService: RunningCacheService;
+  let events: EventCollector;
+  const phoneNumbers: string[] = [];
+  const started: RunningAuth[] = [];
+  let clientIp = 0;
+
+  beforeAll(async () => {
+    [cacheService, events] = await Promise.all([startCacheService(), collectEvents(['notifications'])]);
+  });
+
+  afterAll(async () => {
+    await Promise.all(started.map((auth) => auth.close()));
+    await events.close();
+    await cacheService.close();
+    await deleteUsersNamed(phoneNumbers);
+  });
+
+  async function start(overrides: Record<string, string> = {}): Promise<RunningAuth> {
+    const auth = await startAuth(cacheService.address, { Otp__ResendCooldownSeconds: '0', ...overrides });
+    started.push(auth);
+    return auth;
+  }
+
+  /** An OTP login of a new number (the code from its SMS event): the TokenId and the Set-Cookie line. */
+  async function login(auth: RunningAuth): Promise<{ tokenId: string; cookie: string; setCookie: string }> {
+    const phoneNumber = newPhoneNumber();
+    phoneNumbers.push(phoneNumber);
+    const ip = { 'x-forwarded-for': `198.51.100.${++clientIp}` };
+    expect((await auth.client.post('/otp', { phoneNumber }, ip)).status).toBe(200);
+    const sms = await events.waitFor((event) => event.topic === 'notifications' && event.key === phoneNumber);
+    const verified = await auth.client.post('/otp/verify', { phoneNumber, code: String(sms.value.code) }, { ...ip, 'x-role-claim': 'subscriber' });
+    expect(verified.status).toBe(200);
+    const tokenId = cookieValue(verified.cookies, 'TokenId')!;
+    return { tokenId, cookie: `TokenId=${tokenId}`, setCookie: verified.cookies[0]! };
+  }
+
+  /** GET /auth, which must answer 200 with a token that has not expired when the answer arrives. */
+  async function liveToken(auth: RunningAuth, cookie: string): Promise<string> {
+    const reply = await auth.client.get('/auth', { cookie });
+    expect(reply.status).toBe(200);
+    const token = bearerOf(reply);
+    expect(expiryOf(token)).toBeGreaterThan(Date.now());
+    return token;
+  }
+
+  it(
+    'should keep answering 200 with a fresh, unexpired 30 s token over two minutes of use on two replicas, renewing once at a time',
+    async () => {
+      const [a, b] = [await start(shortLivedEnvironment), await start(shortLivedEnvironment)];
+      const session = await login(a);
+      const first = await liveToken(a, session.cookie);
+      expect(expiryOf(first) - Date.now()).toBeLessThanOrEqual(30_000);
+      // The refresh token stays on the server: in the cache service's record, never in an answer.
+      const record = (await a.cache.get(`token:${session.tokenId}`)) as { refreshToken?: string };
+      expect(record.refreshToken).toEqual(expect.any(String));
+      const tokens = new Set<string>([first]);
+
+      // Steady use, alternating replicas, several requests at once: every answer a live token.
+      const use = async (seconds: number): Promise<void> => {
+        for (const until = Date.now() + seconds * 1000; Date.now() < until; await sleep(1500)) {
+          for (const token of await Promise.all([a, b, a, b].map((auth) => liveToken(auth, session.cookie)))) tokens.add(token);
+        }
+      };
+      const began = Date.now();
+      await use(45);
+      // Past a whole lifespan (and the few seconds a background renewal started by the last use may
+      // take) without use: the token has expired, and 20 requests at once on both replicas all wait
+      // for the same single renewal.
+      const renewals = async (): Promise<number> => (await counterValue(a.registry, 'session_renewals_total')) + (await counterValue(b.registry, 'session_renewals_total'));
+      expect(await renewals()).toBeGreaterThanOrEqual(2);
+      await sleep(33_000);
+      const before = await renewals();
+      const burst = await Promise.all(Array.from({ length: 20 }, (_, i) => liveToken(i % 2 === 0 ? a : b, session.cookie)));
+      expect(new Set(burst).size).toBe(1);
+      expect((await renewals()) - before).toBe(1);
+      expect(tokens.has(burst[0]!)).toBe(false);
+      tokens.add(burst[0]!);
+      await use(45);
+      expect(Date.now() - began).toBeGreaterThanOrEqual(120_000);
+
+      // 30 s tokens over two minutes: renewed many times, each one later than the one before.
+      expect(tokens.size).toBeGreaterThanOrEqual(6);
+      // Every refresh grant of both replicas gave a token that was served: none was made twice.
+      expect(await counterValue(a.registry, 'session_renewals_total', { result: 'renewed' }) + (await counterValue(b.registry, 'session_renewals_total', { result: 'renewed' }))).toBeLessThanOrEqual(tokens.size);
+      const expiries = [...tokens].map(expiryOf);
+      expect(expiries).toEqual([...expiries].sort((x, y) => x - y));
+      const last = await liveToken(b, session.cookie);
+      expect((await userinfo(last)).status).toBe(200);
+    },
+    240_000,
+  );
+
+  it('should end a session after the idle limit without use, and not while it is used', async () => {
+    const auth = await start({ Auth__SessionIdleSeconds: '4', Auth__SessionMaxSeconds: '600' });
+    const session = await login(auth);
+    // Used every 1.5 s for twice the idle limit: alive.
+    for (const until = Date.now() + 8000; Date.now() < until; await sleep(1500)) await liveToken(auth, session.cookie);
+    await liveToken(auth, session.cookie);
+    // Idle limit, this replica's memory of the session (1 s) and the background write-back of the last use.
+    await sleep(6500);
+    expect((await auth.client.get('/auth', { cookie: session.cookie })).status).toBe(401);
+    expect(await auth.cache.get(`token:${session.tokenId}`)).toBeUndefined();
+  }, 30_000);
+
+  it('should end a session at the absolute limit however active, with the cookie living as long', async () => {
+    const auth = await start({ Auth__SessionIdleSeconds: '4', Auth__SessionMaxSeconds: '6' });
+    const session = await login(auth);
+    // The session's clock started just before the answer: the limit falls at most 6 s from here.
+    const loggedInAt = Date.now();
+    expect(session.setCookie).toMatch(/; Max-Age=6;/);
+    const statuses: Array<[number, number]> = [];
+    for (let elapsed = 0; elapsed < 9500; await sleep(1000), elapsed = Date.now() - loggedInAt) {
+      statuses.push([elapsed, (await auth.client.get('/auth', { cookie: session.cookie })).status]);
+    }
+    expect(statuses.filter(([elapsed]) => elapsed < 5000).every(([, status]) => status === 200)).toBe(true);
+    expect(statuses.filter(([elapsed]) => elapsed > 7500).map(([, status]) => status)).toEqual(expect.arrayContaining([401]));
+    expect(statuses.filter(([elapsed]) => elapsed > 7500).every(([, status]) => status === 401)).toBe(true);
+  }, 30_000);
+
+  it('should revoke the refresh token at Keycloak on logout', async () => {
+    const auth = await start(shortLivedEnvironment);
+    const session = await login(auth);
+    const { refreshToken } = (await auth.cache.get(`token:${session.tokenId}`)) as { refreshToken: string };
+    expect(await introspect(refreshToken, shortLived)).toBe(true);
+    const out = await auth.client.post('/logout', undefined, { cookie: session.cookie });
+    expect(out.status).toBe(204);
+    expect(await introspect(refreshToken, shortLived)).toBe(false);
+    expect((await auth.client.get('/auth', { cookie: session.cookie })).status).toBe(401);
+  });
+
+  it('should end the session (401) when Keycloak refuses its refresh token, serving no expired token meanwhile', async () => {
+    const auth = await start(shortLivedEnvironment);
+    const session = await login(auth);
+    const { refreshToken, expiresAtMs } = (await auth.cache.get(`token:${session.tokenId}`)) as { refreshToken: string; expiresAtMs: number };
+    await revokeAtKeycloak(refreshToken, shortLived);
+    // Renewal is due half-way through the 30 s token; until Keycloak has refused it, the live token is served.
+    let reply: Reply;
+    const deadline = Date.now() + 40_000;
+    do {
+      reply = await auth.client.get('/auth', { cookie: session.cookie });
+      if (reply.status === 200) expect(expiryOf(bearerOf(reply))).toBeGreaterThan(Date.now());
+      await sleep(500);
+    } while (reply.status === 200 && Date.now() < deadline);
+    expect(reply.status).toBe(401);
+    // Ended by the refusal, not by the token's expiry.
+    expect(Date.now()).toBeLessThan(expiresAtMs);
+    expect(await auth.cache.get(`token:${session.tokenId}`)).toBeUndefined();
+  }, 60_000);
+
+  it('should serve the live token while Keycloak is unreachable, never once expired (503), and renew when it is back', async () => {
+    const keycloak = await startTcpProxy(new URL(keycloakUrl()));
+    try {
+      const auth = await start({ ...shortLivedEnvironment, Oidc__ServerUrl: keycloak.url, Oidc__TimeoutMs: '2000' });
+      const session = await login(auth);
+      const first = await liveToken(auth, session.cookie);
+      await keycloak.cut();
+      const seen: Array<{ at: number; status: number; token?: string }> = [];
+      while (Date.now() < expiryOf(first) + 3000) {
+        const reply = await auth.client.get('/auth', { cookie: session.cookie });
+        seen.push({ at: Date.now(), status: reply.status, ...(reply.status === 200 ? { token: bearerOf(reply) } : {}) });
+        await sleep(500);
+      }
+      // Renewal was due from half-way and failed: the same token, live, until it expires; then 503.
+      const served = seen.filter((answer) => answer.status === 200);
+      expect(served.length).toBeGreaterThan(10);
+      for (const answer of served) {
+        expect(answer.token).toBe(first);
+        expect(answer.at).toBeLessThan(expiryOf(first));
+      }
+      expect(seen.filter((answer) => answer.at > expiryOf(first)).map((answer) => answer.status)).toEqual(expect.arrayContaining([503]));
+      expect(seen.every((answer) => answer.status === 200 || answer.status === 503)).toBe(true);
+      await keycloak.restore();
+      const renewed = await liveToken(auth, session.cookie);
+      expect(renewed).not.toBe(first);
+    } finally {
+      await keycloak.close();
+    }
+  }, 60_000);
+});
