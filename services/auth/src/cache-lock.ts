@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { unavailable } from '@sp/platform';
 import type { CacheClient } from '@sp/cache-client';
 
@@ -11,24 +12,32 @@ export interface CacheLockOptions {
   pollMs?: number;
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Runs `work` while holding `key` in the cache service, so one caller at a time runs it across
- * every replica. The lock is a SetIfAbsent record with a unique value and a TTL; it is removed
- * afterwards only while it still holds that value (a holder that outlived its TTL leaves the next
- * holder's lock alone).
+ * Takes `key` in the cache service when nobody holds it: a SetIfAbsent record with a unique value
+ * and a TTL, so a holder that dies frees it by itself. Resolves with the release, which removes the
+ * record only while it still holds that value (a holder that outlived its TTL leaves the next
+ * holder's lock alone), or with undefined when the key is held.
  */
-export async function withCacheLock<T>(cache: CacheClient<unknown>, key: string, options: CacheLockOptions, work: () => Promise<T>): Promise<T> {
+export async function tryCacheLock(cache: CacheClient<unknown>, key: string, ttlMs: number): Promise<(() => Promise<void>) | undefined> {
   const id = randomUUID();
+  if (!(await cache.setIfAbsent(key, id, ttlMs)).stored) return undefined;
+  return async () => {
+    if ((await cache.get(key)) === id) await cache.remove(key);
+  };
+}
+
+/** Runs `work` while holding `key`, so one caller at a time runs it across every replica; waits for a held key. */
+export async function withCacheLock<T>(cache: CacheClient<unknown>, key: string, options: CacheLockOptions, work: () => Promise<T>): Promise<T> {
   const giveUpAt = Date.now() + options.waitMs;
-  while (!(await cache.setIfAbsent(key, id, options.ttlMs)).stored) {
+  let release: (() => Promise<void>) | undefined;
+  while ((release = await tryCacheLock(cache, key, options.ttlMs)) === undefined) {
     if (Date.now() >= giveUpAt) throw unavailable('a concurrent login of the same user');
     await sleep(options.pollMs ?? 50);
   }
   try {
     return await work();
   } finally {
-    if ((await cache.get(key).catch(() => undefined)) === id) await cache.remove(key).catch(() => false);
+    await release().catch(() => undefined);
   }
 }

@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CacheClient } from '@sp/cache-client';
 import { AppError, unavailable, type Logger } from '@sp/platform';
+import { tryCacheLock } from './cache-lock.js';
 import type { IdentityProvider } from './identity-provider.js';
 import type { RenewalResult } from './session-metrics.js';
 import type { SessionPolicy } from './session-policy.js';
@@ -55,14 +55,6 @@ export function createSessionKeeper(deps: SessionKeeperDeps): SessionKeeper {
   const inFlight = new Map<string, Promise<Outcome>>();
   const retryAt = new Map<string, number>();
 
-  const acquire = async (tokenId: string): Promise<string | undefined> => {
-    const owner = randomUUID();
-    return (await cache.setIfAbsent(lockKey(tokenId), owner, deps.lockTtlMs)).stored ? owner : undefined;
-  };
-  // Read and remove are two calls, but the lock outlives the work it guards, so what is read is ours.
-  const release = async (tokenId: string, owner: string): Promise<void> => {
-    if ((await cache.get(lockKey(tokenId))) === owner) await cache.remove(lockKey(tokenId));
-  };
 
   /** New tokens from Keycloak; undefined when it refused the refresh token (the session is over). */
   const renew = async (record: TokenRecord): Promise<TokenRecord | undefined> => {
@@ -94,13 +86,13 @@ export function createSessionKeeper(deps: SessionKeeperDeps): SessionKeeper {
   };
 
   const underLock = async (tokenId: string): Promise<Outcome> => {
-    const owner = await acquire(tokenId);
-    if (owner === undefined) return BUSY;
+    const release = await tryCacheLock(cache, lockKey(tokenId), deps.lockTtlMs);
+    if (release === undefined) return BUSY;
     try {
       return await update(tokenId);
     } finally {
       // A lock left behind expires on its own.
-      await release(tokenId, owner).catch((err: unknown) => deps.logger.warn({ err }, 'releasing a session renewal lock failed'));
+      await release().catch((err: unknown) => deps.logger.warn({ err }, 'releasing a session renewal lock failed'));
     }
   };
 
@@ -144,14 +136,15 @@ export function createSessionKeeper(deps: SessionKeeperDeps): SessionKeeper {
     }
   };
 
-  const lockForEnd = async (tokenId: string): Promise<string | undefined> => {
+  /** The renewal lock, waited for at most one renewal's time (then the end goes ahead without it). */
+  const lockForEnd = async (tokenId: string): Promise<(() => Promise<void>) | undefined> => {
     const deadline = now() + deps.lockTtlMs;
-    let owner = await acquire(tokenId);
-    while (owner === undefined && now() < deadline) {
+    let release = await tryCacheLock(cache, lockKey(tokenId), deps.lockTtlMs);
+    while (release === undefined && now() < deadline) {
       await sleep(POLL_MS);
-      owner = await acquire(tokenId);
+      release = await tryCacheLock(cache, lockKey(tokenId), deps.lockTtlMs);
     }
-    return owner;
+    return release;
   };
 
   return {
@@ -168,11 +161,11 @@ export function createSessionKeeper(deps: SessionKeeperDeps): SessionKeeper {
     async end(tokenId) {
       if (!isTokenId(tokenId)) return undefined;
       // A renewal in progress would write the session back after its removal.
-      const owner = await lockForEnd(tokenId);
+      const release = await lockForEnd(tokenId);
       try {
         return await tokens.remove(tokenId);
       } finally {
-        if (owner !== undefined) await release(tokenId, owner).catch(() => undefined);
+        await release?.().catch(() => undefined);
       }
     },
   };

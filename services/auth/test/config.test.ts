@@ -138,14 +138,14 @@ describe('loadConfig', () => {
   });
 
   it('should default the session lifetimes to Keycloak\'s own defaults and refuse an idle limit above the absolute one', () => {
-    expect(loadConfig(required).session).toEqual({ idleSeconds: 1800, maxSeconds: 36_000, renewBeforeSeconds: 60 });
-    expect(loadConfig({ ...required, Auth__SessionIdleSeconds: '600', Auth__SessionMaxSeconds: '3600', Auth__SessionRenewBeforeSeconds: '30' }).session).toEqual({
+    expect(loadConfig(production).session).toEqual({ idleSeconds: 1800, maxSeconds: 36_000, renewBeforeSeconds: 60 });
+    expect(loadConfig({ ...production, Auth__SessionIdleSeconds: '600', Auth__SessionMaxSeconds: '3600', Auth__SessionRenewBeforeSeconds: '30' }).session).toEqual({
       idleSeconds: 600,
       maxSeconds: 3600,
       renewBeforeSeconds: 30,
     });
-    expect(problemsOf({ ...required, Auth__SessionIdleSeconds: '7200', Auth__SessionMaxSeconds: '3600' })).toEqual(['Auth__SessionIdleSeconds: must not exceed Auth__SessionMaxSeconds (3600)']);
-    expect(problemsOf({ ...required, Auth__SessionIdleSeconds: '0', Auth__SessionRenewBeforeSeconds: 'soon' })).toEqual([
+    expect(problemsOf({ ...production, Auth__SessionIdleSeconds: '7200', Auth__SessionMaxSeconds: '3600' })).toEqual(['Auth__SessionIdleSeconds: must not exceed Auth__SessionMaxSeconds (3600)']);
+    expect(problemsOf({ ...production, Auth__SessionIdleSeconds: '0', Auth__SessionRenewBeforeSeconds: 'soon' })).toEqual([
       expect.stringMatching(/^Auth__SessionIdleSeconds: /),
       expect.stringMatching(/^Auth__SessionRenewBeforeSeconds: /),
     ]);
