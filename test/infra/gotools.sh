@@ -20,21 +20,6 @@ GRPCURL_VERSION=v1.9.4
 BIN="$CACHE/bin"
 GODIR="$CACHE/go"
 
-go_env() {
-  local go
-  go=$(command -v go || true)
-  [ -n "$go" ] || { [ -x /usr/local/go/bin/go ] && go=/usr/local/go/bin/go; } || die "go not found (PATH or /usr/local/go/bin/go)"
-  GO=$go
-  export GOPATH="$GODIR" GOMODCACHE="$GODIR/pkg/mod" GOCACHE="$GODIR/build"
-  # Module cache files writable so `rm -rf .cache` works; no cgo, like the upstream releases.
-  export GOFLAGS="-modcacherw" CGO_ENABLED=0
-  unset GOBIN
-}
-
-# module_dir MODULE VERSION: download the module source, print its directory in the cache.
-module_dir() {
-  "$GO" mod download -json "$1@$2" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p'
-}
 
 # ldflags for each tool, mirroring what the upstream release builds set.
 ldflags_stripe_mock() {

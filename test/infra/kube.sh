@@ -28,19 +28,6 @@ GODIR="$CACHE/go"
 SRC="$CACHE/kube"
 STATE="$RUN/kube"
 
-go_env() {
-  local go
-  go=$(command -v go || true)
-  [ -n "$go" ] || { [ -x /usr/local/go/bin/go ] && go=/usr/local/go/bin/go; } || die "go not found (PATH or /usr/local/go/bin/go)"
-  GO=$go
-  export GOPATH="$GODIR" GOMODCACHE="$GODIR/pkg/mod" GOCACHE="$GODIR/build"
-  export GOFLAGS="-modcacherw -mod=mod" CGO_ENABLED=0
-  unset GOBIN
-}
-
-module_dir() {
-  "$GO" mod download -json "$1@$2" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p'
-}
 
 build_kubernetes() {
   local dir src="$SRC/kubernetes-$KUBE_VERSION" staging=v0.${KUBE_VERSION#v1.} out t0=$SECONDS
@@ -103,7 +90,7 @@ install() {
     # One build at a time per checkout (start may be called by several scripts at once).
     exec 9> "$GODIR/.kube.lock"
     flock 9
-    go_env
+    go_env -mod=mod
     [ -x "$BIN/kube-apiserver-$KUBE_VERSION" ] && [ -x "$BIN/kubectl-$KUBE_VERSION" ] || build_kubernetes
     [ -x "$BIN/etcd-$ETCD_VERSION" ] || build_etcd
     find "$BIN" -maxdepth 1 -type f \( -name 'kube-apiserver-v*' -o -name 'kubectl-v*' \) ! -name "*-$KUBE_VERSION" -delete

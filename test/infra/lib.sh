@@ -117,3 +117,21 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
     -o Dir::Cache::archives="$CACHE/apt/archives" "${missing[@]}" >&2
 }
+
+# go_env [GOFLAG...]: the machine's go (PATH or /usr/local/go/bin/go) as $GO, with everything it
+# writes under .cache/go. Module cache files writable so `rm -rf .cache` works; no cgo, like the
+# upstream releases. Extra flags (e.g. -mod=mod) are added to GOFLAGS.
+go_env() {
+  local go
+  go=$(command -v go || true)
+  [ -n "$go" ] || { [ -x /usr/local/go/bin/go ] && go=/usr/local/go/bin/go; } || die "go not found (PATH or /usr/local/go/bin/go)"
+  GO=$go
+  export GOPATH="$CACHE/go" GOMODCACHE="$CACHE/go/pkg/mod" GOCACHE="$CACHE/go/build"
+  export GOFLAGS="-modcacherw${1:+ $*}" CGO_ENABLED=0
+  unset GOBIN
+}
+
+# module_dir MODULE VERSION: download the module source (go_env first), print its directory.
+module_dir() {
+  "$GO" mod download -json "$1@$2" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p'
+}
