@@ -100,14 +100,22 @@ describe('sessions: the access token renewed behind the TokenId cookie, lifetime
       tokens.add(burst[0]!);
       await use(45);
       expect(Date.now() - began).toBeGreaterThanOrEqual(120_000);
+      // The last use may have started a background renewal: let it finish (it takes at most
+      // Oidc__TimeoutMs), count the grants, and only then ask for the token it produced. A renewal
+      // this last request may start in turn is not counted, and its token is not asked for.
+      await sleep(5_000);
+      const renewed = (await counterValue(a.registry, 'session_renewals_total', { result: 'renewed' })) + (await counterValue(b.registry, 'session_renewals_total', { result: 'renewed' }));
+      const last = await liveToken(b, session.cookie);
+      tokens.add(last);
 
       // 30 s tokens over two minutes: renewed many times, each one later than the one before.
       expect(tokens.size).toBeGreaterThanOrEqual(6);
-      // Every refresh grant of both replicas gave a token that was served: none was made twice.
-      expect(await counterValue(a.registry, 'session_renewals_total', { result: 'renewed' }) + (await counterValue(b.registry, 'session_renewals_total', { result: 'renewed' }))).toBeLessThanOrEqual(tokens.size);
+      // Every refresh grant of both replicas gave a token that was served: none was made twice. The
+      // tokens include the login's own, which leaves room for the one renewal the pause above may
+      // have finished without its token ever being asked for.
+      expect(renewed).toBeLessThanOrEqual(tokens.size);
       const expiries = [...tokens].map(expiryOf);
       expect(expiries).toEqual([...expiries].sort((x, y) => x - y));
-      const last = await liveToken(b, session.cookie);
       expect((await userinfo(last)).status).toBe(200);
     },
     240_000,
