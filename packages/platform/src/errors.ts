@@ -43,6 +43,12 @@ export const tooManyRequests = (retryAfterSeconds: number): AppError =>
   });
 /** The request is well formed but the state it acts on forbids it (gRPC FAILED_PRECONDITION). */
 export const failedPrecondition = (message: string): AppError => new AppError(412, 'failed_precondition', message);
+/**
+ * A dependency answered, but with something unusable: an error of its own, a refusal, a malformed
+ * answer. What went wrong travels in `cause`, to the logs only (a 5xx never shows its details).
+ */
+export const badGateway = (dependency: string, cause?: unknown): AppError =>
+  new AppError(502, 'bad_gateway', `${dependency} answered with an error`, { cause });
 /** A dependency (store, broker, identity provider) cannot be reached. */
 export const unavailable = (dependency: string, cause?: unknown): AppError =>
   new AppError(503, 'unavailable', `${dependency} is unavailable`, { cause });

@@ -1,4 +1,4 @@
-import { AppError, unavailable } from '@sp/platform';
+import { AppError, badGateway, unavailable } from '@sp/platform';
 import type { OidcSettings } from './config.js';
 import type { IdpFetch } from './idp-http.js';
 
@@ -39,7 +39,7 @@ interface AdminToken {
 async function adminError(response: Response, what: string): Promise<AppError> {
   const detail = (await response.text().catch(() => '')).slice(0, 200);
   if (response.status >= 500) return unavailable('identity provider', new Error(`${what}: ${response.status} ${detail}`));
-  return new AppError(502, 'bad_gateway', 'the identity provider refused a provisioning request', { cause: new Error(`${what}: ${response.status} ${detail}`) });
+  return badGateway('identity provider', new Error(`${what}: ${response.status} ${detail}`));
 }
 
 /**
@@ -118,7 +118,7 @@ export function createKeycloakAdmin(settings: OidcSettings, options: { fetch: Id
       await response.body?.cancel();
       const id = response.headers.get('location')?.split('/').pop();
       if (response.status === 409) return undefined;
-      if (!id) throw new AppError(502, 'bad_gateway', 'the identity provider refused a provisioning request');
+      if (!id) throw badGateway('identity provider', new Error('it created a user without an id'));
       return { id, username: user.username };
     },
     async groupsOf(userId) {

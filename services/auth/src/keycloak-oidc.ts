@@ -1,5 +1,5 @@
 import * as oidc from 'openid-client';
-import { AppError, badRequest, unauthorized, unavailable } from '@sp/platform';
+import { AppError, badGateway, badRequest, unauthorized, unavailable } from '@sp/platform';
 import type { OidcSettings } from './config.js';
 import type { IdpFetch } from './idp-http.js';
 import type { IdentityProvider, LoginTokens, RenewedTokens } from './identity-provider.js';
@@ -30,7 +30,7 @@ function exchangeError(err: unknown): AppError {
 function serverError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   if (isUnreachable(err)) return unavailable('identity provider', err);
-  return new AppError(502, 'bad_gateway', 'the identity provider refused the login', { cause: err });
+  return badGateway('identity provider', err);
 }
 
 /** A refused refresh: the session is over (401); anything else as for the service's own grants. */
@@ -59,7 +59,7 @@ function toRenewedTokens(grant: Grant, requestedAtMs: number): RenewedTokens {
 
 function toLoginTokens(grant: Grant, requestedAtMs: number): LoginTokens {
   const claims = grant.claims();
-  if (claims === undefined) throw new AppError(502, 'bad_gateway', 'the identity provider returned no ID token');
+  if (claims === undefined) throw badGateway('identity provider', new Error('it returned no ID token'));
   return {
     ...toRenewedTokens(grant, requestedAtMs),
     subject: claims.sub,

@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import { AppError, type EventPublisher, type Logger } from '@sp/platform';
+import { badGateway, type EventPublisher, type Logger } from '@sp/platform';
 import { userLoggedInEvent, type LoginFacts } from './events.js';
 import type { IdentityProvider, LoginTokens } from './identity-provider.js';
 import { sessionCookie } from './session-cookie.js';
@@ -24,7 +24,7 @@ export interface LoginCompletionDeps {
  */
 export function createLoginCompletion(deps: LoginCompletionDeps) {
   return async (ctx: Koa.Context, login: LoginTokens, facts: Omit<LoginFacts, 'userId'>): Promise<void> => {
-    if (login.expiresInSeconds <= 0) throw new AppError(502, 'bad_gateway', 'the identity provider issued an expired token');
+    if (login.expiresInSeconds <= 0) throw badGateway('identity provider', new Error('it issued an expired token'));
     const now = deps.now();
     const record = deps.policy.start({ subject: login.subject, phoneNumber: facts.phoneNumber }, login, now);
     const tokenId = await deps.tokens.save(record, deps.policy.ttlMs(record, now));

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { AppError, forbidden } from '@sp/platform';
+import { badGateway, forbidden } from '@sp/platform';
 import type { CacheClient } from '@sp/cache-client';
 import type { IdentityProvider, LoginTokens } from './identity-provider.js';
 import type { UserDirectory } from './keycloak-admin.js';
@@ -44,7 +44,7 @@ export function loginByPhone(deps: ProvisioningDeps, request: OtpLoginRequest): 
     if (created !== undefined) return deps.identityProvider.passwordGrant(created.username, password);
     // Taken meanwhile by a login outside this lock (another service, the console): that user is the one.
     const user = existing ?? (await deps.users.findByPhone(request.phoneNumber));
-    if (user === undefined) throw new AppError(502, 'bad_gateway', 'the identity provider refused a provisioning request');
+    if (user === undefined) throw badGateway('identity provider', new Error('the user it just created or found is gone'));
     if (!(await deps.users.groupsOf(user.id)).includes(request.group)) throw forbidden('this phone number belongs to an account of another role');
     await deps.users.setPassword(user.id, password);
     return deps.identityProvider.passwordGrant(user.username, password);

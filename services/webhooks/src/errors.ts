@@ -16,9 +16,3 @@ export const invalidSignature = (): AppError => new AppError(400, 'invalid_signa
 /** A signed event that is not what its type promises (not JSON, a field missing or of the wrong type). */
 export const malformedEvent = (detail: string): AppError => new AppError(400, 'malformed_event', `malformed event: ${detail}`);
 
-/** The SMS provider signature is missing or does not match, or the message is for another account. */
-export const forbidden = (message = 'forbidden'): AppError => new AppError(403, 'forbidden', message);
-
-/** A dependency answered, but with something unusable (an error of its own, a malformed answer). */
-export const badGateway = (dependency: string, cause?: unknown): AppError =>
-  new AppError(502, 'bad_gateway', `${dependency} answered with an error`, { cause });

@@ -1,5 +1,5 @@
 import { unavailable } from '@sp/platform';
-import { badGateway } from './errors.js';
+import { badGateway } from '@sp/platform';
 import type { Gateway } from './gateway.js';
 import { gatewayOperations, operationNameOf, type GatewayOperationName } from './gateway-operations.js';
 import { createHttpClient, type HttpAnswer, type HttpClient } from './http-client.js';

@@ -1,5 +1,5 @@
 import { unavailable } from '@sp/platform';
-import { badGateway } from './errors.js';
+import { badGateway } from '@sp/platform';
 import type { TokenProvider } from './token-provider.js';
 
 export interface ClientCredentialsOptions {

@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 import { badRequest, readBody, toAppError } from '@sp/platform';
 import { confirmAnnouncement, draftAnnouncement, type AnnouncementDeps } from './announcements.js';
-import { forbidden } from './errors.js';
+import { forbidden } from '@sp/platform';
 import type { SmsProvider } from './sms-provider.js';
 import { parseSmsCommand, type SmsCommand } from './sms-commands.js';
 import { smsReplies, type ReplyLinks } from './sms-replies.js';

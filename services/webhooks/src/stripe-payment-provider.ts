@@ -1,7 +1,8 @@
 import Stripe from 'stripe';
 import { unavailable } from '@sp/platform';
 import type { z } from 'zod';
-import { badGateway, invalidSignature, malformedEvent } from './errors.js';
+import { badGateway } from '@sp/platform';
+import { invalidSignature, malformedEvent } from './errors.js';
 import { priceSchema, productSchema } from './event-schemas.js';
 import type { CheckoutSessionDetails, InvoiceDetails, PaymentProvider } from './payment-provider.js';
 
@@ -28,7 +29,7 @@ function connection(apiUrl: string | undefined): Pick<Stripe.StripeConfig, 'host
 const idOf = (value: string | { id: string } | null | undefined): string | null => (value == null ? null : typeof value === 'string' ? value : value.id);
 
 /** Network trouble and Stripe's 5xx and rate limits are worth a retry (503); other API errors are 502. */
-function toAppError(err: unknown): Error {
+function fromStripeError(err: unknown): Error {
   if (err instanceof Stripe.errors.StripeConnectionError || err instanceof Stripe.errors.StripeRateLimitError) return unavailable('payment provider', err);
   if (err instanceof Stripe.errors.StripeAPIError) return unavailable('payment provider', err);
   return badGateway('payment provider', err);
@@ -72,7 +73,7 @@ export function createStripePaymentProvider(options: StripePaymentProviderOption
     try {
       return await request();
     } catch (err) {
-      throw toAppError(err);
+      throw fromStripeError(err);
     }
   };
   /** A retrieve whose 404 means the object was deleted. */
@@ -81,7 +82,7 @@ export function createStripePaymentProvider(options: StripePaymentProviderOption
       return current(schema, await request());
     } catch (err) {
       if (isNotFound(err)) return null;
-      throw err instanceof Stripe.errors.StripeError ? toAppError(err) : err;
+      throw err instanceof Stripe.errors.StripeError ? fromStripeError(err) : err;
     }
   };
   return {
