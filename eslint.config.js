@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', '.cache/**', 'coverage/**', '**/*.js', '**/*.cjs', '**/*.mjs'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', '.cache/**', 'coverage/**', '**/*.js', '**/*.cjs', '**/*.mjs', 'packages/cache-client/src/generated/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -1,6 +1,6 @@
-import { credentials as grpcCredentials, Metadata, status, type ChannelCredentials, type ChannelOptions, type Client, type ServiceError } from '@grpc/grpc-js';
+import { credentials as grpcCredentials, Metadata, status, type CallOptions, type ChannelCredentials, type ChannelOptions, type ClientUnaryCall, type requestCallback, type ServiceError } from '@grpc/grpc-js';
 import { AppError, unavailable } from '@sp/platform';
-import { cacheServiceClient, type CacheRequest, type CacheResponse, type IncrementRequest, type IncrementResponse } from './proto.js';
+import { cacheServiceClient, type CacheRequest, type CacheResponse__Output, type IncrementRequest, type IncrementResponse__Output } from './proto.js';
 import { jsonSerializer, type Serializer } from './serializers.js';
 
 export interface CacheClientSettings {
@@ -56,17 +56,8 @@ export interface CacheClient<T> {
   close(): void;
 }
 
-/** Each RPC with its request and response message. */
-interface Rpcs {
-  Get: [CacheRequest, CacheResponse];
-  Set: [CacheRequest, CacheResponse];
-  Remove: [CacheRequest, CacheResponse];
-  SetIfAbsent: [CacheRequest, CacheResponse];
-  Increment: [IncrementRequest, IncrementResponse];
-}
-type Method = keyof Rpcs;
-type Unary<M extends Method> = (request: Partial<Rpcs[M][0]>, metadata: Metadata, options: { deadline: Date }, callback: (err: ServiceError | null, response?: Rpcs[M][1]) => void) => void;
-type RpcClient = Client & { [M in Method]: Unary<M> };
+/** One unary RPC of the generated client, in its full-argument form. */
+type Unary<Req, Res> = (argument: Req, metadata: Metadata, options: CallOptions, callback: requestCallback<Res>) => ClientUnaryCall;
 
 const RETRYABLE = new Set<number>([status.UNAVAILABLE]);
 
@@ -79,7 +70,7 @@ function sleep(ms: number): Promise<void> {
 }
 
 /** Errors become AppErrors: unreachable → 503; anything else is our bug → unexposed 500. */
-function toAppError(err: ServiceError): AppError {
+function fromServiceError(err: ServiceError): AppError {
   // A full partition (RESOURCE_EXHAUSTED) refuses new records for now: a 503 to the caller, like an outage.
   if (err.code === status.UNAVAILABLE || err.code === status.DEADLINE_EXCEEDED || err.code === status.RESOURCE_EXHAUSTED) return unavailable('cache service', err);
   return new AppError(500, 'cache_error', `cache service answered ${status[err.code]}: ${err.details}`, { cause: err });
@@ -92,24 +83,24 @@ function toAppError(err: ServiceError): AppError {
 export function createCacheClient<T = unknown>(settings: CacheClientSettings, serializer: Serializer<T> = jsonSerializer as Serializer<T>): CacheClient<T> {
   const deadlineMs = settings.deadlineMs ?? 2000;
   const retries = settings.retries ?? 2;
-  const Constructor = cacheServiceClient();
-  const client = new Constructor(normalizeAddress(settings.address), settings.credentials ?? grpcCredentials.createInsecure(), settings.channelOptions) as unknown as RpcClient;
+  const Client = cacheServiceClient();
+  const client = new Client(normalizeAddress(settings.address), settings.credentials ?? grpcCredentials.createInsecure(), settings.channelOptions);
 
-  const attempt = <M extends Method>(method: M, request: Partial<Rpcs[M][0]>, deadline: Date): Promise<Rpcs[M][1]> =>
+  const attempt = <Req, Res>(rpc: Unary<Req, Res>, request: Req, deadline: Date): Promise<Res> =>
     new Promise((resolve, reject) => {
-      (client[method] as Unary<M>)(request, new Metadata(), { deadline }, (err, response) => (err ? reject(err) : resolve(response!)));
+      rpc(request, new Metadata(), { deadline }, (err, response) => (err ? reject(err) : resolve(response!)));
     });
 
   /** One call with its retries; `retried` tells whether an earlier attempt may have been applied. */
-  async function call<M extends Method>(method: M, request: Partial<Rpcs[M][0]>): Promise<{ response: Rpcs[M][1]; retried: boolean }> {
+  async function call<Req, Res>(rpc: Unary<Req, Res>, request: Req): Promise<{ response: Res; retried: boolean }> {
     const deadline = new Date(Date.now() + deadlineMs);
     for (let attemptNo = 0; ; attemptNo++) {
       try {
-        return { response: await attempt(method, request, deadline), retried: attemptNo > 0 };
+        return { response: await attempt(rpc, request, deadline), retried: attemptNo > 0 };
       } catch (err) {
         const serviceError = err as ServiceError;
         const backoff = 50 * 2 ** attemptNo;
-        if (!RETRYABLE.has(serviceError.code) || attemptNo >= retries || Date.now() + backoff >= deadline.getTime()) throw toAppError(serviceError);
+        if (!RETRYABLE.has(serviceError.code) || attemptNo >= retries || Date.now() + backoff >= deadline.getTime()) throw fromServiceError(serviceError);
         await sleep(backoff);
       }
     }
@@ -117,22 +108,22 @@ export function createCacheClient<T = unknown>(settings: CacheClientSettings, se
 
   return {
     async get(key) {
-      const { response } = await call('Get', { key });
+      const { response } = await call<CacheRequest, CacheResponse__Output>(client.Get.bind(client), { key });
       return response.found ? serializer.deserialize(response.value) : undefined;
     },
     async set(key, value, ttlMs = 0) {
-      await call('Set', { key, value: serializer.serialize(value), ttlMs });
+      await call<CacheRequest, CacheResponse__Output>(client.Set.bind(client), { key, value: serializer.serialize(value), ttlMs });
     },
     async remove(key) {
-      return (await call('Remove', { key })).response.found;
+      return (await call<CacheRequest, CacheResponse__Output>(client.Remove.bind(client), { key })).response.found;
     },
     async increment(key, delta = 1, ttlMs = 0) {
-      const { response } = await call('Increment', { key, delta, ttlMs });
+      const { response } = await call<IncrementRequest, IncrementResponse__Output>(client.Increment.bind(client), { key, delta, ttlMs });
       return { value: response.value, expiresAtUnixMs: response.expiresAtUnixMs };
     },
     async setIfAbsent(key, value, ttlMs = 0) {
       const bytes = serializer.serialize(value);
-      const { response, retried } = await call('SetIfAbsent', { key, value: bytes, ttlMs });
+      const { response, retried } = await call<CacheRequest, CacheResponse__Output>(client.SetIfAbsent.bind(client), { key, value: bytes, ttlMs });
       if (!response.found || (retried && response.value.equals(bytes))) return { stored: true };
       return { stored: false, value: serializer.deserialize(response.value) };
     },

@@ -1,43 +1,31 @@
 import { fileURLToPath } from 'node:url';
-import { loadPackageDefinition, type ServiceClientConstructor, type ServiceDefinition } from '@grpc/grpc-js';
+import { loadPackageDefinition } from '@grpc/grpc-js';
 import { loadSync, type PackageDefinition } from '@grpc/proto-loader';
+import type { ProtoGrpcType } from './generated/cache.js';
+import type { CacheGrpcServiceClient, CacheGrpcServiceDefinition, CacheGrpcServiceHandlers } from './generated/cache/v1/CacheGrpcService.js';
+
+// The message and service types are generated from the proto by proto-loader-gen-types
+// (`npm run generate -w @sp/cache-client`; a test checks that regenerating changes nothing).
+// `X` is what a sender may pass, `X__Output` what a receiver gets with the options below.
+export type { CacheRequest, CacheRequest__Output } from './generated/cache/v1/CacheRequest.js';
+export type { CacheResponse, CacheResponse__Output } from './generated/cache/v1/CacheResponse.js';
+export type { IncrementRequest, IncrementRequest__Output } from './generated/cache/v1/IncrementRequest.js';
+export type { IncrementResponse, IncrementResponse__Output } from './generated/cache/v1/IncrementResponse.js';
+export type { CacheGrpcServiceClient, CacheGrpcServiceDefinition, CacheGrpcServiceHandlers };
 
 /** Where the contract lives in the repository (and in the container images, at the same relative place). */
 export const cacheProtoPath = fileURLToPath(new URL('../../../proto/cache/v1/cache.proto', import.meta.url));
 
-/** CacheRequest as decoded by proto-loader (camelCase fields, int64 as number, bytes as Buffer). */
-export interface CacheRequest {
-  key: string;
-  value: Buffer;
-  ttlMs: number;
-}
-
-export interface CacheResponse {
-  found: boolean;
-  value: Buffer;
-  expiresAtUnixMs: number;
-}
-
-export interface IncrementRequest {
-  key: string;
-  delta: number;
-  ttlMs: number;
-}
-
-export interface IncrementResponse {
-  value: number;
-  expiresAtUnixMs: number;
-}
-
-/** Decoding options shared by the service and the client, so both see the same shapes. */
+/**
+ * Decoding options shared by the service and the client, so both see the same shapes; the
+ * generator is run with the matching flags (--longs=Number --enums=String --defaults).
+ */
 export const protoLoaderOptions = { keepCase: false, longs: Number, enums: String, defaults: true, oneofs: false } as const;
 
-interface CacheProto {
-  cache: { v1: { CacheGrpcService: ServiceClientConstructor } };
-}
+type CacheGrpcServiceConstructor = ProtoGrpcType['cache']['v1']['CacheGrpcService'];
 
 let packageDefinition: PackageDefinition | undefined;
-let clientConstructor: ServiceClientConstructor | undefined;
+let clientConstructor: CacheGrpcServiceConstructor | undefined;
 
 /** The parsed proto, with the field names the service and the client use (camelCase). */
 export function cachePackageDefinition(): PackageDefinition {
@@ -45,12 +33,13 @@ export function cachePackageDefinition(): PackageDefinition {
   return packageDefinition;
 }
 
-/** The generic client constructor of cache.v1.CacheGrpcService; its `service` is the server-side definition. */
-export function cacheServiceClient(): ServiceClientConstructor {
-  clientConstructor ??= (loadPackageDefinition(cachePackageDefinition()) as unknown as CacheProto).cache.v1.CacheGrpcService;
+/** The typed client constructor of cache.v1.CacheGrpcService; its `service` is the server-side definition. */
+export function cacheServiceClient(): CacheGrpcServiceConstructor {
+  // The cast is the one proto-loader's documentation prescribes for its generated ProtoGrpcType.
+  clientConstructor ??= (loadPackageDefinition(cachePackageDefinition()) as unknown as ProtoGrpcType).cache.v1.CacheGrpcService;
   return clientConstructor;
 }
 
-export function cacheServiceDefinition(): ServiceDefinition {
+export function cacheServiceDefinition(): CacheGrpcServiceDefinition {
   return cacheServiceClient().service;
 }

@@ -1,6 +1,6 @@
-import { status, type sendUnaryData, type ServerUnaryCall, type UntypedServiceImplementation } from '@grpc/grpc-js';
+import { status, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
 import { toGrpcStatus, type Logger } from '@sp/platform';
-import type { CacheRequest, CacheResponse, IncrementRequest, IncrementResponse } from '@sp/cache-client';
+import type { CacheGrpcServiceHandlers, CacheRequest__Output, CacheResponse, IncrementRequest__Output, IncrementResponse } from '@sp/cache-client';
 import type { CacheStore } from './store.js';
 import type { CacheMetrics } from './cache-metrics.js';
 import { validateIncrement, validateKey, validateSet } from './validation.js';
@@ -12,15 +12,16 @@ export interface CacheServiceDeps {
   maxValueBytes: number;
 }
 
-type Handler<Req, Res> = (request: Partial<Req>) => Promise<Partial<Res>>;
+/** An RPC on the decoded request (every field present: `defaults: true`). */
+type Handler<Req, Res> = (request: Req) => Promise<Res>;
 
 const EMPTY = Buffer.alloc(0);
 
 /** The RPCs of cache.v1.CacheGrpcService over a store. */
-export function createCacheService(deps: CacheServiceDeps): UntypedServiceImplementation {
+export function createCacheService(deps: CacheServiceDeps): CacheGrpcServiceHandlers {
   const { store, metrics, logger, maxValueBytes } = deps;
 
-  const get: Handler<CacheRequest, CacheResponse> = async (request) => {
+  const get: Handler<CacheRequest__Output, CacheResponse> = async (request) => {
     const entry = await store.get(validateKey(request));
     if (entry === undefined) {
       metrics.misses.inc();
@@ -30,27 +31,27 @@ export function createCacheService(deps: CacheServiceDeps): UntypedServiceImplem
     return { found: true, value: entry.value, expiresAtUnixMs: entry.expiresAtUnixMs };
   };
 
-  const set: Handler<CacheRequest, CacheResponse> = async (request) => {
+  const set: Handler<CacheRequest__Output, CacheResponse> = async (request) => {
     const { key, value, ttlMs } = validateSet(request, maxValueBytes);
     const entry = await store.set(key, value, ttlMs);
     metrics.sets.inc();
     return { found: true, value: EMPTY, expiresAtUnixMs: entry.expiresAtUnixMs };
   };
 
-  const remove: Handler<CacheRequest, CacheResponse> = async (request) => {
+  const remove: Handler<CacheRequest__Output, CacheResponse> = async (request) => {
     const found = await store.remove(validateKey(request));
     if (found) metrics.removals.inc();
     return { found, value: EMPTY, expiresAtUnixMs: 0 };
   };
 
-  const increment: Handler<IncrementRequest, IncrementResponse> = async (request) => {
+  const increment: Handler<IncrementRequest__Output, IncrementResponse> = async (request) => {
     const { key, delta, ttlMs } = validateIncrement(request);
     const counter = await store.increment(key, delta, ttlMs);
     metrics.increments.inc();
     return counter;
   };
 
-  const setIfAbsent: Handler<CacheRequest, CacheResponse> = async (request) => {
+  const setIfAbsent: Handler<CacheRequest__Output, CacheResponse> = async (request) => {
     const { key, value, ttlMs } = validateSet(request, maxValueBytes);
     const { stored, entry } = await store.setIfAbsent(key, value, ttlMs);
     metrics.setIfAbsent.inc({ result: stored ? 'stored' : 'found' });
@@ -60,7 +61,7 @@ export function createCacheService(deps: CacheServiceDeps): UntypedServiceImplem
   /** Adapts a handler to grpc-js: one place maps errors to status codes and records latency. */
   const unary =
     <Req, Res>(method: string, handler: Handler<Req, Res>) =>
-    (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Partial<Res>>) => {
+    (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
       const end = metrics.rpcDuration.startTimer({ method });
       handler(call.request).then(
         (response) => {

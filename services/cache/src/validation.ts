@@ -1,19 +1,18 @@
 import { badRequest } from '@sp/platform';
-import type { CacheRequest, IncrementRequest } from '@sp/cache-client';
+import type { CacheRequest__Output, IncrementRequest__Output } from '@sp/cache-client';
 
 export const MAX_KEY_BYTES = 1024;
 /** The longest time to live: 365 days. Longer-lived entries use 0 (no expiry). */
 export const MAX_TTL_MS = 365 * 24 * 60 * 60 * 1000;
 
-export function validateKey(request: { key?: string }): string {
-  const key = request.key ?? '';
+export function validateKey(request: { key: string }): string {
+  const { key } = request;
   if (key === '') throw badRequest('key is required');
   if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) throw badRequest(`key exceeds ${MAX_KEY_BYTES} bytes`);
   return key;
 }
 
-function validateTtl(ttlMs: number | undefined): number {
-  const ttl = ttlMs ?? 0;
+function validateTtl(ttl: number): number {
   if (!Number.isSafeInteger(ttl) || ttl < 0 || ttl > MAX_TTL_MS) {
     throw badRequest(`ttl_ms must be an integer from 0 (no expiry) to ${MAX_TTL_MS} (365 days), got ${String(ttl)}`);
   }
@@ -21,18 +20,18 @@ function validateTtl(ttlMs: number | undefined): number {
 }
 
 /** The checked fields of a Set or SetIfAbsent request. */
-export function validateSet(request: Partial<CacheRequest>, maxValueBytes: number): { key: string; value: Buffer; ttlMs: number } {
+export function validateSet(request: CacheRequest__Output, maxValueBytes: number): { key: string; value: Buffer; ttlMs: number } {
   const key = validateKey(request);
   const ttlMs = validateTtl(request.ttlMs);
-  const value = request.value ?? Buffer.alloc(0);
+  const { value } = request;
   if (value.length > maxValueBytes) throw badRequest(`value exceeds ${maxValueBytes} bytes`);
   return { key, value, ttlMs };
 }
 
-export function validateIncrement(request: Partial<IncrementRequest>): { key: string; delta: number; ttlMs: number } {
+export function validateIncrement(request: IncrementRequest__Output): { key: string; delta: number; ttlMs: number } {
   const key = validateKey(request);
   const ttlMs = validateTtl(request.ttlMs);
-  const delta = request.delta ?? 0;
+  const { delta } = request;
   if (!Number.isSafeInteger(delta)) throw badRequest(`delta must be an integer from -${Number.MAX_SAFE_INTEGER} to ${Number.MAX_SAFE_INTEGER}, got ${String(delta)}`);
   return { key, delta, ttlMs };
 }

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { credentials, type ChannelOptions, type Client, type ServiceError } from '@grpc/grpc-js';
-import { cacheServiceClient, type CacheRequest, type CacheResponse, type IncrementRequest, type IncrementResponse } from '@sp/cache-client';
+import { cacheServiceClient, type CacheRequest, type CacheResponse__Output, type IncrementRequest, type IncrementResponse__Output } from '@sp/cache-client';
 import { createLogger, createRegistry, type Registry } from '@sp/platform';
 import { createCacheApp, type CacheApp } from '../src/app.js';
 import type { CacheConfig } from '../src/config.js';
@@ -33,7 +33,7 @@ export async function startCache(backend: CacheConfig['backend'], maxValueBytes 
 
 /** Any request message, with int64 fields also as decimal strings (as a client may send int64 max). */
 export type RawRequest = Partial<Record<keyof CacheRequest | keyof IncrementRequest, unknown>>;
-type RawResponse = CacheResponse & IncrementResponse;
+type RawResponse = CacheResponse__Output & IncrementResponse__Output;
 type RawMethod = (request: RawRequest, callback: (err: ServiceError | null, response?: RawResponse) => void) => void;
 export type RpcName = 'Get' | 'Set' | 'Remove' | 'Increment' | 'SetIfAbsent';
 export type RawClient = Client & Record<RpcName, RawMethod>;

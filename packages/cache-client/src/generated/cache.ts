@@ -1,0 +1,25 @@
+import type * as grpc from '@grpc/grpc-js';
+import type { MessageTypeDefinition } from '@grpc/proto-loader';
+
+import type { CacheGrpcServiceClient as _cache_v1_CacheGrpcServiceClient, CacheGrpcServiceDefinition as _cache_v1_CacheGrpcServiceDefinition } from './cache/v1/CacheGrpcService.js';
+import type { CacheRequest as _cache_v1_CacheRequest, CacheRequest__Output as _cache_v1_CacheRequest__Output } from './cache/v1/CacheRequest.js';
+import type { CacheResponse as _cache_v1_CacheResponse, CacheResponse__Output as _cache_v1_CacheResponse__Output } from './cache/v1/CacheResponse.js';
+import type { IncrementRequest as _cache_v1_IncrementRequest, IncrementRequest__Output as _cache_v1_IncrementRequest__Output } from './cache/v1/IncrementRequest.js';
+import type { IncrementResponse as _cache_v1_IncrementResponse, IncrementResponse__Output as _cache_v1_IncrementResponse__Output } from './cache/v1/IncrementResponse.js';
+
+type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
+  new(...args: ConstructorParameters<Constructor>): Subtype;
+};
+
+export interface ProtoGrpcType {
+  cache: {
+    v1: {
+      CacheGrpcService: SubtypeConstructor<typeof grpc.Client, _cache_v1_CacheGrpcServiceClient> & { service: _cache_v1_CacheGrpcServiceDefinition }
+      CacheRequest: MessageTypeDefinition<_cache_v1_CacheRequest, _cache_v1_CacheRequest__Output>
+      CacheResponse: MessageTypeDefinition<_cache_v1_CacheResponse, _cache_v1_CacheResponse__Output>
+      IncrementRequest: MessageTypeDefinition<_cache_v1_IncrementRequest, _cache_v1_IncrementRequest__Output>
+      IncrementResponse: MessageTypeDefinition<_cache_v1_IncrementResponse, _cache_v1_IncrementResponse__Output>
+    }
+  }
+}
+
