@@ -13,3 +13,4 @@ export * from './kafka-publisher.js';
 export * from './secret-matcher.js';
 export * from './redis.js';
 export * from './graph-name.js';
+export * from './platform-events.js';

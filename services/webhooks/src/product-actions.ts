@@ -1,6 +1,6 @@
+import { providerProductCreatedEvent } from '@sp/platform';
 import { notSynchronized } from './errors.js';
 import type { ProductObject, ValidEvent } from './event-schemas.js';
-import { providerProductCreatedEvent } from './events.js';
 import type { Plan, UpdatePlanInput } from './gateway.js';
 import type { PaymentActionDeps } from './payment-event-actions.js';
 import { versionedDelete, versionedUpsert, type VersionedObject } from './versioned-object-actions.js';
