@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { Registry as PromRegistry } from 'prom-client';
 import { Redis } from 'ioredis';
-import { createGraphControllerApp } from '../../services/graph-controller/src/app.js';
+import { createGraphController } from '../../services/graph-controller/src/graph-controller.js';
 import { testConfig } from '../../services/graph-controller/test/support/controller-fixture.js';
 import { startRegistryServer } from '../../services/graph-controller/test/support/registry-server.js';
 import { adminKubeConfig, ensureNamespace, serviceAccountKubeConfig, uniqueName } from '../support/kube-apiserver.js';
@@ -179,7 +179,7 @@ describe('graph controller with the RBAC the chart installs', () => {
       const leaseName = configMapOf(objects, deployment).Controller__LeaseName!;
       const kube = await serviceAccountKubeConfig(admin, namespace, deployment.spec.template.spec.serviceAccountName);
       const config = testConfig({ kubeConfig: kube, registryUrl: registry.url, apiKey: 'chart-rbac-key-0123456789', namespaces: [shop], leaseNamespace: namespace });
-      const controller = createGraphControllerApp(
+      const controller = createGraphController(
         { ...config, leaderElection: { ...config.leaderElection, leaseName } },
         { kubeConfig: kube, logger: silentLogger(), metrics: new PromRegistry() },
       );

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { Redis } from 'ioredis';
+import type { PlatformEventType } from '@sp/platform';
 import { parse } from 'yaml';
 import { demoData } from '../../scripts/local-platform.js';
 import { deleteUsersNamed } from '../../services/auth/test/support/keycloak.js';
@@ -158,11 +159,11 @@ describe('the platform end to end', () => {
   it('should publish every event once, with CloudEvents headers, trace context and a payload as docs/asyncapi.yaml describes', () => {
     const login = part(record.login, 1);
     const announcement = part(record.announcement, 5);
-    const ours: Array<[TailedEvent, string, string]> = [
+    const ours: Array<[TailedEvent, PlatformEventType, string]> = [
       [login.smsEvent, 'SendSmsNotificationEvent', 'auth'],
       [login.loggedInEvent, 'UserLoggedInEvent', 'auth'],
       [part(record.payment, 4).paymentConfirmedEvent, 'PaymentConfirmedEvent', 'webhooks'],
-      ...announcement.notifications.map((event): [TailedEvent, string, string] => [event, 'SendSmsNotificationEvent', 'webhooks']),
+      ...announcement.notifications.map((event): [TailedEvent, PlatformEventType, string] => [event, 'SendSmsNotificationEvent', 'webhooks']),
     ];
     for (const [event, type, service] of ours) {
       expect(validateHeaders(event.headers) ? [] : validateHeaders.errors).toEqual([]);

@@ -12,3 +12,7 @@ export * from './by-method.js';
 export * from './kafka-publisher.js';
 export * from './secret-matcher.js';
 export * from './redis.js';
+export * from './graph-name.js';
+export * from './platform-events.js';
+export * from './backoff.js';
+export * from './http-client.js';

@@ -18,9 +18,12 @@ function answerError(ctx: Koa.Context, err: unknown, logger: Logger): void {
   ctx.body = { error: appError.message };
 }
 
-/** The route template @koa/router recorded (never the raw path, which would explode cardinality). */
-function matchedRoute(ctx: Koa.Context): string {
-  return (ctx as unknown as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+/**
+ * The route template @koa/router recorded in its documented `ctx.routerPath` (never the raw path,
+ * which would explode cardinality).
+ */
+function matchedRoute(ctx: Koa.ParameterizedContext<Koa.DefaultState, { routerPath?: string }>): string {
+  return ctx.routerPath ?? 'unmatched';
 }
 
 export interface HttpAppOptions {

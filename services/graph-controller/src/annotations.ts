@@ -1,4 +1,5 @@
 import type { V1Service, V1ServicePort } from '@kubernetes/client-node';
+import { GRAPH_NAME_PATTERN, graphNameProblem } from '@sp/platform';
 
 /** The annotations a Service carries to have its GraphQL endpoint registered. */
 export const ANNOTATIONS = {
@@ -14,11 +15,6 @@ export const ANNOTATIONS = {
 
 export const DEFAULT_PATH = '/graphql';
 export const DEFAULT_SCHEME = 'http';
-
-/** The graph registry's own name rule (services/graph-registry/src/names.ts). */
-export const GRAPH_NAME_PATTERN = /^[a-z0-9]([a-z0-9._-]{0,62})$/;
-/** Names the registry keeps for its own routes. */
-export const RESERVED_GRAPH_NAMES: ReadonlySet<string> = new Set(['schema', 'health']);
 
 /** An absolute path of RFC 3986 path characters (percent-encoding allowed): no query, fragment or spaces. */
 const PATH_PATTERN = /^\/(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*$/;
@@ -43,8 +39,9 @@ export function hasGraphAnnotation(service: V1Service): boolean {
 }
 
 function checkName(name: string): Outcome<string> {
-  if (!GRAPH_NAME_PATTERN.test(name)) return { problem: `${ANNOTATIONS.name} "${name}" must match ${GRAPH_NAME_PATTERN.source}` };
-  if (RESERVED_GRAPH_NAMES.has(name)) return { problem: `${ANNOTATIONS.name} "${name}" is reserved by the graph registry` };
+  const problem = graphNameProblem(name);
+  if (problem === 'pattern') return { problem: `${ANNOTATIONS.name} "${name}" must match ${GRAPH_NAME_PATTERN.source}` };
+  if (problem === 'reserved') return { problem: `${ANNOTATIONS.name} "${name}" is reserved by the graph registry` };
   return { value: name };
 }
 

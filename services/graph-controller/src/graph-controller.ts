@@ -1,41 +1,63 @@
-import type { KubeConfig, V1Service } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api, type KubeConfig, type V1Service } from '@kubernetes/client-node';
 import type { Logger, ReadinessCheck, Registry } from '@sp/platform';
 import { hasGraphAnnotation } from './annotations.js';
 import { createClaimMemory } from './claim-memory.js';
-import type { LeaderElectionConfig } from './config.js';
+import type { GraphControllerConfig } from './config.js';
 import { createControllerMetrics } from './controller-metrics.js';
 import { claimOf, serviceKey } from './desired-state.js';
-import type { GraphRegistry } from './graph-registry-client.js';
-import type { EventRecorder } from './kube-event-recorder.js';
+import { createGraphRegistryClient, type GraphRegistry } from './graph-registry-client.js';
+import { createKubeEventRecorder, type EventRecorder } from './kube-event-recorder.js';
 import { createLeaderElector } from './leader-elector.js';
-import type { LeaseLock } from './lease-lock.js';
-import type { OwnershipRecords } from './ownership-records.js';
+import { createKubeLeaseLock, type LeaseLock } from './lease-lock.js';
+import { createConfigMapOwnership, type OwnershipRecords } from './ownership-records.js';
 import { createReconciler, NotLeaderError } from './reconciler.js';
 import { createServiceInformer, type ServiceChange } from './service-informer.js';
 import { createWorkQueue } from './work-queue.js';
 
-export interface GraphControllerOptions {
+export const COMPONENT = 'graph-controller';
+
+/** The ConfigMap of the ownership records, beside the Lease (the RBAC names both). */
+export const ownershipConfigMapName = (leaseName: string): string => `${leaseName}-registrations`;
+
+/** What the controller runs with; the adapters default to the real ones built from `kubeConfig` and the configuration. */
+export interface GraphControllerDeps {
   kubeConfig: KubeConfig;
-  registry: GraphRegistry;
-  events: EventRecorder;
-  leaseLock: LeaseLock;
+  logger: Logger;
+  metrics: Registry;
+  registry?: GraphRegistry;
+  events?: EventRecorder;
+  leaseLock?: LeaseLock;
   /** Which names this controller registered, kept in the cluster across restarts. */
-  ownership: OwnershipRecords;
-  leaderElection: Pick<LeaderElectionConfig, 'identity' | 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs'>;
-  /** Namespaces to watch; empty: all. */
-  namespaces: readonly string[];
-  clusterDomain: string;
-  resyncMs: number;
-  watchIdleMs: number;
-  backoff: { baseMs: number; maxMs: number };
+  ownership?: OwnershipRecords;
   /** Bound for one Kubernetes API request (lists). */
   kubeTimeoutMs?: number;
   /** Service keys reconciled at the same time. */
   workers?: number;
-  logger: Logger;
-  metrics: Registry;
   /** Passed to the watches (tests shorten it). */
   serverTimeoutSeconds?: () => number;
+}
+
+type Adapters = Required<Pick<GraphControllerDeps, 'registry' | 'events' | 'leaseLock' | 'ownership'>>;
+
+/** The registry HTTP client, Kubernetes Events, the Lease and the ownership records, unless given. */
+function adaptersOf(config: GraphControllerConfig, deps: GraphControllerDeps): Adapters {
+  const { leaderElection: election } = config;
+  const core = deps.kubeConfig.makeApiClient(CoreV1Api);
+  return {
+    registry: deps.registry ?? createGraphRegistryClient({ baseUrl: config.registry.url, apiKey: config.registry.apiKey, timeoutMs: config.registry.timeoutMs }),
+    events: deps.events ?? createKubeEventRecorder({ api: core, component: COMPONENT, instance: election.identity, timeoutMs: 10_000, logger: deps.logger }),
+    leaseLock:
+      deps.leaseLock ??
+      createKubeLeaseLock({
+        api: deps.kubeConfig.makeApiClient(CoordinationV1Api),
+        namespace: election.leaseNamespace,
+        name: election.leaseName,
+        // A lease call that hangs must not outlast the time the leader may go without renewing.
+        timeoutMs: Math.max(1000, Math.floor(election.renewDeadlineMs / 2)),
+      }),
+    ownership:
+      deps.ownership ?? createConfigMapOwnership({ api: core, namespace: election.leaseNamespace, name: ownershipConfigMapName(election.leaseName), timeoutMs: 10_000 }),
+  };
 }
 
 export interface GraphController {
@@ -58,34 +80,39 @@ const splitKey = (key: string): [string, string] => {
 };
 
 /**
- * The graph controller: Service informers feed a keyed queue; the leader's workers run the
- * idempotent reconcile; a periodic resync relists and re-asserts every registration.
+ * The graph controller's composition root, used by main.ts and the tests: Service informers feed
+ * a keyed queue; the leader's workers run the idempotent reconcile; a periodic resync relists and
+ * re-asserts every registration.
  */
-export function createGraphController(options: GraphControllerOptions): GraphController {
-  const { logger } = options;
+export function createGraphController(config: GraphControllerConfig, deps: GraphControllerDeps): GraphController {
+  const { logger } = deps;
+  const adapters = adaptersOf(config, deps);
   const memory = createClaimMemory();
   let term: AbortController | undefined;
   let resyncTimer: NodeJS.Timeout | undefined;
 
   const informer = createServiceInformer({
-    kubeConfig: options.kubeConfig,
-    namespaces: options.namespaces,
-    watchIdleMs: options.watchIdleMs,
-    listTimeoutMs: options.kubeTimeoutMs ?? 30_000,
-    backoff: options.backoff,
+    kubeConfig: deps.kubeConfig,
+    namespaces: config.namespaces,
+    watchIdleMs: config.watchIdleMs,
+    listTimeoutMs: deps.kubeTimeoutMs ?? 30_000,
+    backoff: config.backoff,
     logger,
-    serverTimeoutSeconds: options.serverTimeoutSeconds,
+    serverTimeoutSeconds: deps.serverTimeoutSeconds,
     onChange: (change, service) => observe(change, service),
     onRestart: (reason) => metrics.watchRestarted(reason),
     onSynced: () => {
-      logger.info({ namespaces: options.namespaces.length > 0 ? options.namespaces : 'all' }, 'informers synced');
+      logger.info({ namespaces: config.namespaces.length > 0 ? config.namespaces : 'all' }, 'informers synced');
       queue.start();
     },
   });
 
   const elector = createLeaderElector({
-    lock: options.leaseLock,
-    ...options.leaderElection,
+    lock: adapters.leaseLock,
+    identity: config.leaderElection.identity,
+    leaseDurationMs: config.leaderElection.leaseDurationMs,
+    renewDeadlineMs: config.leaderElection.renewDeadlineMs,
+    retryPeriodMs: config.leaderElection.retryPeriodMs,
     logger,
     onStartedLeading: () => {
       term = new AbortController();
@@ -101,18 +128,18 @@ export function createGraphController(options: GraphControllerOptions): GraphCon
   const reconciler = createReconciler({
     services: () => informer.list(),
     getService: (key) => informer.get(...splitKey(key)),
-    registry: options.registry,
-    events: options.events,
+    registry: adapters.registry,
+    events: adapters.events,
     memory,
-    ownership: options.ownership,
-    clusterDomain: options.clusterDomain,
+    ownership: adapters.ownership,
+    clusterDomain: config.clusterDomain,
     writeSignal: () => (elector.isLeader() ? term?.signal : undefined),
     logger,
   });
 
   const queue = createWorkQueue({
-    concurrency: options.workers ?? 4,
-    backoff: options.backoff,
+    concurrency: deps.workers ?? 4,
+    backoff: config.backoff,
     process: async (key) => {
       if (!elector.isLeader()) return; // a new leader starts with every key anyway
       try {
@@ -126,11 +153,11 @@ export function createGraphController(options: GraphControllerOptions): GraphCon
     onError: (key, err, retryInMs) => logger.warn({ err, service: key, retryInMs }, 'reconcile failed: retrying'),
   });
 
-  const metrics = createControllerMetrics(options.metrics, { queueDepth: () => queue.depth(), registeredNames: () => reconciler.registeredNames() });
+  const metrics = createControllerMetrics(deps.metrics, { queueDepth: () => queue.depth(), registeredNames: () => reconciler.registeredNames() });
 
   function observe(change: ServiceChange, service: V1Service): void {
     const key = serviceKey(service);
-    const claim = claimOf(service, options.clusterDomain);
+    const claim = claimOf(service, config.clusterDomain);
     if (claim) memory.observe(claim);
     if (hasGraphAnnotation(service) || reconciler.isTracking(key)) queue.add(key);
     logger.debug({ change, service: key }, 'service changed');
@@ -142,9 +169,9 @@ export function createGraphController(options: GraphControllerOptions): GraphCon
    */
   async function adoptRecords(): Promise<void> {
     try {
-      for (const [name, owned] of await options.ownership.load()) memory.observe({ name, key: owned.service, url: owned.url, createdAt: Number.POSITIVE_INFINITY });
+      for (const [name, owned] of await adapters.ownership.load()) memory.observe({ name, key: owned.service, url: owned.url, createdAt: Number.POSITIVE_INFINITY });
     } catch (err) {
-      logger.warn({ err, records: options.ownership.description }, 'could not read the ownership records: trying again at the next resync');
+      logger.warn({ err, records: adapters.ownership.description }, 'could not read the ownership records: trying again at the next resync');
     }
   }
 
@@ -163,17 +190,17 @@ export function createGraphController(options: GraphControllerOptions): GraphCon
     // A follower keeps what it saw current, and forgets what nobody has claimed for a while.
     const now = Date.now();
     for (const service of informer.list()) {
-      const claim = claimOf(service, options.clusterDomain);
+      const claim = claimOf(service, config.clusterDomain);
       if (claim) memory.observe(claim, now);
     }
-    memory.pruneSeenBefore(now - 3 * options.resyncMs);
+    memory.pruneSeenBefore(now - 3 * config.resyncMs);
   };
 
   return {
     start() {
       informer.start();
       elector.start();
-      resyncTimer = setInterval(resync, options.resyncMs);
+      resyncTimer = setInterval(resync, config.resyncMs);
       resyncTimer.unref();
     },
     async stop({ releaseLease }) {

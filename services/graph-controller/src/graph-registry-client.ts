@@ -1,4 +1,4 @@
-import { AppError, unavailable } from '@sp/platform';
+import { AppError, createHttpClient, unavailable, type HttpAnswer, type HttpClient } from '@sp/platform';
 
 /** The graph registry as the controller uses it. Every method rejects with an AppError on failure. */
 export interface GraphRegistry {
@@ -16,25 +16,23 @@ export interface GraphRegistryClientOptions {
   apiKey: string;
   /** Upper bound for one request. */
   timeoutMs: number;
-  fetch?: typeof fetch;
+  http?: HttpClient;
 }
 
 /** An answer the controller did not expect: the registry's message is kept for the logs. */
-async function unexpected(response: Response, what: string): Promise<AppError> {
-  const detail = (await response.text().catch(() => '')).slice(0, 200);
+function unexpected(response: HttpAnswer, what: string): AppError {
+  const detail = response.text.slice(0, 200);
   return new AppError(502, 'registry_error', `graph registry answered ${response.status} to ${what}${detail ? `: ${detail}` : ''}`);
 }
 
 /** The registry's HTTP API (`GET|POST|DELETE /{name}` with `X-Api-Key`). */
 export function createGraphRegistryClient(options: GraphRegistryClientOptions): GraphRegistry {
-  const fetchImpl = options.fetch ?? fetch;
-  const send = async (method: string, name: string, init: { body?: string; signal?: AbortSignal }): Promise<Response> => {
-    const timeout = AbortSignal.timeout(options.timeoutMs);
-    const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
+  const http = options.http ?? createHttpClient(8);
+  const send = async (method: string, name: string, init: { body?: string; signal?: AbortSignal }): Promise<HttpAnswer> => {
     const headers: Record<string, string> = { 'x-api-key': options.apiKey };
     if (init.body !== undefined) headers['content-type'] = 'text/plain; charset=utf-8';
     try {
-      return await fetchImpl(`${options.baseUrl}/${encodeURIComponent(name)}`, { method, headers, body: init.body, signal });
+      return await http.request(`${options.baseUrl}/${encodeURIComponent(name)}`, { method, headers, body: init.body, timeoutMs: options.timeoutMs, signal: init.signal });
     } catch (err) {
       // Aborted by the caller (leadership lost, shutdown): not an outage of the registry.
       if (init.signal?.aborted) throw new AppError(499, 'aborted', `${method} /${name} aborted`, { cause: err });
@@ -44,29 +42,19 @@ export function createGraphRegistryClient(options: GraphRegistryClientOptions): 
   return {
     async get(name, signal) {
       const response = await send('GET', name, { signal });
-      if (response.status === 200) return (await response.text()).trim();
-      if (response.status === 404) {
-        await response.body?.cancel();
-        return undefined;
-      }
-      throw await unexpected(response, `GET /${name}`);
+      if (response.status === 200) return response.text.trim();
+      if (response.status === 404) return undefined;
+      throw unexpected(response, `GET /${name}`);
     },
     async register(name, url, signal) {
       const response = await send('POST', name, { body: url, signal });
-      if (response.status !== 204 && response.status !== 200) throw await unexpected(response, `POST /${name}`);
-      await response.body?.cancel();
+      if (response.status !== 204 && response.status !== 200) throw unexpected(response, `POST /${name}`);
     },
     async remove(name, signal) {
       const response = await send('DELETE', name, { signal });
-      if (response.status === 204 || response.status === 200) {
-        await response.body?.cancel();
-        return true;
-      }
-      if (response.status === 404) {
-        await response.body?.cancel();
-        return false;
-      }
-      throw await unexpected(response, `DELETE /${name}`);
+      if (response.status === 204 || response.status === 200) return true;
+      if (response.status === 404) return false;
+      throw unexpected(response, `DELETE /${name}`);
     },
   };
 }

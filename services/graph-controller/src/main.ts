@@ -1,5 +1,5 @@
 import { bootService, onShutdown, startManagementServer } from '@sp/platform';
-import { COMPONENT, createGraphControllerApp } from './app.js';
+import { COMPONENT, createGraphController } from './graph-controller.js';
 import { loadConfig } from './config.js';
 import { loadKubeConfig } from './kube-client.js';
 
@@ -13,7 +13,7 @@ try {
   process.exit(1);
 }
 
-const controller = createGraphControllerApp(config, { kubeConfig, logger, metrics: registry });
+const controller = createGraphController(config, { kubeConfig, logger, metrics: registry });
 const management = await startManagementServer({ port: config.managementPort, registry, readiness: controller.readiness, logger });
 controller.start();
 logger.info(

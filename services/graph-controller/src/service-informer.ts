@@ -1,8 +1,7 @@
 import { CoreV1Api, ListWatch, VersionApi, type KubeConfig, type V1Service } from '@kubernetes/client-node';
-import type { Logger } from '@sp/platform';
+import { backoffDelay, type Logger } from '@sp/platform';
 import { apiStatus, withTimeout } from './kube-client.js';
 import { WatchdogWatch } from './watchdog-watch.js';
-import { backoffDelay } from './work-queue.js';
 
 export type ServiceChange = 'add' | 'update' | 'delete';
 

@@ -1,4 +1,8 @@
-import { Watch, type KubeConfig } from '@kubernetes/client-node';
+import { STATUS_CODES } from 'node:http';
+import { createInterface } from 'node:readline';
+import { Readable } from 'node:stream';
+import { HttpMethod, RequestContext, Watch, type KubeConfig } from '@kubernetes/client-node';
+import { fetch } from 'undici';
 
 type WatchCallback = (phase: string, apiObj: unknown, watchObj?: unknown) => void;
 type DoneCallback = (err: unknown) => void;
@@ -12,8 +16,6 @@ export interface WatchdogWatchOptions {
   onIdleRestart?(): void;
   /** A watch stream is open (the informer has listed and is now watching). */
   onWatching?(): void;
-  /** An event or bookmark arrived. */
-  onActivity?(): void;
 }
 
 /** An Error the informer (ListWatch) treats as a client-side timeout: it resumes from its resourceVersion at once. */
@@ -30,8 +32,30 @@ function goneError(message: string): Error & { statusCode: number } {
 
 const defaultServerTimeout = (): number => 300 + Math.floor(Math.random() * 300);
 
+interface WatchState {
+  lastActivity: number;
+  reason: 'idle' | 'relist' | undefined;
+  ended: boolean;
+}
+
+/** The watch URL as the library builds it: the cluster's server, the path and the query. */
+function watchUrl(config: KubeConfig, path: string, query: Record<string, string | number | boolean | undefined>): string {
+  const cluster = config.getCurrentCluster();
+  if (!cluster) throw new Error('No currently active cluster');
+  const url = new URL(cluster.server + path);
+  url.searchParams.set('watch', 'true');
+  for (const [key, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(key, String(value));
+  return url.toString();
+}
+
+/** Calls `onLine` for each line of the response body, until it ends or the request is aborted. */
+async function readLines(body: ReadableStream<Uint8Array>, onLine: (line: string) => void): Promise<void> {
+  for await (const line of createInterface({ input: Readable.fromWeb(body), crlfDelay: Infinity })) onLine(line);
+}
+
 /**
- * The library's Watch with what a long-running informer needs:
+ * The library's Watch, for the library's informer (ListWatch stays in charge of listing, caching
+ * and resuming), with what a long-running informer needs:
  *
  * - `allowWatchBookmarks=true`, so a healthy watch on a quiet resource still hears from the API
  *   server (a bookmark about once a minute), and `timeoutSeconds`;
@@ -41,7 +65,9 @@ const defaultServerTimeout = (): number => 300 + Math.floor(Math.random() * 300)
  * - `relist()`: makes the informer list again (as after a 410) at the next opportunity, for the
  *   periodic full relist.
  *
- * It plugs into the library's ListWatch, which stays in charge of listing, caching and resuming.
+ * The stream is opened here, with the library's public request context (authentication, TLS
+ * dispatcher) and undici's fetch as the library does, not by `super.watch`: the library's own
+ * inactivity timeout (30 s) is not configurable and would cut a healthy watch between bookmarks.
  */
 export class WatchdogWatch extends Watch {
   private readonly options: WatchdogWatchOptions;
@@ -51,10 +77,6 @@ export class WatchdogWatch extends Watch {
   constructor(config: KubeConfig, options: WatchdogWatchOptions) {
     super(config);
     this.options = options;
-    // The library has a connect/inactivity timeout of its own (30 s in 2.x). Keep it as a backstop
-    // beyond the watchdog, so the watchdog decides (and is counted) and a quiet watch between
-    // bookmarks is not cut early. Harmless if a future version drops the field.
-    Reflect.set(this, 'requestTimeoutMs', options.idleMs + 30_000);
   }
 
   /** Lists again: now if a watch is open, else when the next one would start. */
@@ -69,23 +91,17 @@ export class WatchdogWatch extends Watch {
     callback: WatchCallback,
     done: DoneCallback,
   ): Promise<AbortController> {
+    const controller = new AbortController();
     if (this.relistRequested) {
       this.relistRequested = false;
-      const controller = new AbortController();
       // Deferred: the informer stores the returned controller before it hears about the end.
       setImmediate(() => done(goneError('periodic relist')));
       return controller;
     }
-    const params = { ...queryParams, allowWatchBookmarks: true, timeoutSeconds: (this.options.serverTimeoutSeconds ?? defaultServerTimeout)() };
-    const state: { lastActivity: number; reason: 'idle' | 'relist' | undefined; controller: AbortController | undefined; ended: boolean } = {
-      lastActivity: performance.now(),
-      reason: undefined,
-      controller: undefined,
-      ended: false,
-    };
+    const state: WatchState = { lastActivity: performance.now(), reason: undefined, ended: false };
     const expire = (why: 'idle' | 'relist'): void => {
       state.reason ??= why;
-      state.controller?.abort();
+      controller.abort();
     };
     const watchdog = setInterval(() => {
       if (performance.now() - state.lastActivity < this.options.idleMs) return;
@@ -93,27 +109,49 @@ export class WatchdogWatch extends Watch {
       expire('idle');
     }, Math.max(50, Math.min(1000, this.options.idleMs / 4)));
     watchdog.unref();
-    const onEvent: WatchCallback = (phase, object, raw) => {
-      state.lastActivity = performance.now();
-      this.options.onActivity?.();
-      callback(phase, object, raw);
-    };
-    const onDone: DoneCallback = (err) => {
+    const finish = (err: unknown): void => {
       if (state.ended) return;
       state.ended = true;
       clearInterval(watchdog);
-      if (this.active && this.active.controller === state.controller) this.active = undefined;
+      controller.abort();
+      if (this.active?.controller === controller) this.active = undefined;
       if (state.reason === 'relist') done(goneError('periodic relist'));
       else if (state.reason === 'idle') done(timeoutError(`watch silent for ${this.options.idleMs} ms`));
       else done(err);
     };
-    const controller = await super.watch(path, params, onEvent, onDone);
-    state.controller = controller;
-    if (!state.ended) {
-      this.active = { controller, expire };
-      this.options.onWatching?.();
+    const onLine = (line: string): void => {
+      state.lastActivity = performance.now();
+      let event: { type: string; object: unknown };
+      try {
+        event = JSON.parse(line) as { type: string; object: unknown };
+      } catch {
+        return; // as the library: a line that is not JSON is skipped
+      }
+      callback(event.type, event.object, event);
+    };
+    try {
+      const query = { ...queryParams, allowWatchBookmarks: true, timeoutSeconds: (this.options.serverTimeoutSeconds ?? defaultServerTimeout)() };
+      const body = await this.open(watchUrl(this.config, path, query), controller.signal);
+      if (!state.ended) {
+        this.active = { controller, expire };
+        this.options.onWatching?.();
+      }
+      readLines(body, onLine).then(() => finish(null), finish);
+    } catch (err) {
+      finish(err);
     }
-    if (state.reason !== undefined) controller.abort(); // expired while connecting
     return controller;
+  }
+
+  /** Sends the watch request; resolves with the event stream once the server accepted it. */
+  private async open(url: string, signal: AbortSignal): Promise<ReadableStream<Uint8Array>> {
+    const context = new RequestContext(url, HttpMethod.GET);
+    await this.config.applySecurityAuthentication(context);
+    const response = await fetch(url, { method: 'GET', headers: context.getHeaders(), dispatcher: context.getDispatcher(), signal });
+    if (response.status !== 200 || response.body === null) {
+      await response.body?.cancel();
+      throw Object.assign(new Error(response.statusText || STATUS_CODES[response.status] || 'watch failed'), { statusCode: response.status });
+    }
+    return response.body;
   }
 }

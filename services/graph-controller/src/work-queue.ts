@@ -1,7 +1,4 @@
-/** Capped exponential backoff: `baseMs`, doubling with each consecutive failure, at most `maxMs`. */
-export function backoffDelay(failures: number, baseMs: number, maxMs: number): number {
-  return Math.min(maxMs, baseMs * 2 ** Math.max(0, Math.min(failures - 1, 30)));
-}
+import { backoffDelay } from '@sp/platform';
 
 export interface WorkQueueOptions {
   /** Handles one key; a rejection retries the key after a backoff. */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { startManagementServer } from '@sp/platform';
-import { createGraphControllerApp } from '../src/app.js';
+import { createGraphController } from '../src/graph-controller.js';
 import { loadConfig } from '../src/config.js';
 import { loadKubeConfig } from '../src/kube-client.js';
 import { startFakeKubeApi, type FakeKubeApi, type FakeKubeApiOptions } from '../../../test/support/fake-kube-api.js';
@@ -191,7 +191,7 @@ describe('graph controller as main.ts runs it', () => {
       });
       const { Registry } = await import('prom-client');
       const metrics = new Registry();
-      const controller = createGraphControllerApp(config, { kubeConfig: loadKubeConfig(config.kubeSource), logger: silentLogger(), metrics });
+      const controller = createGraphController(config, { kubeConfig: loadKubeConfig(config.kubeSource), logger: silentLogger(), metrics });
       const management = await startManagementServer({ port: 0, host: '127.0.0.1', registry: metrics, readiness: controller.readiness, logger: silentLogger() });
       controller.start();
       try {

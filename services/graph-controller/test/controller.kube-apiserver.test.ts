@@ -7,7 +7,7 @@ import { CoordinationV1Api, CoreV1Api, type CoreV1Event, type KubeConfig } from 
 import { Redis } from 'ioredis';
 import { startManagementServer } from '@sp/platform';
 import { Registry as PromRegistry } from 'prom-client';
-import { createGraphControllerApp } from '../src/app.js';
+import { createGraphController } from '../src/graph-controller.js';
 import { adminKubeConfig, applyObjects, ensureNamespace, serviceAccountKubeConfig, startPrivateApiserver, uniqueName, type PrivateApiserver } from '../../../test/support/kube-apiserver.js';
 import { freePort, startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
 import { silentLogger } from '../../../test/support/silent-logger.js';
@@ -236,7 +236,7 @@ describe('graph controller against the real kube-apiserver, with the RBAC of k8s
     const [shop] = await namespaces(1);
     const unbound = await serviceAccountKubeConfig(admin, CONTROLLER_NAMESPACE, uniqueName('unbound'));
     const config = testConfig({ kubeConfig: unbound, registryUrl: registry.url, apiKey: API_KEY, namespaces: [shop!], leaseDurationMs: 1000, renewDeadlineMs: 800, retryPeriodMs: 200 });
-    const app = createGraphControllerApp(config, { kubeConfig: unbound, logger: silentLogger(), metrics: new PromRegistry() });
+    const app = createGraphController(config, { kubeConfig: unbound, logger: silentLogger(), metrics: new PromRegistry() });
     const management = await startManagementServer({ port: 0, host: '127.0.0.1', registry: new PromRegistry(), readiness: app.readiness, logger: silentLogger() });
     app.start();
     try {

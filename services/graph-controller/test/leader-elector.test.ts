@@ -1,8 +1,7 @@
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { createLeaderElector, type LeaderElector } from '../src/leader-elector.js';
 import { LeaseConflictError, type LeaseLock, type LeaseRecord, type ObservedLease } from '../src/lease-lock.js';
 import { silentLogger } from '../../../test/support/silent-logger.js';
-import { eventually, sleep } from '../../../test/support/eventually.js';
 
 /** One Lease in memory with the API server's optimistic concurrency; `fail` makes every call reject, `hang` never answer. */
 function memoryLease() {
@@ -37,9 +36,29 @@ function memoryLease() {
 }
 
 const electors: LeaderElector[] = [];
-afterEach(async () => {
-  await Promise.all(electors.splice(0).map((elector) => elector.stop({ release: false })));
+beforeEach(() => {
+  jest.useFakeTimers({ now: Date.parse('2026-11-23T12:00:00Z') });
 });
+afterEach(async () => {
+  const stopping = Promise.all(electors.splice(0).map((elector) => elector.stop({ release: false })));
+  await jest.advanceTimersByTimeAsync(200);
+  await stopping;
+  jest.useRealTimers();
+});
+
+/** The test's clock: jest's fake timers and Date, injected into the elector as its monotonic clock. */
+const clock = (): number => Date.now();
+const STEP_MS = 10;
+
+/** Advances the fake clock until `condition` holds; returns how long that took, or fails past `maxMs`. */
+async function until(condition: () => boolean, maxMs: number): Promise<number> {
+  const startedAt = clock();
+  while (!condition()) {
+    if (clock() - startedAt > maxMs) throw new Error(`condition not met within ${maxMs} ms of the test clock`);
+    await jest.advanceTimersByTimeAsync(STEP_MS);
+  }
+  return clock() - startedAt;
+}
 
 function elector(lock: LeaseLock, identity: string, log: string[], timings = { leaseDurationMs: 1000, renewDeadlineMs: 600, retryPeriodMs: 100 }) {
   const created = createLeaderElector({
@@ -49,10 +68,18 @@ function elector(lock: LeaseLock, identity: string, log: string[], timings = { l
     logger: silentLogger(),
     onStartedLeading: () => log.push(`${identity} started`),
     onStoppedLeading: () => log.push(`${identity} stopped`),
+    now: clock,
   });
   electors.push(created);
   created.start();
   return created;
+}
+
+/** Stops an elector while the clock runs (its stop waits at most one retry period for an attempt in flight). */
+async function stop(target: LeaderElector, release: boolean): Promise<void> {
+  const stopping = target.stop({ release });
+  await jest.advanceTimersByTimeAsync(0);
+  await stopping;
 }
 
 describe('leader elector', () => {
@@ -60,11 +87,13 @@ describe('leader elector', () => {
     const lease = memoryLease();
     const log: string[] = [];
     const a = elector(lease.lock, 'a', log);
-    await eventually(() => a.isLeader());
+    await until(() => a.isLeader(), 0);
     expect(lease.current()).toMatchObject({ holderIdentity: 'a', leaseDurationSeconds: 1, leaseTransitions: 0 });
     const { renewTime, acquireTime } = lease.current()!;
-    await eventually(() => lease.state.updates >= 2);
-    expect(lease.current()!.renewTime!.getTime()).toBeGreaterThan(renewTime!.getTime());
+    // One renewal each retry period.
+    await jest.advanceTimersByTimeAsync(250);
+    expect(lease.state.updates).toBe(2);
+    expect(lease.current()!.renewTime!.getTime()).toBe(renewTime!.getTime() + 200);
     expect(lease.current()!.acquireTime).toEqual(acquireTime);
     expect(log).toEqual(['a started']);
   });
@@ -73,26 +102,27 @@ describe('leader elector', () => {
     const lease = memoryLease();
     const log: string[] = [];
     const a = elector(lease.lock, 'a', log);
-    await eventually(() => a.isLeader());
+    await until(() => a.isLeader(), 0);
     const b = elector(lease.lock, 'b', log);
-    await sleep(1500); // longer than the lease duration
+    await jest.advanceTimersByTimeAsync(5000); // five lease durations
     expect(b.isLeader()).toBe(false);
     expect(lease.current()?.holderIdentity).toBe('a');
+    expect(log).toEqual(['a started']);
   });
 
   it('should take over a lease that was not renewed for its duration', async () => {
     const lease = memoryLease();
     const log: string[] = [];
     const a = elector(lease.lock, 'a', log);
-    await eventually(() => a.isLeader());
+    await until(() => a.isLeader(), 0);
     const b = elector(lease.lock, 'b', log);
-    await sleep(150);
-    await a.stop({ release: false }); // a crash, as far as b can tell
-    const stoppedAt = Date.now();
-    await eventually(() => b.isLeader(), 3000);
-    const handover = Date.now() - stoppedAt;
-    expect(handover).toBeGreaterThan(700);
-    expect(handover).toBeLessThan(1000 + 2 * 120 + 400);
+    await jest.advanceTimersByTimeAsync(150);
+    await stop(a, false); // a crash, as far as b can tell
+    // b saw a's last renewal (at most one retry period before the stop) within its own retry
+    // period (100 ms + up to 20% jitter), and takes over a lease duration after seeing it.
+    const handover = await until(() => b.isLeader(), 3000);
+    expect(handover).toBeGreaterThanOrEqual(1000 - 100);
+    expect(handover).toBeLessThanOrEqual(1000 + 2 * 120 + STEP_MS);
     expect(lease.current()).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
   });
 
@@ -100,14 +130,13 @@ describe('leader elector', () => {
     const lease = memoryLease();
     const log: string[] = [];
     const a = elector(lease.lock, 'a', log);
-    await eventually(() => a.isLeader());
+    await until(() => a.isLeader(), 0);
     const b = elector(lease.lock, 'b', log);
-    await sleep(150);
-    await a.stop({ release: true });
+    await jest.advanceTimersByTimeAsync(150);
+    await stop(a, true);
     expect(lease.current()).toMatchObject({ holderIdentity: undefined, leaseDurationSeconds: 1 });
-    const releasedAt = Date.now();
-    await eventually(() => b.isLeader(), 3000);
-    expect(Date.now() - releasedAt).toBeLessThan(500); // not the lease duration (1 s)
+    // b's next attempt, not the lease duration (1 s).
+    expect(await until(() => b.isLeader(), 3000)).toBeLessThanOrEqual(120 + STEP_MS);
     expect(log).toEqual(['a started', 'a stopped', 'b started']);
   });
 
@@ -115,26 +144,31 @@ describe('leader elector', () => {
     const lease = memoryLease();
     const log: string[] = [];
     const a = elector(lease.lock, 'a', log);
-    await eventually(() => a.isLeader());
+    await until(() => a.isLeader(), 0);
+    await jest.advanceTimersByTimeAsync(50);
     lease.state.fail = true;
-    const failingSince = Date.now();
-    await eventually(() => !a.isLeader(), 2000);
-    const lost = Date.now() - failingSince;
-    expect(lost).toBeGreaterThan(400);
-    expect(lost).toBeLessThan(600 + 350); // the renew deadline, well before the lease duration would end
-    await eventually(() => log.length === 2);
+    const lastRenewal = lease.current()!.renewTime!.getTime();
+    // Leadership ends the renew deadline after the last successful renewal, well before the lease duration would.
+    await until(() => !a.isLeader(), 2000);
+    expect(clock() - lastRenewal).toBeGreaterThanOrEqual(600);
+    expect(clock() - lastRenewal).toBeLessThanOrEqual(600 + STEP_MS);
+    await until(() => log.length === 2, 0);
     expect(log).toEqual(['a started', 'a stopped']);
     lease.state.fail = false;
-    await eventually(() => a.isLeader(), 2000); // still its lease: it takes it back
+    expect(await until(() => a.isLeader(), 2000)).toBeLessThanOrEqual(120 + STEP_MS); // still its lease: it takes it back at its next attempt
   });
 
   it('should stop leading at the renew deadline even while a renewal hangs', async () => {
     const lease = memoryLease();
     const log: string[] = [];
     const a = elector(lease.lock, 'a', log);
-    await eventually(() => a.isLeader());
+    await until(() => a.isLeader(), 0);
+    await jest.advanceTimersByTimeAsync(50);
     lease.state.hang = true;
-    await eventually(() => log.includes('a stopped'), 1000);
+    const lastRenewal = lease.current()!.renewTime!.getTime();
+    await until(() => log.includes('a stopped'), 1000);
+    expect(clock() - lastRenewal).toBeGreaterThanOrEqual(600);
+    expect(clock() - lastRenewal).toBeLessThanOrEqual(600 + STEP_MS);
     expect(a.isLeader()).toBe(false);
   });
 
@@ -142,10 +176,11 @@ describe('leader elector', () => {
     const lease = memoryLease();
     const log: string[] = [];
     const a = elector(lease.lock, 'a', log, { leaseDurationMs: 5000, renewDeadlineMs: 4000, retryPeriodMs: 100 });
-    await eventually(() => a.isLeader());
+    await until(() => a.isLeader(), 0);
     const current = await lease.lock.get();
     await lease.lock.update({ ...current!.record, holderIdentity: 'intruder' }, current!.resourceVersion);
-    await eventually(() => !a.isLeader(), 500);
+    // At its next renewal, not at its renew deadline (4 s).
+    expect(await until(() => !a.isLeader(), 500)).toBeLessThanOrEqual(100 + STEP_MS);
     expect(log).toEqual(['a started', 'a stopped']);
   });
 });

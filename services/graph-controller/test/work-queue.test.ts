@@ -1,12 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { backoffDelay, createWorkQueue } from '../src/work-queue.js';
+import { createWorkQueue } from '../src/work-queue.js';
 import { eventually, sleep } from '../../../test/support/eventually.js';
-
-describe('backoffDelay', () => {
-  it('should double from the base and stop at the cap', () => {
-    expect([1, 2, 3, 4, 5, 8, 9, 50].map((failures) => backoffDelay(failures, 200, 30_000))).toEqual([200, 400, 800, 1600, 3200, 25_600, 30_000, 30_000]);
-  });
-});
 
 describe('createWorkQueue', () => {
   it('should coalesce repeated adds of a waiting key', async () => {

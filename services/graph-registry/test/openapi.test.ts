@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { NAME_PATTERN } from '../src/names.js';
+import { GRAPH_NAME_PATTERN as NAME_PATTERN } from '@sp/platform';
 import { URL_BODY_LIMIT_BYTES } from '../src/graph-handlers.js';
 import { SCHEMA_BODY_LIMIT_BYTES } from '../src/schema-handlers.js';
 import { openapi, templateOf } from './support/openapi-contract.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { unavailable, type EventPublisher, type Logger } from '@sp/platform';
+import { sendSmsNotificationEvent, unavailable, type EventPublisher, type Logger } from '@sp/platform';
 import type { AnnouncementDrafts } from './announcement-drafts.js';
-import { sendSmsNotificationEvent, type Topics } from './events.js';
+import type { Topics } from './events.js';
 import type { Gateway, Subscriber } from './gateway.js';
 import type { Localization } from './localization.js';
 import { smsReplies } from './sms-replies.js';
@@ -75,7 +75,7 @@ async function publishAll(subscribers: readonly Subscriber[], { original, texts,
     const outcomes = await Promise.allSettled(
       batch.map((subscriber) => {
         const text = (subscriber.locale !== null && texts.get(subscriber.locale)) || original;
-        const event = sendSmsNotificationEvent({ phoneNumber: subscriber.phoneNumber, text, locale: subscriber.locale }, `${messageSid}:${subscriber.phoneNumber}`);
+        const event = sendSmsNotificationEvent({ phoneNumber: subscriber.phoneNumber, resourceKey: 'Announcement', text, locale: subscriber.locale }, `${messageSid}:${subscriber.phoneNumber}`);
         return deps.publisher.publish(deps.topics.notifications, event);
       }),
     );

@@ -1,9 +1,9 @@
+import { paymentConfirmedEvent } from '@sp/platform';
 import { notSynchronized } from './errors.js';
 import type { CheckoutSessionObject, ValidEvent } from './event-schemas.js';
-import { paymentConfirmedEvent } from './events.js';
 import type { Client, Plan } from './gateway.js';
 import type { CheckoutSessionDetails, InvoiceDetails } from './payment-provider.js';
-import type { ActionResult, PaymentActionDeps, PaymentEventAction } from './payment-event-action.js';
+import type { ActionResult, PaymentActionDeps, PaymentEventAction } from './payment-event-actions.js';
 import { processOnce } from './process-once.js';
 
 const PAID = new Set(['paid', 'no_payment_required']);

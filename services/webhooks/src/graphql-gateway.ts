@@ -2,7 +2,7 @@ import { unavailable } from '@sp/platform';
 import { badGateway } from '@sp/platform';
 import type { Gateway } from './gateway.js';
 import { gatewayOperations, operationNameOf, type GatewayOperationName } from './gateway-operations.js';
-import { createHttpClient, type HttpAnswer, type HttpClient } from './http-client.js';
+import { createHttpClient, type HttpAnswer, type HttpClient } from '@sp/platform';
 import type { TokenProvider } from './token-provider.js';
 
 export interface GraphqlGatewayOptions {

@@ -1,8 +1,7 @@
 import type Koa from 'koa';
 import { readBody, toAppError } from '@sp/platform';
 import { parseEnvelope, type Envelope } from './event-schemas.js';
-import type { PaymentActionDeps } from './payment-event-action.js';
-import { paymentEventActions } from './payment-event-actions.js';
+import { paymentEventActions, type PaymentActionDeps } from './payment-event-actions.js';
 import { processOnce } from './process-once.js';
 import type { WebhooksMetrics } from './webhooks-metrics.js';
 

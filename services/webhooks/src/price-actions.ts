@@ -1,9 +1,9 @@
 import { notSynchronized } from './errors.js';
-import type { DeletedObject, PriceObject, ValidEvent } from './event-schemas.js';
+import type { PriceObject } from './event-schemas.js';
 import type { PriceTier } from './gateway.js';
-import { orderOf, recordApplied, recordDeleted, withObjectVersion } from './object-order.js';
-import type { ActionResult, PaymentActionDeps, PaymentEventAction } from './payment-event-action.js';
+import type { PaymentActionDeps } from './payment-event-actions.js';
 import { productKey } from './product-actions.js';
+import { versionedDelete, versionedUpsert, type VersionedObject } from './versioned-object-actions.js';
 
 const priceKey = (priceId: string): string => `price:${priceId}`;
 
@@ -29,46 +29,16 @@ async function applyPrice(price: PriceObject, tier: PriceTier | null, deps: Paym
   });
 }
 
-/** The price as the provider has it now, applied; a price deleted meanwhile is deleted here too. */
-async function applyCurrent(event: ValidEvent<PriceObject>, tier: PriceTier | null, deps: PaymentActionDeps): Promise<void> {
-  const current = await deps.paymentProvider.retrievePrice(event.object.id);
-  if (current === null) {
-    if (tier !== null) await deps.gateway.deletePriceTier(tier.id);
-    await recordDeleted(deps, priceKey(event.object.id), null, event.created);
-    return;
-  }
-  await applyPrice(current, tier, deps);
-  await recordApplied(deps, priceKey(event.object.id), event.created);
-}
+/** Prices as tiers of their product's plan; a price of a deleted product is never applied again. */
+const prices: VersionedObject<PriceObject, PriceTier> = {
+  key: priceKey,
+  record: (id, deps) => deps.gateway.priceTierByProviderPriceId(id),
+  current: (id, deps) => deps.paymentProvider.retrievePrice(id),
+  apply: (price, tier, _event, deps) => applyPrice(price, tier, deps),
+  remove: (tier, deps) => deps.gateway.deletePriceTier(tier.id),
+  orphaned: async (price, deps) => (await deps.dedup.readVersion(productKey(price.product)))?.deleted === true,
+};
 
-/**
- * price.created and price.updated: applied when the event is newer than what was applied (see
- * orderOf); a stale event, or one about a deleted price or a price of a deleted product, is
- * answered `stale` and changes nothing.
- */
-const upsertPrice: PaymentEventAction<PriceObject> = (event, deps) =>
-  withObjectVersion(deps, priceKey(event.object.id), async (version): Promise<ActionResult> => {
-    const product = await deps.dedup.readVersion(productKey(event.object.product));
-    const order = product?.deleted === true ? 'stale' : orderOf(version, event.created);
-    if (order === 'stale') return 'stale';
-    const tier = await deps.gateway.priceTierByProviderPriceId(event.object.id);
-    if (order === 'newer' || (order === 'unknown' && tier === null)) {
-      await applyPrice(event.object, tier, deps);
-      await recordApplied(deps, priceKey(event.object.id), event.created);
-    } else {
-      await applyCurrent(event, tier, deps);
-    }
-    return 'processed';
-  });
-
-export const priceCreated = upsertPrice;
-export const priceUpdated = upsertPrice;
-
-/** price.deleted: delete the tier (already gone is fine) and leave a tombstone. */
-export const priceDeleted: PaymentEventAction<DeletedObject> = (event, deps) =>
-  withObjectVersion(deps, priceKey(event.object.id), async (version): Promise<ActionResult> => {
-    const tier = await deps.gateway.priceTierByProviderPriceId(event.object.id);
-    if (tier !== null) await deps.gateway.deletePriceTier(tier.id);
-    await recordDeleted(deps, priceKey(event.object.id), version, event.created);
-    return 'processed';
-  });
+export const priceCreated = versionedUpsert(prices);
+export const priceUpdated = priceCreated;
+export const priceDeleted = versionedDelete(prices);

@@ -1,9 +1,9 @@
+import { providerProductCreatedEvent } from '@sp/platform';
 import { notSynchronized } from './errors.js';
-import type { DeletedObject, ProductObject, ValidEvent } from './event-schemas.js';
-import { providerProductCreatedEvent } from './events.js';
+import type { ProductObject, ValidEvent } from './event-schemas.js';
 import type { Plan, UpdatePlanInput } from './gateway.js';
-import { orderOf, recordApplied, recordDeleted, withObjectVersion } from './object-order.js';
-import type { ActionResult, PaymentActionDeps, PaymentEventAction } from './payment-event-action.js';
+import type { PaymentActionDeps } from './payment-event-actions.js';
+import { versionedDelete, versionedUpsert, type VersionedObject } from './versioned-object-actions.js';
 
 export const productKey = (productId: string): string => `product:${productId}`;
 
@@ -33,46 +33,20 @@ async function applyProduct(product: ProductObject, plan: Plan | null, event: Va
   await deps.publisher.publish(deps.topics.foreignProducts, providerProductCreatedEvent(data, event.id));
 }
 
-/** The product as the provider has it now, applied; a product deleted meanwhile is deleted here too. */
-async function applyCurrent(event: ValidEvent<ProductObject>, plan: Plan | null, deps: PaymentActionDeps): Promise<void> {
-  const key = productKey(event.object.id);
-  const current = await deps.paymentProvider.retrieveProduct(event.object.id);
-  if (current === null) {
-    if (plan !== null) await deps.gateway.deletePlan(plan.id);
-    await recordDeleted(deps, key, null, event.created);
-    return;
-  }
-  await applyProduct(current, plan, event, deps);
-  await recordApplied(deps, key, Math.max(event.created, current.updated ?? 0));
-}
+/** Products as plans; the provider's current product stands for its own `updated` time when later. */
+const products: VersionedObject<ProductObject, Plan> = {
+  key: productKey,
+  record: (id, deps) => deps.gateway.planByProviderProductId(id),
+  current: (id, deps) => deps.paymentProvider.retrieveProduct(id),
+  apply: applyProduct,
+  remove: (plan, deps) => deps.gateway.deletePlan(plan.id),
+  currentVersion: (event, current) => Math.max(event.created, current.updated ?? 0),
+};
 
 /**
  * product.created and product.updated: the plan takes the product's name, description, icon and
- * active status when the event is newer than what was applied (see orderOf); a stale event, or
- * one about a deleted product, is answered `stale` and changes nothing.
+ * active status (see versionedUpsert for the order of events).
  */
-const upsertProduct: PaymentEventAction<ProductObject> = (event, deps) =>
-  withObjectVersion(deps, productKey(event.object.id), async (version): Promise<ActionResult> => {
-    const order = orderOf(version, event.created);
-    if (order === 'stale') return 'stale';
-    const plan = await deps.gateway.planByProviderProductId(event.object.id);
-    if (order === 'newer' || (order === 'unknown' && plan === null)) {
-      await applyProduct(event.object, plan, event, deps);
-      await recordApplied(deps, productKey(event.object.id), event.created);
-    } else {
-      await applyCurrent(event, plan, deps);
-    }
-    return 'processed';
-  });
-
-export const productCreated = upsertProduct;
-export const productUpdated = upsertProduct;
-
-/** product.deleted: delete its plan (already gone is fine) and leave a tombstone. */
-export const productDeleted: PaymentEventAction<DeletedObject> = (event, deps) =>
-  withObjectVersion(deps, productKey(event.object.id), async (version): Promise<ActionResult> => {
-    const plan = await deps.gateway.planByProviderProductId(event.object.id);
-    if (plan !== null) await deps.gateway.deletePlan(plan.id);
-    await recordDeleted(deps, productKey(event.object.id), version, event.created);
-    return 'processed';
-  });
+export const productCreated = versionedUpsert(products);
+export const productUpdated = productCreated;
+export const productDeleted = versionedDelete(products);

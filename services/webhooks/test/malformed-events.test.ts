@@ -1,21 +1,12 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { checkoutSessionObject, priceObject, productObject, stripeEvent, stripeMockFixtures } from './support/stripe-events.js';
-import { counterValue, postStripeEvent, startDependencies, startWebhooks, type Dependencies, type WebhooksInstance } from './support/webhooks-env.js';
+import { beforeEach, describe, expect, it } from '@jest/globals';
+import { checkoutSessionObject, priceObject, productObject, stripeEvent } from './support/stripe-events.js';
+import { counterValue, postStripeEvent, type Dependencies, type WebhooksInstance } from './support/webhooks-env.js';
+import { useStripeWebhooksSuite, type StripeMockFixtures } from './support/stripe-webhooks-suite.js';
 
 let deps: Dependencies;
 let service: WebhooksInstance;
-let mock: Awaited<ReturnType<typeof stripeMockFixtures>>;
-
-beforeAll(async () => {
-  deps = await startDependencies();
-  service = await startWebhooks(deps);
-  mock = await stripeMockFixtures();
-});
-
-afterAll(async () => {
-  await service?.close();
-  await deps?.close();
-});
+let mock: StripeMockFixtures;
+useStripeWebhooksSuite((suite) => ({ deps, service, mock } = suite));
 
 beforeEach(() => {
   deps.gateway.reset();

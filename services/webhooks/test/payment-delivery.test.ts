@@ -1,31 +1,21 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { beforeEach, describe, expect, it } from '@jest/globals';
 import { freePort } from '../../../test/support/redis-server.js';
 import type { ConsumedEvent } from '../../../test/support/kafka.js';
-import { checkoutSessionObject, priceObject, productObject, signStripe, stripeEvent, stripeMockFixtures } from './support/stripe-events.js';
+import { checkoutSessionObject, priceObject, productObject, signStripe, stripeEvent } from './support/stripe-events.js';
 import {
   counterValue,
   postStripeEvent,
-  startDependencies,
   startWebhooks,
   STRIPE_SECRETS,
   type Dependencies,
   type WebhooksInstance,
 } from './support/webhooks-env.js';
+import { useStripeWebhooksSuite, type StripeMockFixtures } from './support/stripe-webhooks-suite.js';
 
 let deps: Dependencies;
 let service: WebhooksInstance;
-let mock: Awaited<ReturnType<typeof stripeMockFixtures>>;
-
-beforeAll(async () => {
-  deps = await startDependencies();
-  service = await startWebhooks(deps);
-  mock = await stripeMockFixtures();
-});
-
-afterAll(async () => {
-  await service?.close();
-  await deps?.close();
-});
+let mock: StripeMockFixtures;
+useStripeWebhooksSuite((suite) => ({ deps, service, mock } = suite));
 
 beforeEach(async () => {
   await deps.gateway.up();

@@ -1,6 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
-import { createGraphControllerApp } from '../../src/app.js';
+import { createGraphController } from '../../src/graph-controller.js';
 import type { GraphControllerConfig } from '../../src/config.js';
 import type { GraphController } from '../../src/graph-controller.js';
 import { silentLogger } from '../../../../test/support/silent-logger.js';
@@ -61,11 +61,11 @@ export function testConfig(options: ControllerFixtureOptions): GraphControllerCo
   };
 }
 
-/** A controller wired as main.ts wires it (app.ts), against an API server and a real registry. */
+/** A controller wired as main.ts wires it (createGraphController), against an API server and a real registry. */
 export function startController(options: ControllerFixtureOptions): RunningController {
   const config = testConfig(options);
   const metrics = new Registry();
-  const controller = createGraphControllerApp(config, {
+  const controller = createGraphController(config, {
     kubeConfig: options.kubeConfig,
     logger: silentLogger('graph-controller'),
     metrics,
