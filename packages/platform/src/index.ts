@@ -12,3 +12,5 @@ export * from './by-method.js';
 export * from './kafka-publisher.js';
 export * from './secret-matcher.js';
 export * from './redis.js';
+export * from './oidc-errors.js';
+export * from './oidc-token-client.js';

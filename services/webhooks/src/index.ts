@@ -6,7 +6,6 @@ export * from './gateway.js';
 export { gatewayOperations, operationNameOf, type GatewayOperationName } from './gateway-operations.js';
 export * from './graphql-gateway.js';
 export * from './http-client.js';
-export * from './keycloak-token-provider.js';
 export * from './localization.js';
 export * from './localization-client.js';
 export * from './memory-dedup-store.js';
