@@ -76,9 +76,10 @@ export function createOidcTokenClient(options: OidcTokenClientOptions): OidcToke
       throw err;
     });
     try {
+      // The token's life counts from the request, not the answer: never held past its real expiry.
+      const requestedAt = now();
       const response = await grantRequest(await configuration, options.grant);
       const lifetimeMs = (response.expiresIn() ?? DEFAULT_LIFETIME_SECONDS) * 1000;
-      const requestedAt = now();
       cached = { value: response.access_token, renewAtMs: requestedAt + Math.max(lifetimeMs - margin, lifetimeMs / 2), expiresAtMs: requestedAt + lifetimeMs };
       return cached.value;
     } catch (err) {
