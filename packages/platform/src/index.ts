@@ -16,3 +16,5 @@ export * from './graph-name.js';
 export * from './platform-events.js';
 export * from './backoff.js';
 export * from './http-client.js';
+export * from './oidc-errors.js';
+export * from './oidc-token-client.js';

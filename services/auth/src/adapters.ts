@@ -1,10 +1,11 @@
 import { createCacheClient, jsonSerializer, type CacheClient } from '@sp/cache-client';
-import { createKafkaPublisher, type EventPublisher, type Logger, type Registry } from '@sp/platform';
+import { createKafkaPublisher, createOidcTokenClient, type EventPublisher, type Logger, type Registry } from '@sp/platform';
 import type { AuthConfig } from './config.js';
-import { createIdpFetch } from './idp-http.js';
+import { createIdpHttp } from './idp-http.js';
 import type { IdentityProvider } from './identity-provider.js';
-import { createKeycloakAdmin, type UserDirectory } from './keycloak-admin.js';
+import { createKeycloakAdmin } from './keycloak-admin.js';
 import { createKeycloakOidc } from './keycloak-oidc.js';
+import type { UserDirectory } from './user-directory.js';
 
 export interface AuthAdapters {
   cache: CacheClient<unknown>;
@@ -26,12 +27,19 @@ export function createAuthAdapters(config: Pick<AuthConfig, 'cache' | 'kafka' | 
     registry: deps.registry,
     publishTimeoutMs: config.kafka.publishTimeoutMs,
   });
-  const http = createIdpFetch({ timeoutMs: config.oidc.timeoutMs, ignoreCertificateErrors: config.oidc.ignoreCertificateErrors });
+  const http = createIdpHttp({ timeoutMs: config.oidc.timeoutMs, ignoreCertificateErrors: config.oidc.ignoreCertificateErrors });
+  const adminTokens = createOidcTokenClient({
+    issuer: config.oidc.issuer,
+    grant: { type: 'password', clientId: 'admin-cli', username: config.oidc.adminUsername, password: config.oidc.adminPassword },
+    timeoutMs: config.oidc.timeoutMs,
+    allowInsecureHttp: config.oidc.allowInsecureHttp,
+    fetch: http.fetch,
+  });
   return {
     cache,
     publisher,
     identityProvider: createKeycloakOidc(config.oidc, { fetch: http.fetch, redirectUri: `${config.publicBaseUrl}/redirect` }),
-    users: createKeycloakAdmin(config.oidc, { fetch: http.fetch }),
+    users: createKeycloakAdmin(config.oidc, { tokens: adminTokens, dispatcher: http.dispatcher }),
     async close() {
       await publisher.close();
       cache.close();

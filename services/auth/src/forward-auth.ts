@@ -4,6 +4,9 @@ import { readSessionCookie } from './session-cookie.js';
 import type { TokenRecord } from './token-store.js';
 import type { AuthServices } from './services.js';
 
+/** What forwardAuth uses. */
+export type ForwardAuthDeps = Pick<AuthServices, 'tokens' | 'sessions' | 'now'>;
+
 /**
  * GET /auth, the forward-auth endpoint of an ingress or the GraphQL gateway (like
  * oauth2-proxy's): 200 with `Authorization: Bearer <access token>` when the TokenId cookie maps
@@ -11,7 +14,7 @@ import type { AuthServices } from './services.js';
  * (503 when it has expired and cannot be renewed now). The hot path of every authenticated
  * request: one cache read, or none for a token this replica read a moment ago.
  */
-export function forwardAuth(s: AuthServices): Koa.Middleware {
+export function forwardAuth(deps: ForwardAuthDeps): Koa.Middleware {
   // The header value of each record this replica remembers, built once: building the ~1.4 KB
   // string per request (and Node then flattening and scanning it) measured ~1.5 µs of GET /auth.
   // Keyed by the record object, so it goes when the token store forgets the record.
@@ -27,7 +30,7 @@ export function forwardAuth(s: AuthServices): Koa.Middleware {
   };
   // Never an expired token: a session whose token has expired is renewed first (session-keeper.ts).
   const answer = (ctx: Koa.Context, record: TokenRecord | undefined): void => {
-    if (record === undefined || record.expiresAtMs <= s.now()) throw unauthorized();
+    if (record === undefined || record.expiresAtMs <= deps.now()) throw unauthorized();
     grant(ctx, record);
   };
   // A token this replica remembers and that is not yet due for renewal is answered synchronously:
@@ -35,10 +38,10 @@ export function forwardAuth(s: AuthServices): Koa.Middleware {
   // never lies past the token's expiry, so this one comparison is also the expiry check.
   return (ctx) => {
     const tokenId = readSessionCookie(ctx.headers);
-    const known = s.tokens.recall(tokenId);
-    if (known !== undefined && known.renewAtMs > s.now()) return grant(ctx, known);
-    return (known === undefined ? s.tokens.get(tokenId) : Promise.resolve(known))
-      .then((record) => s.sessions.current(tokenId, record))
+    const known = deps.tokens.recall(tokenId);
+    if (known !== undefined && known.renewAtMs > deps.now()) return grant(ctx, known);
+    return (known === undefined ? deps.tokens.get(tokenId) : Promise.resolve(known))
+      .then((record) => deps.sessions.current(tokenId, record))
       .then((record) => answer(ctx, record));
   };
 }

@@ -1,138 +1,106 @@
-import { AppError, badGateway, unavailable } from '@sp/platform';
+import KeycloakAdminClient, { NetworkError } from '@keycloak/keycloak-admin-client';
+import type { Dispatcher } from 'undici';
+import { badGateway, fromOidcError, unavailable, type AppError, type OidcTokenClient } from '@sp/platform';
 import type { OidcSettings } from './config.js';
-import type { IdpFetch } from './idp-http.js';
+import type { DirectoryUser, UserDirectory } from './user-directory.js';
 
-/** A user as the provisioning needs it. */
-export interface DirectoryUser {
-  id: string;
-  username: string;
+const IDP = 'identity provider';
+
+type UserRepresentation = Awaited<ReturnType<KeycloakAdminClient['users']['find']>>[number];
+
+/** An admin API failure is Keycloak's fault or ours, never the caller's: its 5xx and transport failures 503, any other refusal 502. */
+function fromAdminError(err: unknown): AppError {
+  if (err instanceof NetworkError) return err.response.status >= 500 ? unavailable(IDP, err) : badGateway(IDP, err);
+  return fromOidcError(err);
 }
 
-export interface NewUser {
-  username: string;
-  phoneNumber: string;
-  locale: string;
-  /** The group (by name, top level) the user is created in. */
-  group: string;
-  /** Its first, non-temporary password. */
-  password: string;
-}
+const isStatus = (err: unknown, status: number): boolean => err instanceof NetworkError && err.response.status === status;
 
-/** Users in the identity provider (the port; the adapter is the Keycloak admin REST API). */
-export interface UserDirectory {
-  /** The user whose username is exactly `phoneNumber`, else the one whose `phoneNumber` attribute is exactly it. */
-  findByPhone(phoneNumber: string): Promise<DirectoryUser | undefined>;
-  /** Creates the user, in its group and with its password, in one call; undefined when the username was taken meanwhile. */
-  createUser(user: NewUser): Promise<DirectoryUser | undefined>;
-  /** The names of the user's groups. */
-  groupsOf(userId: string): Promise<string[]>;
-  /** Sets a non-temporary password. */
-  setPassword(userId: string, password: string): Promise<void>;
-}
+const toDirectoryUser = (user: UserRepresentation): DirectoryUser => {
+  if (user.id === undefined || user.username === undefined) throw badGateway(IDP, new Error('it listed a user without id or username'));
+  return { id: user.id, username: user.username };
+};
 
-interface AdminToken {
-  value: string;
-  renewAtMs: number;
-}
+/** Only an exact value of the `phoneNumber` attribute counts (the search also matches substrings). */
+const holdsNumber = (user: UserRepresentation, phoneNumber: string): boolean => {
+  const values: unknown = user.attributes?.phoneNumber;
+  return Array.isArray(values) && values.includes(phoneNumber);
+};
 
-/** An error answer of the admin API: Keycloak's fault or ours, never the caller's. */
-async function adminError(response: Response, what: string): Promise<AppError> {
-  const detail = (await response.text().catch(() => '')).slice(0, 200);
-  if (response.status >= 500) return unavailable('identity provider', new Error(`${what}: ${response.status} ${detail}`));
-  return badGateway('identity provider', new Error(`${what}: ${response.status} ${detail}`));
+export interface KeycloakAdminOptions {
+  /** The realm admin's tokens (password grant through `admin-cli`, platform OIDC token client). */
+  tokens: OidcTokenClient;
+  /** The Keycloak connection pool (certificate policy, timeouts) the admin client's fetch goes through. */
+  dispatcher: Dispatcher;
 }
 
 /**
- * The Keycloak admin REST API, authenticated as the realm's admin user (Oidc__AdminCredentials)
- * through the password grant of the realm's public `admin-cli` client. The admin token is kept
- * until shortly before it expires and fetched again after a 401.
+ * The user directory on Keycloak's admin REST API through Keycloak's own admin client (the
+ * version of the server), authenticated as the realm's admin user (Oidc__AdminCredentials). The
+ * admin token comes from the token client, renewed before it expires; a 401 (token revoked or
+ * expired early) drops it and repeats the call once with a fresh one.
  */
-export function createKeycloakAdmin(settings: OidcSettings, options: { fetch: IdpFetch; now?: () => number }): UserDirectory {
-  const now = options.now ?? Date.now;
-  const base = `${settings.serverUrl}/admin/realms/${encodeURIComponent(settings.realm)}`;
-  let token: Promise<AdminToken> | undefined;
+export function createKeycloakAdmin(settings: Pick<OidcSettings, 'serverUrl' | 'realm' | 'timeoutMs'>, options: KeycloakAdminOptions): UserDirectory {
+  const client = new KeycloakAdminClient({
+    baseUrl: settings.serverUrl,
+    realmName: settings.realm,
+    timeout: settings.timeoutMs,
+    requestOptions: { dispatcher: options.dispatcher },
+  });
+  let lastToken: string | undefined;
+  client.registerTokenProvider({ getAccessToken: async () => (lastToken = await options.tokens.token()) });
 
-  const fetchToken = async (): Promise<AdminToken> => {
-    const response = await options.fetch(`${settings.issuer}/protocol/openid-connect/token`, {
-      method: 'POST',
-      body: new URLSearchParams({ grant_type: 'password', client_id: 'admin-cli', username: settings.adminUsername, password: settings.adminPassword }),
-    });
-    if (!response.ok) throw await adminError(response, 'admin token');
-    const body = (await response.json()) as { access_token: string; expires_in: number };
-    return { value: body.access_token, renewAtMs: now() + Math.max(0, body.expires_in - 30) * 1000 };
-  };
-
-  const adminToken = async (): Promise<string> => {
-    const current = await token;
-    if (current !== undefined && current.renewAtMs > now()) return current.value;
-    token = fetchToken().catch((err: unknown) => {
-      token = undefined;
-      throw err;
-    });
-    return (await token).value;
-  };
-
-  /** One admin API call; a 401 (token revoked or expired early) gets one retry with a new token. */
-  const call = async (path: string, init: RequestInit = {}, retry = true): Promise<Response> => {
-    let response: Response;
+  const call = async <T>(request: () => Promise<T>): Promise<T> => {
     try {
-      const headers = { authorization: `Bearer ${await adminToken()}`, ...(init.body ? { 'content-type': 'application/json' } : {}) };
-      response = await options.fetch(`${base}${path}`, { ...init, headers });
+      return await request();
     } catch (err) {
-      throw err instanceof AppError ? err : unavailable('identity provider', err);
+      if (!isStatus(err, 401) || lastToken === undefined) throw err;
+      options.tokens.invalidate(lastToken);
+      return request();
     }
-    if (response.status !== 401 || !retry) return response;
-    await response.body?.cancel();
-    token = undefined;
-    return call(path, init, false);
   };
 
-  const search = async (query: Record<string, string>): Promise<Array<DirectoryUser & { attributes?: Record<string, string[]> }>> => {
-    const response = await call(`/users?${new URLSearchParams({ ...query, exact: 'true' }).toString()}`);
-    if (!response.ok) throw await adminError(response, 'user search');
-    return (await response.json()) as Array<DirectoryUser & { attributes?: Record<string, string[]> }>;
+  const adminCall = async <T>(request: () => Promise<T>): Promise<T> => {
+    try {
+      return await call(request);
+    } catch (err) {
+      throw fromAdminError(err);
+    }
   };
 
   return {
     async findByPhone(phoneNumber) {
       // Keycloak keeps usernames in lower case; an E.164 number has none to lose.
-      const byUsername = (await search({ username: phoneNumber, briefRepresentation: 'true' })).find((user) => user.username === phoneNumber);
-      if (byUsername !== undefined) return { id: byUsername.id, username: byUsername.username };
+      const byUsername = (await adminCall(() => client.users.find({ username: phoneNumber, exact: true, briefRepresentation: true }))).find((user) => user.username === phoneNumber);
+      if (byUsername !== undefined) return toDirectoryUser(byUsername);
       // The attribute search (`q`) is checked again here: only an exact, single value counts.
-      const byAttribute = (await search({ q: `phoneNumber:${phoneNumber}`, briefRepresentation: 'false' })).filter((user) => user.attributes?.phoneNumber?.includes(phoneNumber));
-      const [first] = byAttribute.sort((a, b) => a.id.localeCompare(b.id));
-      return first === undefined ? undefined : { id: first.id, username: first.username };
+      const byAttribute = (await adminCall(() => client.users.find({ q: `phoneNumber:${phoneNumber}`, exact: true, briefRepresentation: false }))).filter((user) => holdsNumber(user, phoneNumber));
+      const [first] = byAttribute.map(toDirectoryUser).sort((a, b) => a.id.localeCompare(b.id));
+      return first;
     },
     async createUser(user) {
-      const response = await call('/users', {
-        method: 'POST',
-        body: JSON.stringify({
-          username: user.username,
-          enabled: true,
-          attributes: { phoneNumber: [user.phoneNumber], locale: [user.locale] },
-          groups: [`/${user.group}`],
-          credentials: [{ type: 'password', value: user.password, temporary: false }],
-        }),
-      });
-      if (response.status !== 201 && response.status !== 409) throw await adminError(response, 'user creation');
-      await response.body?.cancel();
-      const id = response.headers.get('location')?.split('/').pop();
-      if (response.status === 409) return undefined;
-      if (!id) throw badGateway('identity provider', new Error('it created a user without an id'));
-      return { id, username: user.username };
+      try {
+        const { id } = await call(() =>
+          client.users.create({
+            username: user.username,
+            enabled: true,
+            attributes: { phoneNumber: [user.phoneNumber], locale: [user.locale] },
+            groups: [`/${user.group}`],
+            credentials: [{ type: 'password', value: user.password, temporary: false }],
+          }),
+        );
+        return { id, username: user.username };
+      } catch (err) {
+        if (isStatus(err, 409)) return undefined;
+        throw fromAdminError(err);
+      }
     },
     async groupsOf(userId) {
-      const response = await call(`/users/${encodeURIComponent(userId)}/groups?briefRepresentation=true`);
-      if (!response.ok) throw await adminError(response, 'user groups');
-      return ((await response.json()) as Array<{ name: string }>).map((group) => group.name);
+      const groups = await adminCall(() => client.users.listGroups({ id: userId, briefRepresentation: true }));
+      return groups.flatMap((group) => (group.name === undefined ? [] : [group.name]));
     },
     async setPassword(userId, password) {
-      const response = await call(`/users/${encodeURIComponent(userId)}/reset-password`, {
-        method: 'PUT',
-        body: JSON.stringify({ type: 'password', value: password, temporary: false }),
-      });
-      if (!response.ok) throw await adminError(response, 'password');
-      await response.body?.cancel();
+      await adminCall(() => client.users.resetPassword({ id: userId, credential: { type: 'password', value: password, temporary: false } }));
     },
   };
 }

@@ -1,42 +1,26 @@
 import * as oidc from 'openid-client';
-import { AppError, badGateway, badRequest, unauthorized, unavailable } from '@sp/platform';
+import { AppError, badGateway, badRequest, fromOidcError, isOidcUnreachable, unauthorized, unavailable } from '@sp/platform';
 import type { OidcSettings } from './config.js';
 import type { IdpFetch } from './idp-http.js';
 import type { IdentityProvider, LoginTokens, RenewedTokens } from './identity-provider.js';
-
-const UNREACHABLE_CODES = new Set(['OAUTH_TIMEOUT', 'OAUTH_ABORT', 'OAUTH_RESPONSE_IS_NOT_CONFORM', 'OAUTH_RESPONSE_IS_NOT_JSON']);
-
-/** Keycloak could not be reached, timed out, or failed on its side (5xx). */
-function isUnreachable(err: unknown): boolean {
-  if (err instanceof TypeError) return true; // fetch failed: refused, reset, DNS
-  if (err instanceof oidc.ResponseBodyError) return err.status >= 500;
-  return err instanceof oidc.ClientError && err.code !== undefined && UNREACHABLE_CODES.has(err.code);
-}
 
 /** An OAuth error code is a short token ([a-z_]); anything else is not echoed. */
 const oauthCode = (value: unknown): string => (typeof value === 'string' && /^[a-z_]{1,64}$/.test(value) ? value : 'error');
 
 /** A failed code exchange: the caller's fault (400) unless Keycloak is unreachable (503). */
-function exchangeError(err: unknown): AppError {
+function fromExchangeError(err: unknown): AppError {
   if (err instanceof AppError) return err;
-  if (isUnreachable(err)) return unavailable('identity provider', err);
+  if (isOidcUnreachable(err)) return unavailable('identity provider', err);
   if (err instanceof oidc.AuthorizationResponseError) return badRequest(`login failed: ${oauthCode(err.error)}`);
   if (err instanceof oidc.ResponseBodyError) return badRequest(`the authorization code was refused: ${oauthCode(err.error)}`);
   const refused = badRequest('the authorization response is invalid');
   return new AppError(refused.status, refused.code, refused.message, { cause: err });
 }
 
-/** A failed grant the service made on its own (password grant, revocation): never the caller's fault. */
-function serverError(err: unknown): AppError {
-  if (err instanceof AppError) return err;
-  if (isUnreachable(err)) return unavailable('identity provider', err);
-  return badGateway('identity provider', err);
-}
-
-/** A refused refresh: the session is over (401); anything else as for the service's own grants. */
-function refreshError(err: unknown): AppError {
+/** A refused refresh: the session is over (401); anything else as for the service's own grants (fromOidcError). */
+function fromRefreshError(err: unknown): AppError {
   if (err instanceof oidc.ResponseBodyError && err.status < 500) return unauthorized('the session has ended at the identity provider');
-  return serverError(err);
+  return fromOidcError(err);
 }
 
 type Grant = oidc.TokenEndpointResponse & oidc.TokenEndpointResponseHelpers;
@@ -112,7 +96,7 @@ export function createKeycloakOidc(settings: OidcSettings, options: { fetch: Idp
         });
         return toLoginTokens(grant, requestedAtMs);
       } catch (err) {
-        throw exchangeError(err);
+        throw fromExchangeError(err);
       }
     },
     async passwordGrant(username, password) {
@@ -120,7 +104,7 @@ export function createKeycloakOidc(settings: OidcSettings, options: { fetch: Idp
         const requestedAtMs = Date.now();
         return toLoginTokens(await oidc.genericGrantRequest(await discover(), 'password', { username, password, scope: 'openid' }), requestedAtMs);
       } catch (err) {
-        throw serverError(err);
+        throw fromOidcError(err);
       }
     },
     async refresh(refreshToken) {
@@ -128,14 +112,14 @@ export function createKeycloakOidc(settings: OidcSettings, options: { fetch: Idp
         const requestedAtMs = Date.now();
         return toRenewedTokens(await oidc.refreshTokenGrant(await discover(), refreshToken), requestedAtMs);
       } catch (err) {
-        throw refreshError(err);
+        throw fromRefreshError(err);
       }
     },
     async revoke(refreshToken) {
       try {
         await oidc.tokenRevocation(await discover(), refreshToken, { token_type_hint: 'refresh_token' });
       } catch (err) {
-        throw serverError(err);
+        throw fromOidcError(err);
       }
     },
     async check() {

@@ -2,13 +2,16 @@ import type Koa from 'koa';
 import { badRequest } from '@sp/platform';
 import { bindingCookie, newLoginBinding, redirectPath } from './login-binding.js';
 import { newLoginState, newPkcePair, type StateRecord } from './oidc-state.js';
-import type { AuthServices } from './services.js';
+import type { AuthServices, AuthSettings } from './services.js';
 
 /** A query parameter given exactly once, else undefined. */
 export function singleQueryValue(ctx: Koa.Context, name: string): string | undefined {
   const value = ctx.query[name];
   return typeof value === 'string' ? value : undefined;
 }
+
+/** What startLogin uses. */
+export type StartLoginDeps = Pick<AuthServices, 'cache' | 'identityProvider'> & { settings: Pick<AuthSettings, 'allowedRedirects' | 'oidc' | 'publicBaseUrl'> };
 
 /**
  * GET /login?redirectUri=…: the redirect URI must be on the allowlist (else 400, never a
@@ -17,19 +20,19 @@ export function singleQueryValue(ctx: Koa.Context, name: string): string | undef
  * browser binding (login-binding.ts), whose cookie is set, and the browser goes to Keycloak's
  * authorization endpoint (302).
  */
-export function startLogin(s: AuthServices): Koa.Middleware {
+export function startLogin(deps: StartLoginDeps): Koa.Middleware {
   return async (ctx) => {
     const requested = singleQueryValue(ctx, 'redirectUri');
     if (requested === undefined || requested === '') throw badRequest('redirectUri is required');
-    const redirectUri = s.settings.allowedRedirects.check(requested);
+    const redirectUri = deps.settings.allowedRedirects.check(requested);
     if (redirectUri === undefined) throw badRequest('redirectUri is not allowed');
     const pkce = newPkcePair();
     const { state, nonce } = newLoginState(redirectUri);
     const binding = newLoginBinding();
-    const ttlSeconds = s.settings.oidc.stateTtlSeconds;
-    await s.cache.set(`oidc:${state}`, { verifier: pkce.verifier, binding: binding.hash } satisfies StateRecord, ttlSeconds * 1000);
-    const authorizationUrl = await s.identityProvider.authorizationUrl({ state, nonce, codeChallenge: pkce.challenge });
-    ctx.append('Set-Cookie', bindingCookie(state, binding.secret, { path: redirectPath(s.settings.publicBaseUrl), maxAgeSeconds: ttlSeconds }));
+    const ttlSeconds = deps.settings.oidc.stateTtlSeconds;
+    await deps.cache.set(`oidc:${state}`, { verifier: pkce.verifier, binding: binding.hash } satisfies StateRecord, ttlSeconds * 1000);
+    const authorizationUrl = await deps.identityProvider.authorizationUrl({ state, nonce, codeChallenge: pkce.challenge });
+    ctx.append('Set-Cookie', bindingCookie(state, binding.secret, { path: redirectPath(deps.settings.publicBaseUrl), maxAgeSeconds: ttlSeconds }));
     ctx.status = 302;
     ctx.set('Location', authorizationUrl.href);
   };

@@ -2,16 +2,19 @@ import type Koa from 'koa';
 import { clearedSessionCookie, readSessionCookie } from './session-cookie.js';
 import type { AuthServices } from './services.js';
 
+/** What logout uses. */
+export type LogoutDeps = Pick<AuthServices, 'sessions' | 'identityProvider' | 'logger'>;
+
 /**
  * POST /logout: removes the session (after a renewal in progress, which would write it back), revokes its refresh token at Keycloak (which ends the
  * Keycloak session) and clears the cookie; 204 whether or not there was a session. A failed
  * revocation is logged, not returned: the token is already unreachable through this service.
  */
-export function logout(s: AuthServices): Koa.Middleware {
+export function logout(deps: LogoutDeps): Koa.Middleware {
   return async (ctx) => {
-    const record = await s.sessions.end(readSessionCookie(ctx.headers));
+    const record = await deps.sessions.end(readSessionCookie(ctx.headers));
     if (record?.refreshToken !== undefined) {
-      await s.identityProvider.revoke(record.refreshToken).catch((err: unknown) => s.logger.warn({ err }, 'token revocation at logout failed'));
+      await deps.identityProvider.revoke(record.refreshToken).catch((err: unknown) => deps.logger.warn({ err }, 'token revocation at logout failed'));
     }
     ctx.append('Set-Cookie', clearedSessionCookie());
     ctx.status = 204;

@@ -5,7 +5,10 @@ import { readJsonObject } from './json-body.js';
 import { resolveLocale } from './locale.js';
 import { newOtpSecret, otpCode } from './otp-codes.js';
 import { normalizePhoneNumber } from './phone.js';
-import type { AuthServices } from './services.js';
+import type { AuthServices, AuthSettings } from './services.js';
+
+/** What requestOtp uses. */
+export type RequestOtpDeps = Pick<AuthServices, 'limiter' | 'otps' | 'publisher' | 'logger' | 'metrics' | 'now'> & { settings: Pick<AuthSettings, 'locales' | 'kafka' | 'environment'> };
 
 /**
  * POST /otp {phoneNumber, locale?}: validate and normalize the number (400), apply the resend
@@ -14,23 +17,23 @@ import type { AuthServices } from './services.js';
  * the caller gets 503, so no code exists that was never sent; the admission is given back (cooldown
  * lifted, one returned to the number's and the IP's budgets), so the caller may retry at once.
  */
-export function requestOtp(s: AuthServices): Koa.Middleware {
+export function requestOtp(deps: RequestOtpDeps): Koa.Middleware {
   return async (ctx) => {
     const body = await readJsonObject(ctx);
     const phoneNumber = normalizePhoneNumber(body.phoneNumber);
-    const locale = resolveLocale(body.locale, ctx.get('accept-language'), s.settings.locales);
-    const admission = await s.limiter.admit(phoneNumber, ipRateLimitKey(ctx.ip));
+    const locale = resolveLocale(body.locale, ctx.get('accept-language'), deps.settings.locales);
+    const admission = await deps.limiter.admit(phoneNumber, ipRateLimitKey(ctx.ip));
     const secret = newOtpSecret();
-    const code = await otpCode(secret, s.now());
+    const code = await otpCode(secret, deps.now());
     try {
-      await s.otps.issue(phoneNumber, secret);
-      await s.publisher.publish(s.settings.kafka.notificationsTopic, sendSmsNotificationEvent({ phoneNumber, code, locale }));
+      await deps.otps.issue(phoneNumber, secret);
+      await deps.publisher.publish(deps.settings.kafka.notificationsTopic, sendSmsNotificationEvent({ phoneNumber, code, locale }));
     } catch (err) {
-      const undo = await Promise.allSettled([s.otps.discard(phoneNumber), s.limiter.release(admission)]);
-      for (const outcome of undo) if (outcome.status === 'rejected') s.logger.error({ err: outcome.reason as unknown }, 'removing an unsent code failed');
+      const undo = await Promise.allSettled([deps.otps.discard(phoneNumber), deps.limiter.release(admission)]);
+      for (const outcome of undo) if (outcome.status === 'rejected') deps.logger.error({ err: outcome.reason as unknown }, 'removing an unsent code failed');
       throw err;
     }
-    s.metrics.otpIssued();
-    ctx.body = s.settings.environment === 'Development' ? { code } : {};
+    deps.metrics.otpIssued();
+    ctx.body = deps.settings.environment === 'Development' ? { code } : {};
   };
 }

@@ -7,7 +7,7 @@ import { resolveLocale } from './locale.js';
 import { checkPhoneCode, REFUSALS } from './otp-check.js';
 import { isOtpCodeFormat } from './otp-codes.js';
 import { normalizePhoneNumber } from './phone.js';
-import type { AuthServices } from './services.js';
+import type { AuthServices, AuthSettings } from './services.js';
 import { loginByPhone } from './user-provisioning.js';
 
 const ROLES: ReadonlySet<string> = new Set<Role>(['client', 'subscriber']);
@@ -19,12 +19,15 @@ function roleOf(ctx: Koa.Context): Role {
   return header as Role;
 }
 
+/** What verifyOtp uses. */
+export type VerifyOtpDeps = Pick<AuthServices, 'otps' | 'users' | 'identityProvider' | 'cache' | 'completeLogin' | 'metrics' | 'now'> & { settings: Pick<AuthSettings, 'otp' | 'locales' | 'groups'> };
+
 /**
  * POST /otp/verify {phoneNumber, code, locale?} with X-Role-Claim: every refusal is
  * 400 {"error": message} and sets no cookie. On success the user is provisioned in Keycloak,
  * a token obtained and cached, the TokenId cookie set and UserLoggedInEvent published.
  */
-export function verifyOtp(s: AuthServices): Koa.Middleware {
+export function verifyOtp(deps: VerifyOtpDeps): Koa.Middleware {
   return async (ctx) => {
     let result: VerificationResult = 'bad_request';
     try {
@@ -32,19 +35,19 @@ export function verifyOtp(s: AuthServices): Koa.Middleware {
       const body = await readJsonObject(ctx);
       const phoneNumber = normalizePhoneNumber(body.phoneNumber);
       if (!isOtpCodeFormat(body.code)) throw badRequest('code must be a string of 6 digits');
-      result = await checkPhoneCode(s.otps, { phoneNumber, code: body.code, nowMs: s.now(), maxAttempts: s.settings.otp.maxAttempts });
+      result = await checkPhoneCode(deps.otps, { phoneNumber, code: body.code, nowMs: deps.now(), maxAttempts: deps.settings.otp.maxAttempts });
       if (result !== 'success') throw badRequest(REFUSALS[result]);
-      const locale = resolveLocale(body.locale, ctx.get('accept-language'), s.settings.locales);
-      const tokens = await loginByPhone(s, { phoneNumber, locale, group: s.settings.groups[role] });
-      const userLocale = resolveLocale(tokens.locale, undefined, { supported: s.settings.locales.supported, fallback: locale });
-      await s.completeLogin(ctx, tokens, { phoneNumber, locale: userLocale, method: 'otp', role });
+      const locale = resolveLocale(body.locale, ctx.get('accept-language'), deps.settings.locales);
+      const tokens = await loginByPhone(deps, { phoneNumber, locale, group: deps.settings.groups[role] });
+      const userLocale = resolveLocale(tokens.locale, undefined, { supported: deps.settings.locales.supported, fallback: locale });
+      await deps.completeLogin(ctx, tokens, { phoneNumber, locale: userLocale, method: 'otp', role });
       ctx.body = {};
-      s.metrics.login('otp', 'success');
+      deps.metrics.login('otp', 'success');
     } catch (err) {
-      s.metrics.login('otp', err instanceof AppError && err.status < 500 ? 'rejected' : 'error');
+      deps.metrics.login('otp', err instanceof AppError && err.status < 500 ? 'rejected' : 'error');
       throw err;
     } finally {
-      s.metrics.otpVerification(result);
+      deps.metrics.otpVerification(result);
     }
   };
 }

@@ -3,7 +3,7 @@ import type { EventPublisher, Logger, Registry } from '@sp/platform';
 import type { AuthConfig } from './config.js';
 import { createAuthMetrics, type AuthMetrics } from './auth-metrics.js';
 import type { IdentityProvider } from './identity-provider.js';
-import type { UserDirectory } from './keycloak-admin.js';
+import type { UserDirectory } from './user-directory.js';
 import { createLoginCompletion, type CompleteLogin } from './login-completion.js';
 import { createOtpStore, type OtpStore } from './otp-store.js';
 import { createOtpRateLimiter, type OtpRateLimiter } from './rate-limiter.js';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { badGateway, forbidden } from '@sp/platform';
 import type { CacheClient } from '@sp/cache-client';
 import type { IdentityProvider, LoginTokens } from './identity-provider.js';
-import type { UserDirectory } from './keycloak-admin.js';
+import type { UserDirectory } from './user-directory.js';
 import { withCacheLock } from './cache-lock.js';
 
 export interface OtpLoginRequest {

@@ -6,7 +6,7 @@ import { counterValue, startAuth, type RunningAuth } from './support/auth-fixtur
 import { cookieValue, type Reply } from './support/https-client.js';
 import { authClient, deleteUsersNamed, introspect, keycloakUrl, revokeAtKeycloak, userinfo } from './support/keycloak.js';
 import { newPhoneNumber } from './support/phones.js';
-import { startTcpProxy } from './support/tcp-proxy.js';
+import { startTcpProxy } from '../../../test/support/tcp-proxy.js';
 
 /** The realm's client with 30 s access tokens; every other client keeps the realm's 5 minutes. */
 const shortLived = authClient('platform-auth-short-lived');

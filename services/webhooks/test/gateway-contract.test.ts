@@ -1,17 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { buildClientSchema, buildSchema, getIntrospectionQuery, Kind, parse, printSchema, validate, type IntrospectionQuery, type OperationDefinitionNode } from 'graphql';
-import { AppError } from '@sp/platform';
+import { AppError, createOidcTokenClient } from '@sp/platform';
 import { gatewayOperations } from '../src/gateway-operations.js';
 import { createGraphqlGateway } from '../src/graphql-gateway.js';
-import { createKeycloakTokenProvider } from '../src/keycloak-token-provider.js';
 import { gatewayContractSdl, startGraphqlGateway, type GraphqlGatewayFixture } from '../../../test/support/graphql-gateway.js';
 import { infra } from '../../../test/support/infra.js';
 
 const contract = buildSchema(gatewayContractSdl);
 const operations = Object.entries(gatewayOperations);
 
-const keycloak = (clientId = infra('KEYCLOAK_SERVICES_CLIENT_ID'), clientSecret = infra('KEYCLOAK_SERVICES_CLIENT_SECRET')) =>
-  createKeycloakTokenProvider({ serverUrl: infra('KEYCLOAK_URL'), realm: infra('KEYCLOAK_REALM'), clientId, clientSecret });
+const keycloak = (clientSecret = infra('KEYCLOAK_SERVICES_CLIENT_SECRET'), serverUrl = infra('KEYCLOAK_URL')) =>
+  createOidcTokenClient({
+    issuer: `${serverUrl}/realms/${infra('KEYCLOAK_REALM')}`,
+    grant: { type: 'client_credentials', clientId: infra('KEYCLOAK_SERVICES_CLIENT_ID'), clientSecret },
+    allowInsecureHttp: true,
+  });
 
 let fixture: GraphqlGatewayFixture;
 
@@ -90,30 +93,12 @@ describe('calls to the gateway', () => {
   });
 
   it('should answer 502 when Keycloak refuses the client secret, and 503 when Keycloak cannot be reached', async () => {
-    const wrongSecret = createGraphqlGateway({ url: fixture.url, tokens: keycloak(infra('KEYCLOAK_SERVICES_CLIENT_ID'), 'wrong-secret') });
+    const wrongSecret = createGraphqlGateway({ url: fixture.url, tokens: keycloak('wrong-secret') });
     expect(((await wrongSecret.check().catch((err: unknown) => err)) as AppError).status).toBe(502);
-    const unreachable = createKeycloakTokenProvider({ serverUrl: 'http://127.0.0.1:1', realm: 'x', clientId: 'x', clientSecret: 'x' });
+    const unreachable = keycloak(infra('KEYCLOAK_SERVICES_CLIENT_SECRET'), 'http://127.0.0.1:1');
     const gateway = createGraphqlGateway({ url: fixture.url, tokens: unreachable });
     const error = (await gateway.check().catch((err: unknown) => err)) as AppError;
     expect(error.status).toBe(503);
     expect(error.message).toBe('identity provider is unavailable');
-  });
-
-  it('should renew the cached token shortly before it expires', async () => {
-    let now = Date.now();
-    const tokens = createKeycloakTokenProvider({
-      serverUrl: infra('KEYCLOAK_URL'),
-      realm: infra('KEYCLOAK_REALM'),
-      clientId: infra('KEYCLOAK_SERVICES_CLIENT_ID'),
-      clientSecret: infra('KEYCLOAK_SERVICES_CLIENT_SECRET'),
-      now: () => now,
-    });
-    const [first, concurrent] = await Promise.all([tokens.token(), tokens.token()]);
-    expect(concurrent).toBe(first);
-    now += 60_000;
-    expect(await tokens.token()).toBe(first);
-    now += 300_000; // Keycloak's tokens live 300 s: past the renewal point
-    const renewed = await tokens.token();
-    expect(renewed).not.toBe(first);
   });
 });

@@ -5,8 +5,7 @@ import { closeGracefully, createLogger, createRegistry, listen, startManagementS
 import { infra } from '../../../../test/support/infra.js';
 import { freePort } from '../../../../test/support/redis-server.js';
 import { silentLogger } from '../../../../test/support/silent-logger.js';
-import { createAuthAdapters } from '../../src/adapters.js';
-import { authReadiness, createAuthApp } from '../../src/app.js';
+import { createAuth, type Auth } from '../../src/auth.js';
 import { loadConfig, type AuthConfig } from '../../src/config.js';
 import { createAuthServer } from '../../src/server.js';
 import { generateSelfSignedCertificate, type TlsCredentials } from '../../src/tls.js';
@@ -80,20 +79,20 @@ export function capturingLogger(lines: string[]): Logger {
 }
 
 /**
- * The auth service as main.ts wires it (config from an environment, real adapters, the HTTPS
+ * The auth service as main.ts builds it (config from an environment, createAuth, the HTTPS
  * server and the management server) on free loopback ports, against the real dependencies.
  */
 export async function startAuth(cacheAddress: string, overrides: Record<string, string> = {}, logger: Logger = silentLogger('auth')): Promise<RunningAuth> {
   const credentials = await testCertificate();
   const registry = createRegistry('auth');
   let config: AuthConfig | undefined;
-  let adapters: ReturnType<typeof createAuthAdapters> | undefined;
+  let auth: Auth | undefined;
   const { server, port } = await listenOnFreePort((candidate) => {
     config = loadConfig(testEnvironment(cacheAddress, { Auth__PublicBaseUrl: `https://127.0.0.1:${candidate}`, ...overrides }));
-    adapters = createAuthAdapters(config, { logger, registry });
-    return createAuthServer(createAuthApp({ settings: config, ...adapters, logger, registry }), credentials);
+    auth = createAuth(config, { logger, registry });
+    return createAuthServer(auth.app, credentials);
   });
-  const management: ManagementServer = await startManagementServer({ port: 0, host: '127.0.0.1', registry, readiness: authReadiness(adapters!), logger });
+  const management: ManagementServer = await startManagementServer({ port: 0, host: '127.0.0.1', registry, readiness: auth!.readiness, logger });
   const baseUrl = `https://127.0.0.1:${port}`;
   const client = httpsClient(baseUrl, credentials.cert);
   const cache = createCacheClient<unknown>({ address: cacheAddress }, jsonSerializer);
@@ -108,7 +107,7 @@ export async function startAuth(cacheAddress: string, overrides: Record<string, 
       await client.close();
       await closeGracefully(server, 1000);
       await management.close();
-      await adapters!.close();
+      await auth!.close();
       cache.close();
     },
   };

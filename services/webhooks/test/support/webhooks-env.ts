@@ -2,15 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import twilio from 'twilio';
 import { createCacheClient, stringSerializer, type CacheClient } from '@sp/cache-client';
-import { closeGracefully, createKafkaPublisher, createRegistry, listen, requestListener, startManagementServer, type EventPublisher, type ManagementServer, type Registry } from '@sp/platform';
-import { createDedupStore, createWebhooksApp, PAYMENT_WEBHOOK_PATH, SMS_WEBHOOK_PATH, webhooksReadiness } from '../../src/app.js';
+import { closeGracefully, createRegistry, listen, requestListener, startManagementServer, type EventPublisher, type ManagementServer, type Registry } from '@sp/platform';
+import { PAYMENT_WEBHOOK_PATH, SMS_WEBHOOK_PATH } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
 import type { DedupStore } from '../../src/dedup-store.js';
 import type { Topics } from '../../src/events.js';
-import { createGraphqlGateway } from '../../src/graphql-gateway.js';
-import { createKeycloakTokenProvider } from '../../src/keycloak-token-provider.js';
-import { createLocalizationClient } from '../../src/localization-client.js';
-import { createStripePaymentProvider } from '../../src/stripe-payment-provider.js';
-import { createTwilioSmsProvider } from '../../src/twilio-sms-provider.js';
+import { createWebhooks } from '../../src/webhooks.js';
 import { startCacheService, type RunningCacheService } from '../../../../test/support/cache-service.js';
 import { startGraphqlGateway, type GraphqlGatewayFixture } from '../../../../test/support/graphql-gateway.js';
 import { infra } from '../../../../test/support/infra.js';
@@ -88,59 +85,61 @@ export interface WebhooksInstance {
   close(): Promise<void>;
 }
 
-/** The service as main.ts wires it (real adapters throughout), on free loopback ports. */
+/** The environment of a test instance: the dependencies of `deps`, the test keys and secrets above. */
+export function testEnvironment(deps: Dependencies, options: InstanceOptions = {}): Record<string, string> {
+  return {
+    WEBHOOKS_API_KEY: `${API_KEY},${ROTATED_API_KEY}`,
+    Webhooks__PublicBaseUrl: PUBLIC_BASE_URL,
+    PAYMENT_PROVIDER_API_KEY: 'sk_test_4eC39HqLyjWDarjtT1zdp7dc',
+    PAYMENT_PROVIDER_API_URL: infra('STRIPE_MOCK_URL'),
+    PAYMENT_PROVIDER_WEBHOOKS_SECRET: STRIPE_SECRETS.join(','),
+    SMS_PROVIDER_ACCOUNT_SID: ACCOUNT_SID,
+    SMS_PROVIDER_AUTH_TOKEN: TWILIO_TOKENS.join(','),
+    SmsProvider__ValidateSignature: String(options.validateSignature ?? true),
+    GRAPHQL_API_URL: deps.gateway.url,
+    LOCALIZATION_API_URL: deps.localization.url,
+    STORE_URL: deps.redisUrl,
+    Cache__Url: deps.cache.address,
+    MessageBroker__BrokerList: (options.brokers ?? infra('KAFKA_BROKERS').split(',')).join(','),
+    MessageBroker__PaymentsTopic: deps.topics.payments,
+    MessageBroker__NotificationsTopic: deps.topics.notifications,
+    MessageBroker__ForeignProductsTopic: deps.topics.foreignProducts,
+    AccountUrl: LINKS.account,
+    BillingPortalUrl: LINKS.billingPortal,
+    ClientLinkBaseUri: LINKS.clientBase,
+    Oidc__ServerUrl: infra('KEYCLOAK_URL'),
+    Oidc__Realm: infra('KEYCLOAK_REALM'),
+    Oidc__ClientId: infra('KEYCLOAK_SERVICES_CLIENT_ID'),
+    Oidc__ClientSecret: options.oidcClientSecret ?? infra('KEYCLOAK_SERVICES_CLIENT_SECRET'),
+    Announcements__DraftTtlMs: String(DRAFT_TTL_MS),
+    Log__Level: 'silent',
+  };
+}
+
+/** The service as main.ts builds it (its configuration loaded from an environment, createWebhooks), on free loopback ports. */
 export async function startWebhooks(deps: Dependencies, options: InstanceOptions = {}): Promise<WebhooksInstance> {
   const logger = silentLogger('webhooks');
   const registry = createRegistry('webhooks');
-  const dedup = createDedupStore({ kind: 'redis', url: deps.redisUrl }, logger, deps.dedupPrefix);
-  const publisher = createKafkaPublisher({
-    brokers: options.brokers ?? infra('KAFKA_BROKERS').split(','),
+  const webhooks = createWebhooks(loadConfig(testEnvironment(deps, options)), {
+    logger,
+    registry,
     clientId: 'webhooks-test',
-    source: '/subscription-platform/webhooks',
-    logger,
-    registry,
-    publishTimeoutMs: options.publishTimeoutMs ?? 10_000,
+    dedupKeyPrefix: deps.dedupPrefix,
+    timeouts: { publishMs: options.publishTimeoutMs ?? 10_000, gatewayMs: 3000, localizationMs: 500 },
   });
-  const tokens = createKeycloakTokenProvider({
-    serverUrl: infra('KEYCLOAK_URL'),
-    realm: infra('KEYCLOAK_REALM'),
-    clientId: infra('KEYCLOAK_SERVICES_CLIENT_ID'),
-    clientSecret: options.oidcClientSecret ?? infra('KEYCLOAK_SERVICES_CLIENT_SECRET'),
-  });
-  const cache = createCacheClient<string>({ address: deps.cache.address }, stringSerializer);
-  const gateway = createGraphqlGateway({ url: deps.gateway.url, tokens, timeoutMs: 3000 });
-  const appDeps = {
-    apiKeys: [API_KEY, ROTATED_API_KEY],
-    paymentProvider: createStripePaymentProvider({ apiKey: 'sk_test_4eC39HqLyjWDarjtT1zdp7dc', apiUrl: infra('STRIPE_MOCK_URL'), webhookSecrets: STRIPE_SECRETS }),
-    smsProvider: createTwilioSmsProvider(TWILIO_TOKENS),
-    gateway,
-    dedup,
-    cache,
-    localization: createLocalizationClient({ baseUrl: deps.localization.url, timeoutMs: 500 }),
-    publisher,
-    topics: deps.topics,
-    links: LINKS,
-    sms: { accountSid: ACCOUNT_SID, validateSignature: options.validateSignature ?? true, publicBaseUrl: PUBLIC_BASE_URL, draftTtlMs: DRAFT_TTL_MS },
-    logger,
-    registry,
-  };
-  const app = createWebhooksApp(appDeps);
-  const server: Server = createServer(requestListener(app));
+  const server: Server = createServer(requestListener(webhooks.app));
   const port = await listen(server, 0, '127.0.0.1');
-  const management: ManagementServer = await startManagementServer({ port: 0, host: '127.0.0.1', registry, readiness: webhooksReadiness(appDeps), logger });
+  const management: ManagementServer = await startManagementServer({ port: 0, host: '127.0.0.1', registry, readiness: webhooks.readiness, logger });
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     managementUrl: `http://127.0.0.1:${management.port}`,
     registry,
-    dedup,
-    publisher,
+    dedup: webhooks.dedup,
+    publisher: webhooks.publisher,
     close: async () => {
       await closeGracefully(server, 1000);
       await management.close();
-      await publisher.close().catch(() => undefined);
-      await dedup.close();
-      cache.close();
-      gateway.close();
+      await webhooks.close();
     },
   };
 }

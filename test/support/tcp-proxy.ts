@@ -1,5 +1,5 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { freePort } from '../../../../test/support/redis-server.js';
+import { freePort } from './redis-server.js';
 
 export interface TcpProxy {
   /** `http://127.0.0.1:{port}`: the target as seen through the proxy. */

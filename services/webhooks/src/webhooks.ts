@@ -1,0 +1,93 @@
+import type Koa from 'koa';
+import { createCacheClient, stringSerializer } from '@sp/cache-client';
+import { createKafkaPublisher, createOidcTokenClient, type EventPublisher, type Logger, type ReadinessCheck, type Registry } from '@sp/platform';
+import { createDedupStore, createWebhooksApp, webhooksReadiness, type WebhooksAppDeps } from './app.js';
+import type { WebhooksConfig } from './config.js';
+import type { DedupStore } from './dedup-store.js';
+import { createGraphqlGateway } from './graphql-gateway.js';
+import { createLocalizationClient } from './localization-client.js';
+import { createStripePaymentProvider } from './stripe-payment-provider.js';
+import { createTwilioSmsProvider } from './twilio-sms-provider.js';
+
+export interface WebhooksRuntime {
+  logger: Logger;
+  registry: Registry;
+  /** Kafka client id. Default `webhooks`. */
+  clientId?: string;
+  /** Prefix of the de-duplication keys in Redis; the store's own by default. */
+  dedupKeyPrefix?: string;
+  /** Upper bounds of outbound calls; the adapters' defaults unless given. */
+  timeouts?: { publishMs?: number; gatewayMs?: number; localizationMs?: number };
+}
+
+export interface Webhooks {
+  app: Koa;
+  /** What /readyz checks. */
+  readiness: ReadinessCheck[];
+  dedup: DedupStore;
+  publisher: EventPublisher;
+  /** Flushes the broker and closes every outbound connection, in order. */
+  close(): Promise<void>;
+}
+
+/** openid-client refuses plain-http issuers; the configuration accepts an http Keycloak (a cluster-internal URL). */
+const keycloakIssuer = (oidc: WebhooksConfig['oidc']): string => `${oidc.serverUrl}/realms/${encodeURIComponent(oidc.realm)}`;
+
+/**
+ * The webhooks service's composition root: the real adapters as configured (Redis or memory
+ * de-duplication, the cache service, Kafka, Keycloak client-credentials tokens for the GraphQL
+ * gateway, Stripe, Twilio, the localization service) and the HTTP app on them. main.ts and the
+ * tests both build the service through it.
+ */
+export function createWebhooks(config: WebhooksConfig, runtime: WebhooksRuntime): Webhooks {
+  const { logger, registry, timeouts = {} } = runtime;
+  const dedup = createDedupStore(config.store, logger, runtime.dedupKeyPrefix);
+  const cache = createCacheClient<string>({ address: config.cacheAddress }, stringSerializer);
+  const publisher = createKafkaPublisher({
+    brokers: config.brokers,
+    clientId: runtime.clientId ?? 'webhooks',
+    source: '/subscription-platform/webhooks',
+    logger,
+    registry,
+    ...(timeouts.publishMs === undefined ? {} : { publishTimeoutMs: timeouts.publishMs }),
+  });
+  const issuer = keycloakIssuer(config.oidc);
+  const tokens = createOidcTokenClient({
+    issuer,
+    grant: { type: 'client_credentials', clientId: config.oidc.clientId, clientSecret: config.oidc.clientSecret },
+    allowInsecureHttp: issuer.startsWith('http:'),
+  });
+  const gateway = createGraphqlGateway({ url: config.graphqlUrl, tokens, ...(timeouts.gatewayMs === undefined ? {} : { timeoutMs: timeouts.gatewayMs }) });
+  const deps: WebhooksAppDeps = {
+    apiKeys: config.apiKeys,
+    paymentProvider: createStripePaymentProvider(config.paymentProvider),
+    smsProvider: createTwilioSmsProvider(config.smsProvider.authTokens),
+    gateway,
+    dedup,
+    cache,
+    localization: createLocalizationClient({ baseUrl: config.localizationUrl, ...(timeouts.localizationMs === undefined ? {} : { timeoutMs: timeouts.localizationMs }) }),
+    publisher,
+    topics: config.topics,
+    links: config.links,
+    sms: {
+      accountSid: config.smsProvider.accountSid,
+      validateSignature: config.smsProvider.validateSignature,
+      publicBaseUrl: config.publicBaseUrl,
+      draftTtlMs: config.announcementTtlMs,
+    },
+    logger,
+    registry,
+  };
+  return {
+    app: createWebhooksApp(deps),
+    readiness: webhooksReadiness(deps),
+    dedup,
+    publisher,
+    async close() {
+      await publisher.close().catch((err: unknown) => logger.warn({ err }, 'closing the Kafka publisher failed'));
+      await dedup.close();
+      cache.close();
+      gateway.close();
+    },
+  };
+}
