@@ -12,3 +12,4 @@ export * from './by-method.js';
 export * from './kafka-publisher.js';
 export * from './secret-matcher.js';
 export * from './redis.js';
+export * from './redis-store-base.js';
