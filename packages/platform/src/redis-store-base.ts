@@ -26,13 +26,20 @@ export interface RedisStoreBaseOptions {
 const OPENING = new Set(['wait', 'connecting', 'connect']);
 
 /**
+ * Replies that mean "not now" during a failover or resharding. MOVED and ASK reach us when an
+ * auto-pipelined batch held commands for slots that just moved (ioredis redirects a batch only
+ * when all of it moved the same way); ioredis has refreshed its slot map by then, so a retry works.
+ */
+const TRANSIENT_REPLY = /^(CLUSTERDOWN|TRYAGAIN|MASTERDOWN|LOADING|READONLY|MOVED|ASK) /;
+
+/**
  * A Redis error reply is a bug or misuse (500) unless the store says otherwise; anything else
  * (refused, closed, socket timeout, cluster down) means Redis is unreachable (503).
  */
 export function toRedisStoreError(err: unknown, options: RedisStoreBaseOptions = {}): Error {
   if (err instanceof AppError) return err;
   if (err instanceof Error && err.name === 'ReplyError') {
-    if (/^(CLUSTERDOWN|TRYAGAIN|MASTERDOWN|LOADING|READONLY) /.test(err.message)) return unavailable(options.dependency ?? 'redis', err);
+    if (TRANSIENT_REPLY.test(err.message)) return unavailable(options.dependency ?? 'redis', err);
     return options.mapReplyError?.(err) ?? new AppError(500, 'redis_error', err.message, { cause: err });
   }
   return unavailable(options.dependency ?? 'redis', err);

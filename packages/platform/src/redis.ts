@@ -78,6 +78,11 @@ export function connectRedis(target: RedisTarget, noReplyTimeoutMs = 1000): Redi
         enableOfflineQueue: false,
         enableAutoPipelining: true,
         clusterRetryStrategy: reconnectDelay,
+        // Fail fast during a failover too: ioredis' defaults would re-send a command to a dead or
+        // voting cluster every 100 ms up to 16 times (~2 s). The next call finds the promoted
+        // replica through the MOVED answer that refreshes the slot map.
+        retryDelayOnFailover: 0,
+        retryDelayOnClusterDown: 0,
         redisOptions: { ...options, password: target.password },
       };
       return new Cluster(target.nodes, clusterOptions);
