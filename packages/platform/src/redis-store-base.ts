@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import type { Cluster, Redis } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
 import { AppError, unavailable } from './errors.js';
 
 /** Runs one Redis call; its errors come out as AppErrors (503 when Redis is unreachable). */
@@ -7,7 +7,7 @@ export type RedisRun = <T>(command: () => Promise<T>) => Promise<T>;
 
 export interface RedisStoreBase {
   run: RedisRun;
-  /** The readiness check: a PING through `run`. */
+  /** The readiness check: a PING through `run` (to every primary of a Cluster). */
   check: () => Promise<void>;
   /** QUIT, or a hard disconnect when the connection is already gone. */
   close: () => Promise<void>;
@@ -68,8 +68,11 @@ export function createRedisStoreBase(redis: Redis | Cluster, options: RedisStore
   const run: RedisRun = <T>(command: () => Promise<T>): Promise<T> => (connected()?.then(command) ?? command()).catch(fail);
   return {
     run,
+    // On a Cluster every primary answers, so a ready service has a connection to each.
     check: async () => {
-      await run(() => redis.ping());
+      await run(async () => {
+        await Promise.all(redis instanceof Cluster ? redis.nodes('master').map((node) => node.ping()) : [redis.ping()]);
+      });
     },
     close: async () => {
       await redis.quit().catch(() => redis.disconnect());

@@ -83,7 +83,9 @@ export function connectRedis(target: RedisTarget, noReplyTimeoutMs = 1000): Redi
         // replica through the MOVED answer that refreshes the slot map.
         retryDelayOnFailover: 0,
         retryDelayOnClusterDown: 0,
-        redisOptions: { ...options, password: target.password },
+        // Node connections keep ioredis' own cluster settings (an offline queue while a node
+        // connection opens, no reconnect to a lost node: the slot map is fetched again instead).
+        redisOptions: { connectTimeout: options.connectTimeout, socketTimeout: noReplyTimeoutMs, maxRetriesPerRequest: 0, password: target.password },
       };
       return new Cluster(target.nodes, clusterOptions);
     }
