@@ -8,12 +8,17 @@
 #   REDIS_URL             redis://127.0.0.1:<port>
 #   REDIS_SERVER_BIN      absolute path of redis-server (tests spawn private servers with it)
 #   REDIS_BENCHMARK_BIN   absolute path of redis-benchmark (package redis-tools)
+#   REDIS_CLI_BIN         absolute path of redis-cli (package redis-tools; `--cluster create`)
+# The Cluster (3 primaries + 3 replicas) and Sentinel (1 primary, 2 replicas, 3 sentinels) sets
+# are started by the suites that kill their nodes (test/support/redis-cluster.ts and
+# redis-sentinel.ts) from these same binaries: redis-server in cluster mode, `redis-cli
+# --cluster create`, and redis-server --sentinel (no separate redis-sentinel package needed).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 NAME=redis
 DATA="$RUN/redis"
 PORT_FILE="$RUN/redis.port"
-ENV_KEYS=(REDIS_URL REDIS_SERVER_BIN REDIS_BENCHMARK_BIN)
+ENV_KEYS=(REDIS_URL REDIS_SERVER_BIN REDIS_BENCHMARK_BIN REDIS_CLI_BIN)
 
 # The package's service is irrelevant to us: in containers policy-rc.d usually blocks it,
 # elsewhere it may start on 6379; either way install succeeds and we use our own port.
@@ -31,6 +36,7 @@ write_env() {
   env_set REDIS_URL "redis://127.0.0.1:$1"
   env_set REDIS_SERVER_BIN "$(bin_path redis-server)"
   env_set REDIS_BENCHMARK_BIN "$(bin_path redis-benchmark)"
+  env_set REDIS_CLI_BIN "$(bin_path redis-cli)"
 }
 
 start() {

@@ -42,7 +42,7 @@ function ping(port: number): Promise<boolean> {
   });
 }
 
-async function waitForPing(port: number, timeoutMs: number): Promise<void> {
+export async function waitForPing(port: number, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await ping(port))) {
     if (Date.now() > deadline) throw new Error(`redis-server on port ${port} did not answer PING within ${timeoutMs} ms`);
@@ -70,4 +70,30 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
   };
   await start();
   return { url, port, start, stop, pause: () => signal('SIGSTOP'), resume: () => signal('SIGCONT') };
+}
+
+/** A redis-server (or sentinel) process of a test's own set, which the test may SIGKILL. */
+export interface RedisProcess {
+  port: number;
+  /** SIGKILL, as a crash or a lost machine: no shutdown, no last write. Resolves once it is gone. */
+  kill(): Promise<void>;
+  readonly alive: boolean;
+}
+
+/** Starts `redis-server <args…>` on `port` and waits until it answers PING. */
+export async function spawnRedis(port: number, args: readonly string[]): Promise<RedisProcess> {
+  const child = spawn(infra('REDIS_SERVER_BIN'), [...args], { stdio: 'ignore' });
+  const exited = once(child, 'exit');
+  await waitForPing(port, 10_000);
+  return {
+    port,
+    get alive() {
+      return child.exitCode === null && child.signalCode === null;
+    },
+    async kill() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
 }

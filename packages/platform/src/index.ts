@@ -18,3 +18,4 @@ export * from './backoff.js';
 export * from './http-client.js';
 export * from './oidc-errors.js';
 export * from './oidc-token-client.js';
+export * from './redis-store-base.js';

@@ -39,52 +39,26 @@ export function parseRedisUrl(url: string): RedisTarget {
   return { kind: 'sentinel', sentinels: parseHosts(hosts!, 26379), name, db: Number(db ?? 0), ...(password ? { password } : {}) };
 }
 
-/**
- * Connection settings that fail fast instead of queueing: while Redis is unreachable a command
- * rejects at once, and reconnection goes on in the background forever, so the service recovers
- * by itself when Redis returns. A Redis that accepts but never answers is `dropHungConnections`'
- * job.
- */
 const reconnectDelay = (attempt: number): number => Math.min(50 * 2 ** attempt, 2000);
 
-const failFastRedisOptions = (): RedisOptions => ({
+/**
+ * Connection settings that fail fast instead of queueing: while Redis is unreachable a command
+ * rejects at once (no offline queue, no retry on another connection), and reconnection goes on in
+ * the background forever, so the service recovers by itself when Redis returns (or, on Sentinel
+ * and Cluster, when a replica has been promoted). A Redis that accepts but never answers (hung, or
+ * a network partition) is caught by ioredis' `socketTimeout`: when no reply has come
+ * `noReplyTimeoutMs` after a command was sent, the socket is destroyed, the waiting commands fail
+ * and ioredis reconnects.
+ */
+const failFastRedisOptions = (noReplyTimeoutMs: number): RedisOptions => ({
   enableOfflineQueue: false,
   // Commands issued in the same tick share one write: concurrent calls cost fewer round trips.
   enableAutoPipelining: true,
   maxRetriesPerRequest: 0,
   connectTimeout: 2000,
+  socketTimeout: noReplyTimeoutMs,
   retryStrategy: reconnectDelay,
 });
-
-/** How often, per timeout, the oldest waiting command is looked at. */
-const CHECKS_PER_TIMEOUT = 10;
-
-/**
- * Drops a connection whose oldest waiting command has had no reply for `noReplyTimeoutMs` (Redis
- * hung, or a network partition): the waiting commands fail, and ioredis reconnects. A periodic
- * look at the head of the command queue replaces ioredis's `commandTimeout`/`socketTimeout`,
- * which arm a timer per command or per reply burst: measured at ~3 µs of every registry request.
- * A command is failed between `noReplyTimeoutMs` and 1.2 × `noReplyTimeoutMs` after it was sent.
- */
-function dropHungConnections(client: Redis | Cluster, noReplyTimeoutMs: number): void {
-  const seen = new WeakMap<Redis, { oldest: unknown; since: number }>();
-  const check = (connection: Redis, now: number): void => {
-    const oldest = connection.commandQueue.peekFront();
-    const last = seen.get(connection);
-    if (oldest === undefined || last?.oldest !== oldest) {
-      seen.set(connection, { oldest, since: now });
-    } else if (now - last.since >= noReplyTimeoutMs) {
-      seen.delete(connection);
-      connection.stream.destroy(new Error(`no reply from redis in ${noReplyTimeoutMs} ms`));
-    }
-  };
-  const timer = setInterval(() => {
-    const now = Date.now();
-    for (const connection of client instanceof Cluster ? client.nodes() : [client]) check(connection, now);
-  }, noReplyTimeoutMs / CHECKS_PER_TIMEOUT);
-  timer.unref();
-  client.once('end', () => clearInterval(timer));
-}
 
 /**
  * A client with the fail-fast settings whose hung connections are dropped after `noReplyTimeoutMs`:
@@ -93,13 +67,7 @@ function dropHungConnections(client: Redis | Cluster, noReplyTimeoutMs: number):
 export function connectRedis(target: Extract<RedisTarget, { kind: 'standalone' }>, noReplyTimeoutMs?: number): Redis;
 export function connectRedis(target: RedisTarget, noReplyTimeoutMs?: number): Redis | Cluster;
 export function connectRedis(target: RedisTarget, noReplyTimeoutMs = 1000): Redis | Cluster {
-  const client = createClient(target);
-  dropHungConnections(client, noReplyTimeoutMs);
-  return client;
-}
-
-function createClient(target: RedisTarget): Redis | Cluster {
-  const options = failFastRedisOptions();
+  const options = failFastRedisOptions(noReplyTimeoutMs);
   switch (target.kind) {
     case 'standalone':
       return new Redis(target.url, options);
@@ -110,7 +78,14 @@ function createClient(target: RedisTarget): Redis | Cluster {
         enableOfflineQueue: false,
         enableAutoPipelining: true,
         clusterRetryStrategy: reconnectDelay,
-        redisOptions: { ...options, password: target.password },
+        // Fail fast during a failover too: ioredis' defaults would re-send a command to a dead or
+        // voting cluster every 100 ms up to 16 times (~2 s). The next call finds the promoted
+        // replica through the MOVED answer that refreshes the slot map.
+        retryDelayOnFailover: 0,
+        retryDelayOnClusterDown: 0,
+        // Node connections keep ioredis' own cluster settings (an offline queue while a node
+        // connection opens, no reconnect to a lost node: the slot map is fetched again instead).
+        redisOptions: { connectTimeout: options.connectTimeout, socketTimeout: noReplyTimeoutMs, maxRetriesPerRequest: 0, password: target.password },
       };
       return new Cluster(target.nodes, clusterOptions);
     }

@@ -34,7 +34,7 @@ describe('connectRedis', () => {
       );
       const elapsed = Date.now() - started;
       expect(outcome).not.toBe('answered');
-      expect(connectionErrors).toContain(`no reply from redis in ${NO_REPLY_TIMEOUT_MS} ms`);
+      expect(connectionErrors).toContain(`Socket timeout. Expecting data, but didn't receive any in ${NO_REPLY_TIMEOUT_MS}ms.`);
       expect(elapsed).toBeGreaterThanOrEqual(NO_REPLY_TIMEOUT_MS - 50);
       expect(elapsed).toBeLessThan(NO_REPLY_TIMEOUT_MS * 1.2 + 250);
     } finally {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startCacheService, type RunningCacheService } from '../../../test/support/cache-service.js';
+import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
 import { counterValue, startAuth, type RunningAuth } from './support/auth-fixture.js';
 import type { Reply } from './support/https-client.js';
 import { newPhoneNumber } from './support/phones.js';
@@ -12,8 +13,13 @@ function expectLimited(reply: Reply, maxRetryAfter: number): void {
   expect(retryAfter).toBeLessThanOrEqual(maxRetryAfter);
 }
 
-describe('POST /otp resend limits, kept in the cache service', () => {
+describe.each([
+  ['memory', false],
+  ['Redis', true],
+])('POST /otp resend limits, kept in the cache service (%s backend)', (_backend, onRedis) => {
   let cacheService: RunningCacheService;
+  /** A Redis of this suite's own, so the per-IP counters start from zero on every run. */
+  let redis: PrivateRedis | undefined;
   /** Two replicas with the default limits (30 s cooldown) on one cache service. */
   let replicaA: RunningAuth;
   let replicaB: RunningAuth;
@@ -21,7 +27,8 @@ describe('POST /otp resend limits, kept in the cache service', () => {
   let strict: RunningAuth;
 
   beforeAll(async () => {
-    cacheService = await startCacheService();
+    if (onRedis) redis = await startPrivateRedis();
+    cacheService = await startCacheService(redis ? { redisUrl: redis.url, keyPrefix: 'auth-limits:' } : {});
     [replicaA, replicaB, strict] = await Promise.all([
       startAuth(cacheService.address),
       startAuth(cacheService.address),
@@ -32,6 +39,7 @@ describe('POST /otp resend limits, kept in the cache service', () => {
   afterAll(async () => {
     await Promise.all([replicaA.close(), replicaB.close(), strict.close()]);
     await cacheService.close();
+    await redis?.stop();
   });
 
   const request = (target: RunningAuth, phoneNumber: string, ip: string): Promise<Reply> => target.client.post('/otp', { phoneNumber }, { 'x-forwarded-for': ip });

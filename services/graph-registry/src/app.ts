@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import { connectRedis, createHttpApp, notFound, type Logger, type ReadinessCheck, type Registry } from '@sp/platform';
+import { connectRedis, createHttpApp, parseRedisUrl, notFound, type Logger, type ReadinessCheck, type Registry } from '@sp/platform';
 import type { StoreConfig } from './config.js';
 import type { GraphStore } from './graph-store.js';
 import { requireApiKey } from './api-key.js';
@@ -18,7 +18,7 @@ export interface GraphRegistryDeps {
 
 /** The store chosen by configuration; the memory store warns, since it is for local runs only. */
 export function createGraphStore(config: StoreConfig, logger: Logger): GraphStore {
-  if (config.kind === 'redis') return createRedisGraphStore(connectRedis({ kind: 'standalone', url: config.url }), logger);
+  if (config.kind === 'redis') return createRedisGraphStore(connectRedis(parseRedisUrl(config.url)), logger);
   logger.warn('STORE_URL is memory://: graphs live in this process only and are lost on restart; use redis:// outside local runs');
   return createMemoryGraphStore();
 }

@@ -1,4 +1,4 @@
-import { env, operationsEnv, parseEnv, type Env } from '@sp/platform';
+import { env, operationsEnv, parseEnv, parseRedisUrl, type Env } from '@sp/platform';
 
 /** Where graphs are kept: Redis (the real store) or this process' memory (local runs only). */
 export type StoreConfig = { kind: 'redis'; url: string } | { kind: 'memory' };
@@ -22,6 +22,24 @@ function hasHost(url: string): boolean {
   }
 }
 
+const plainStoreUrl = env
+  .url(['redis', 'rediss', 'redis+sentinel', 'redis+cluster', 'memory'])
+  .refine((url) => url.startsWith('memory:') || hasHost(url), { message: 'a redis:// or rediss:// URL must name a host' });
+
+/** What is wrong with a STORE_URL; Sentinel and Cluster URLs list several hosts, which WHATWG URLs cannot hold. */
+function storeUrlProblem(url: string): string | undefined {
+  if (/^redis\+(sentinel|cluster):/.test(url)) {
+    try {
+      parseRedisUrl(url);
+      return undefined;
+    } catch (err) {
+      return err instanceof Error ? err.message : String(err);
+    }
+  }
+  const plain = plainStoreUrl.safeParse(url);
+  return plain.success ? undefined : plain.error.issues[0]?.message;
+}
+
 /**
  * The only reader of the environment (the process' own unless one is given); every variable is
  * validated at start and every problem reported at once, by variable name.
@@ -29,9 +47,10 @@ function hasHost(url: string): boolean {
 export function loadConfig(environment: Env = process.env): GraphRegistryConfig {
   const vars = parseEnv(
     {
-      STORE_URL: env
-        .url(['redis', 'rediss', 'memory'])
-        .refine((url) => url.startsWith('memory:') || hasHost(url), { message: 'a redis:// or rediss:// URL must name a host' }),
+      STORE_URL: env.string().superRefine((url, ctx) => {
+        const problem = storeUrlProblem(url);
+        if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+      }),
       MONITOR_API_KEY: env.list(),
       Registry__Port: env.port(5145),
       Registry__Host: env.string().default('0.0.0.0'),

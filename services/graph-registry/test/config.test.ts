@@ -14,16 +14,24 @@ describe('configuration', () => {
   });
 
   it.each([['http://redis:6379'], ['postgres://db/registry'], ['not a url']])('should refuse STORE_URL=%s', (url) => {
-    expect(problemsOf({ STORE_URL: url, MONITOR_API_KEY: 'key' })).toEqual(['STORE_URL: must be a URL with scheme redis or rediss or memory']);
+    expect(problemsOf({ STORE_URL: url, MONITOR_API_KEY: 'key' })).toEqual(['STORE_URL: must be a URL with scheme redis or rediss or redis+sentinel or redis+cluster or memory']);
   });
 
   it.each([['redis:'], ['redis:///0'], ['rediss://']])('should refuse STORE_URL=%s, which names no host', (url) => {
     expect(problemsOf({ STORE_URL: url, MONITOR_API_KEY: 'key' })).toEqual(['STORE_URL: a redis:// or rediss:// URL must name a host']);
   });
 
+  it.each([['redis+sentinel://127.0.0.1:26379,127.0.0.1:26380/mymaster'], ['redis+cluster://:secret@127.0.0.1:7000,127.0.0.1:7001']])('should accept STORE_URL=%s', (url) => {
+    expect(loadConfig({ STORE_URL: url, MONITOR_API_KEY: 'key' }).store).toEqual({ kind: 'redis', url });
+  });
+
+  it('should refuse a Sentinel URL that names no master', () => {
+    expect(problemsOf({ STORE_URL: 'redis+sentinel://127.0.0.1:26379', MONITOR_API_KEY: 'key' })).toEqual([expect.stringMatching(/^STORE_URL: a redis\+sentinel URL must name the master/)]);
+  });
+
   it('should report every invalid variable at once, by name', () => {
     expect(problemsOf({ STORE_URL: 'ftp://x', MONITOR_API_KEY: ',', Registry__Port: '70000', Management__Port: 'abc', Log__Level: 'loud' })).toEqual([
-      'STORE_URL: must be a URL with scheme redis or rediss or memory',
+      'STORE_URL: must be a URL with scheme redis or rediss or redis+sentinel or redis+cluster or memory',
       'MONITOR_API_KEY: must list at least one value',
       expect.stringMatching(/^Registry__Port: /),
       expect.stringMatching(/^Management__Port: /),

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
 import type { Cluster, Redis } from 'ioredis';
-import { AppError, logRedisConnectionState, unavailable, type Logger } from '@sp/platform';
+import { createRedisStoreBase, logRedisConnectionState, type Logger } from '@sp/platform';
 import type { ClaimOutcome, DedupStore, ObjectVersion } from './dedup-store.js';
 
 // KEYS[1] = done marker, KEYS[2] = claim; both carry the event id in a hash tag, so they share a
@@ -18,44 +17,11 @@ const RELEASE = `
 if redis.call('GET', KEYS[2]) == ARGV[1] then return redis.call('DEL', KEYS[2]) end
 return 0`;
 
-/** A Redis error reply is a bug or misuse (500); anything else means Redis is unreachable (503). */
-function toStoreError(err: unknown): AppError {
-  if (err instanceof Error && err.name === 'ReplyError') return new AppError(500, 'redis_error', err.message, { cause: err });
-  return unavailable('store', err);
-}
-
 type Connection = Redis | Cluster;
 
 function parseVersion(value: string | null): ObjectVersion | null {
   const match = value === null ? null : /^(\d+)(:deleted)?$/.exec(value);
   return match === null ? null : { created: Number(match[1]), deleted: match[2] !== undefined };
-}
-
-/** How long a command waits for a connection being opened (at start, or a reconnect in progress). */
-const CONNECTING_WAIT_MS = 1000;
-
-/**
- * Runs commands on a fail-fast connection (the platform's: no offline queue). While a connection
- * attempt is in progress a command waits for it briefly, so the first webhooks after a start do not
- * fail; while Redis is down between attempts it fails at once. Errors become 503 (or 500).
- */
-function createRunner(redis: Connection): <T>(command: () => Promise<T>) => Promise<T> {
-  let opening: Promise<unknown> | undefined;
-  const connected = (): Promise<unknown> | undefined => {
-    if (redis.status !== 'connecting' && redis.status !== 'connect' && redis.status !== 'wait') return undefined;
-    opening ??= once(redis, 'ready', { signal: AbortSignal.timeout(CONNECTING_WAIT_MS) }).finally(() => {
-      opening = undefined;
-    });
-    return opening;
-  };
-  return async (command) => {
-    try {
-      await connected();
-      return await command();
-    } catch (err) {
-      throw toStoreError(err);
-    }
-  };
 }
 
 interface DedupCommands {
@@ -83,7 +49,7 @@ export function createRedisDedupStore(connection: Connection, logger: Logger, pr
   logRedisConnectionState(connection, logger, 'store (redis)');
   const redis = defineCommands(connection);
   const keys = (eventId: string): [string, string] => [`${prefix}{${eventId}}:done`, `${prefix}{${eventId}}:claim`];
-  const run = createRunner(connection);
+  const { run, check, close } = createRedisStoreBase(connection, { dependency: 'store' });
   const versionKey = (objectKey: string): string => `${prefix}{${objectKey}}:version`;
   return {
     name: 'redis',
@@ -105,11 +71,7 @@ export function createRedisDedupStore(connection: Connection, logger: Logger, pr
       const value = version.deleted ? `${version.created}:deleted` : String(version.created);
       await run(() => redis.set(versionKey(objectKey), value, 'PX', retentionMs));
     },
-    async check() {
-      await run(() => redis.ping());
-    },
-    async close() {
-      await redis.quit().catch(() => redis.disconnect());
-    },
+    check,
+    close,
   };
 }
