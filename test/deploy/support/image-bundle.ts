@@ -73,7 +73,7 @@ async function carryOut(build: Build, state: StageState, instruction: Instructio
     LABEL: () => undefined,
   };
   const handler = handlers[instruction.keyword];
-  if (!handler) throw new Error(`services/${build.service}/Dockerfile:${instruction.line}: ${instruction.keyword} is not carried out by this test`);
+  if (!handler) throw new Error(`Dockerfile:${instruction.line}: ${instruction.keyword} is not carried out by this test`);
   await handler();
 }
 
@@ -85,7 +85,7 @@ function stageState(parent: StageState | undefined, fresh: string, args: Record<
 }
 
 /**
- * Carries out the Dockerfile of a service without a container engine, stage by stage, in a
+ * Carries out the Dockerfile for one service (build argument SERVICE) without a container engine, stage by stage, in a
  * temporary folder: COPY from the build context (honouring .dockerignore) and between stages,
  * WORKDIR, ENV, ARG, and RUN through `sh -c` with the stage's variables. The build stage's RUN
  * (`npm install` of the whole tree, then `tsc --build services/<name>`) is the repository's own
@@ -94,7 +94,7 @@ function stageState(parent: StageState | undefined, fresh: string, args: Record<
  * (`npm install --omit=dev --workspace ...`) and the bundle assembly are the image's own.
  */
 export async function assembleImage(service: Service, workdir: string): Promise<ImageBundle> {
-  const file = parseDockerfile(join(repoRoot, 'services', service, 'Dockerfile'));
+  const file = parseDockerfile(join(repoRoot, 'Dockerfile'));
   const ignored = dockerignore(join(repoRoot, '.dockerignore'));
   const build: Build = {
     service,
@@ -110,7 +110,7 @@ export async function assembleImage(service: Service, workdir: string): Promise<
     if (stage.name) build.states.set(stage.name, state);
     last = state;
   }
-  if (!last || !build.bundle.entrypoint) throw new Error(`services/${service}/Dockerfile: no final stage with an exec-form ENTRYPOINT`);
+  if (!last || !build.bundle.entrypoint) throw new Error(`Dockerfile: no final stage with an exec-form ENTRYPOINT (SERVICE=${service})`);
   return { ...(build.bundle as ImageBundle), rootfs: last.fs, workdir: last.cwd, env: last.env };
 }
 
