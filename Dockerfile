@@ -12,27 +12,31 @@ ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 ARG SERVICE
 
 # ---- build: the workspace with dev dependencies, compiled by tsc --build --------------------
+# Everything up to the install is the same for the five services, so their builds share those
+# layers (one install, not five); only the compile and what follows depend on SERVICE.
 FROM ${NODE_IMAGE} AS build
-ARG SERVICE
 ENV npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 WORKDIR /src
 COPY package.json package-lock.json tsconfig.base.json ./
 COPY proto/ proto/
 COPY packages/ packages/
-COPY services/${SERVICE}/ services/${SERVICE}/
+COPY services/ services/
 # `npm install` with the lock file rather than `npm ci`: the registry mirror this project's
 # machines reach serves only the Linux builds of packages with per-platform binaries, so the lock
 # cannot list the others and `npm ci` refuses it (see the Makefile); `npm install` installs the
 # locked versions. With a complete registry, `npm ci` is the stricter choice.
-# The guard: without --build-arg SERVICE the COPY above took every service.
-RUN { test -d "services/${SERVICE}/src" || { echo "build with --build-arg SERVICE=<a folder of services/>" >&2; exit 1; }; } \
- && npm install --workspace "services/${SERVICE}" --include-workspace-root \
+RUN npm install
+ARG SERVICE
+# The guard: a build without --build-arg SERVICE (or with an unknown one) stops here.
+RUN { test -n "${SERVICE}" && test -d "services/${SERVICE}/src" || { echo "build with --build-arg SERVICE=<a folder of services/>" >&2; exit 1; }; } \
  && npx tsc --build "services/${SERVICE}"
 
 # ---- production: production dependencies only, gathered into /bundle ------------------------
 FROM build AS production
 ARG SERVICE
 ARG BUNDLE=/bundle
+# Only this service's folder stays, so that only it is linked into node_modules/@sp.
+RUN find services -mindepth 1 -maxdepth 1 ! -name "${SERVICE}" -exec rm -rf {} +
 RUN rm -rf node_modules packages/*/node_modules services/*/node_modules \
  && npm install --omit=dev --workspace "services/${SERVICE}" --include-workspace-root=false
 # What runs: the root package.json and node_modules, the proto the cache client loads from

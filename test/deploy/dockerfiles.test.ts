@@ -37,7 +37,7 @@ describe('the Dockerfile', () => {
 
   it('should refuse to build without a SERVICE that is a folder of services/', () => {
     const file = parseDockerfile(dockerfilePath);
-    const guard = file.stages[0]!.instructions.find((i) => i.keyword === 'RUN')!.args.split(' && npm install')[0]!;
+    const guard = file.stages[0]!.instructions.find((i) => i.keyword === 'RUN' && i.args.includes('npx tsc'))!.args.split(' && npx tsc')[0]!;
     const attempt = (service: string): number => {
       try {
         execFileSync('sh', ['-c', guard], { cwd: repoRoot, env: { ...process.env, SERVICE: service }, stdio: 'pipe' });
@@ -47,6 +47,15 @@ describe('the Dockerfile', () => {
       }
     };
     expect({ none: attempt(''), unknown: attempt('billing'), cache: attempt('cache') }).toEqual({ none: 1, unknown: 1, cache: 0 });
+  });
+
+  it('should install the workspace before SERVICE is declared, so the five builds share the install layer', () => {
+    const build = parseDockerfile(dockerfilePath).stages[0]!.instructions;
+    const install = build.findIndex((i) => i.keyword === 'RUN' && i.args.startsWith('npm install'));
+    const declared = build.findIndex((i) => i.keyword === 'ARG' && i.args === 'SERVICE');
+    expect(install).toBeGreaterThan(-1);
+    expect(declared).toBeGreaterThan(install);
+    expect(build.slice(0, install).every((i) => !/\$\{?SERVICE\b/.test(i.args))).toBe(true);
   });
 
   it.each(services)('should run %s as uid 1000 with its start script as exec-form entry point, and no HEALTHCHECK', (service) => {
@@ -64,8 +73,10 @@ describe('the Dockerfile', () => {
   it('should install production dependencies only in the final image, with the install command the Makefile uses', () => {
     const file = parseDockerfile(dockerfilePath);
     const runs = file.stages.flatMap((stage) => stage.instructions.filter((i) => i.keyword === 'RUN').map((i) => ({ stage: stage.name, args: i.args })));
-    expect(runs.find((r) => r.stage === 'build')?.args).toMatch(/&& npm install .*&& npx tsc --build "services\/\$\{SERVICE\}"$/);
-    expect(runs.find((r) => r.stage === 'production')?.args).toMatch(/npm install --omit=dev --workspace "services\/\$\{SERVICE\}" --include-workspace-root=false/);
+    const build = runs.filter((r) => r.stage === 'build').map((r) => r.args);
+    expect(build).toEqual(['npm install', expect.stringMatching(/&& npx tsc --build "services\/\$\{SERVICE\}"$/)]);
+    const production = runs.filter((r) => r.stage === 'production').map((r) => r.args);
+    expect(production).toContainEqual(expect.stringMatching(/npm install --omit=dev --workspace "services\/\$\{SERVICE\}" --include-workspace-root=false/));
     expect(runs.filter((r) => /\bnpm ci\b/.test(r.args))).toEqual([]);
     expect(readFileSync(join(repoRoot, 'Makefile'), 'utf8')).toMatch(/^\tnpm install /m);
   });
