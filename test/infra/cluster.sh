@@ -42,11 +42,15 @@ CTR_SOCK="$CL/containerd/containerd.sock"
 timing() { log "stage $1: $(($SECONDS - $2))s"; }
 
 install() {
-  local t0=$SECONDS
+  local t0=$SECONDS kube_pid images_status=0
   apt_install containerd runc containernetworking-plugins iptables conntrack buildah mmdebstrap gcc libc6-dev
-  bash "$ROOT/test/infra/kube.sh" install
-  timing "kube binaries" "$t0"
-  bash "$ROOT/test/infra/images.sh" all
+  # The Go builds are CPU-bound, the images wait on package downloads much of the time: side by side.
+  (bash "$ROOT/test/infra/kube.sh" install && timing "kube binaries" "$t0") &
+  kube_pid=$!
+  bash "$ROOT/test/infra/images.sh" all || images_status=$?
+  wait "$kube_pid" || die "building the kube binaries failed"
+  [ "$images_status" -eq 0 ] || die "building the images failed"
+  timing "cluster install" "$t0"
 }
 
 # ---- machine state --------------------------------------------------------------------------
@@ -383,7 +387,8 @@ import_images() {
   local t0=$SECONDS line name file
   while IFS= read -r line; do
     name=${line%%=*} file=${line#*=}
-    [[ $file == /*.tar ]] && [[ $name != node:* ]] || continue
+    # Archives only (not the service → reference lines), not the base image, not pruned ones.
+    [[ $file == /*.tar ]] && [[ $name != node:* ]] && [ -f "$file" ] || continue
     [ "$(ctr --address "$CTR_SOCK" -n k8s.io images ls -q "name==$name" 2> /dev/null)" = "$name" ] && continue
     ctr --address "$CTR_SOCK" -n k8s.io images import --no-unpack=false "$file" > /dev/null || die "importing $file failed"
   done < "$CACHE/images/images.env"

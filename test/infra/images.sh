@@ -156,6 +156,8 @@ service_image() {
     || die "building $name failed (log: $IMAGES/build-$service.log)"
   archive "$name" "$service-$k"
   record "$IMAGE_PREFIX/$service" "$name"
+  # The archives of this service's earlier contents are not needed again.
+  find "$ARCHIVES" -maxdepth 1 -name "$service-*.tar" ! -name "$service-$k.tar" -delete
   log "stage image $service: $((SECONDS - t0))s"
 }
 
