@@ -2,7 +2,6 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { parse } from 'yaml';
 import { adminKubeConfig, ensureNamespace, uniqueName } from '../support/kube-apiserver.js';
 import { infra } from '../support/infra.js';
 import { startGraphqlGateway, type GraphqlGatewayFixture } from '../support/graphql-gateway.js';
@@ -13,30 +12,21 @@ import { assembleImage, type ImageBundle } from './support/image-bundle.js';
 import { repoRoot, services, type Service } from './support/service-config.js';
 import { serviceEnv, startService, type Dependencies, type RunningService } from './support/service-process.js';
 
-const dockerfilePath = (service: string): string => join(repoRoot, 'services', service, 'Dockerfile');
+const dockerfilePath = join(repoRoot, 'Dockerfile');
 const withEntryPoint = services.filter((service) => existsSync(join(repoRoot, 'services', service, 'src/main.ts')));
 
-/** The API port a service listens on, from its chart (none for the controller). */
-function apiPort(service: Service): number | undefined {
-  const values = parse(readFileSync(join(repoRoot, 'charts/subscription-platform/charts', service, 'values.yaml'), 'utf8')) as { containerPorts: { api?: number } };
-  return values.containerPorts.api;
-}
-
-describe('the Dockerfiles', () => {
-  it('should exist for every service, and differ only in the service they build and the ports they expose', () => {
-    const normalized = services.map((service) =>
-      readFileSync(dockerfilePath(service), 'utf8')
-        .replace(`# Image of the ${service} service.`, '# Image of the <service> service.')
-        .replace(`-f services/${service}/Dockerfile -t subscription-platform/${service}:`, '-f services/<service>/Dockerfile -t subscription-platform/<service>:')
-        .replace(`ARG SERVICE=${service}\n`, 'ARG SERVICE=<service>\n')
-        .replace(/^EXPOSE .*$/m, 'EXPOSE <ports>'),
-    );
-    for (const text of normalized) expect(text).toBe(normalized[0]);
+describe('the Dockerfile', () => {
+  it('should be the only one, at the repository root: the service is a build argument', () => {
+    const dockerfiles = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '*Dockerfile*', '**/Dockerfile*'], { cwd: repoRoot, encoding: 'utf8' }).trim().split('\n');
+    expect(dockerfiles).toEqual(['Dockerfile']);
+    const file = parseDockerfile(dockerfilePath);
+    // No default: a build that forgets --build-arg SERVICE fails instead of building some service.
+    expect(file.globalArgs).toHaveProperty('SERVICE', '');
+    expect(file.stages.every((stage) => stage.instructions.some((i) => i.keyword === 'ARG' && i.args === 'SERVICE'))).toBe(true);
   });
 
-  it.each(services)('should build %s in stages from a pinned Node.js 24 slim image, the version the tests run on', (service) => {
-    const file = parseDockerfile(dockerfilePath(service));
-    expect(file.globalArgs.SERVICE).toBe(service);
+  it('should build in stages from a pinned Node.js 24 slim image, the version the tests run on', () => {
+    const file = parseDockerfile(dockerfilePath);
     const image = file.globalArgs.NODE_IMAGE!;
     expect(image).toMatch(/^node:24\.\d+\.\d+-[a-z]+-slim$/);
     const toolchain = readFileSync(join(repoRoot, 'test/infra/toolchain.sh'), 'utf8');
@@ -45,22 +35,48 @@ describe('the Dockerfiles', () => {
     expect(file.stages.every((stage) => stage.from === '${NODE_IMAGE}' || file.stages.some((s) => s.name === stage.from))).toBe(true);
   });
 
-  it.each(services)('should run %s as uid 1000 with the start script as exec-form entry point, and no HEALTHCHECK', (service) => {
-    const file = parseDockerfile(dockerfilePath(service));
+  it('should refuse to build without a SERVICE that is a folder of services/', () => {
+    const file = parseDockerfile(dockerfilePath);
+    const guard = file.stages[0]!.instructions.find((i) => i.keyword === 'RUN' && i.args.includes('npx tsc'))!.args.split(' && npx tsc')[0]!;
+    const attempt = (service: string): number => {
+      try {
+        execFileSync('sh', ['-c', guard], { cwd: repoRoot, env: { ...process.env, SERVICE: service }, stdio: 'pipe' });
+        return 0;
+      } catch (error) {
+        return (error as { status: number }).status;
+      }
+    };
+    expect({ none: attempt(''), unknown: attempt('billing'), cache: attempt('cache') }).toEqual({ none: 1, unknown: 1, cache: 0 });
+  });
+
+  it('should install the workspace before SERVICE is declared, so the five builds share the install layer', () => {
+    const build = parseDockerfile(dockerfilePath).stages[0]!.instructions;
+    const install = build.findIndex((i) => i.keyword === 'RUN' && i.args.startsWith('npm install'));
+    const declared = build.findIndex((i) => i.keyword === 'ARG' && i.args === 'SERVICE');
+    expect(install).toBeGreaterThan(-1);
+    expect(declared).toBeGreaterThan(install);
+    expect(build.slice(0, install).every((i) => !/\$\{?SERVICE\b/.test(i.args))).toBe(true);
+  });
+
+  it.each(services)('should run %s as uid 1000 with its start script as exec-form entry point, and no HEALTHCHECK', (service) => {
+    const file = parseDockerfile(dockerfilePath);
     const final = file.stages.at(-1)!;
     const keyword = (name: string) => final.instructions.filter((i) => i.keyword === name);
     expect(keyword('USER').map((i) => i.args)).toEqual(['1000:1000']);
+    expect(keyword('WORKDIR').map((i) => i.args)).toEqual(['/app/services/${SERVICE}']);
     expect(execForm(keyword('ENTRYPOINT')[0]!.args)).toEqual(['node', ...startArgs(service)]);
     expect(file.text).not.toMatch(/^\s*HEALTHCHECK/m);
     expect(keyword('COPY').map((i) => i.args)).toEqual(['--from=production /bundle/ /app/']);
-    expect(keyword('EXPOSE')[0]!.args.split(' ')).toEqual([...(apiPort(service) ? [String(apiPort(service))] : []), '9464']);
+    expect(keyword('EXPOSE').map((i) => i.args)).toEqual(['9464']);
   });
 
   it('should install production dependencies only in the final image, with the install command the Makefile uses', () => {
-    const file = parseDockerfile(dockerfilePath('cache'));
+    const file = parseDockerfile(dockerfilePath);
     const runs = file.stages.flatMap((stage) => stage.instructions.filter((i) => i.keyword === 'RUN').map((i) => ({ stage: stage.name, args: i.args })));
-    expect(runs.find((r) => r.stage === 'build')?.args).toMatch(/^npm install .*&& npx tsc --build/);
-    expect(runs.find((r) => r.stage === 'production')?.args).toMatch(/npm install --omit=dev --workspace "services\/\$\{SERVICE\}" --include-workspace-root=false/);
+    const build = runs.filter((r) => r.stage === 'build').map((r) => r.args);
+    expect(build).toEqual(['npm install', expect.stringMatching(/&& npx tsc --build "services\/\$\{SERVICE\}"$/)]);
+    const production = runs.filter((r) => r.stage === 'production').map((r) => r.args);
+    expect(production).toContainEqual(expect.stringMatching(/npm install --omit=dev --workspace "services\/\$\{SERVICE\}" --include-workspace-root=false/));
     expect(runs.filter((r) => /\bnpm ci\b/.test(r.args))).toEqual([]);
     expect(readFileSync(join(repoRoot, 'Makefile'), 'utf8')).toMatch(/^\tnpm install /m);
   });

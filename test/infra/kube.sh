@@ -2,7 +2,8 @@
 # A real Kubernetes API server for tests: etcd + kube-apiserver (+ kubectl for server-side
 # dry-run), built from the Go module proxy.
 #
-#   test/infra/kube.sh install   build once into .cache/bin (cold ~6 min on 2 cores)
+#   test/infra/kube.sh install   build once into .cache/bin: the apiserver, kubectl and the
+#                                 commands of the single-node cluster (cold ~15 min on 2 cores)
 #   test/infra/kube.sh start     etcd + kube-apiserver on free loopback ports (~4 s)
 #   test/infra/kube.sh stop
 #   test/infra/kube.sh run-apiserver DIR PORT ETCD_URL [ETCD_PREFIX]
@@ -22,10 +23,15 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 KUBE_VERSION=v1.35.4
 ETCD_VERSION=v3.6.16
+# Cluster DNS of the single-node cluster (test/infra/cluster.sh).
+COREDNS_VERSION=v1.15.0
 
 BIN="$CACHE/bin"
 GODIR="$CACHE/go"
 SRC="$CACHE/kube"
+# Every Kubernetes command the tests use: the apiserver and kubectl for the API tests, the rest
+# for the single-node cluster (test/infra/cluster.sh). Built together, installed together.
+KUBE_COMMANDS=(kube-apiserver kubectl kubelet kube-proxy kube-controller-manager kube-scheduler)
 STATE="$RUN/kube"
 
 
@@ -45,13 +51,14 @@ build_kubernetes() {
   local v=k8s.io/component-base/version
   local ldflags="-s -w -X $v.gitVersion=$KUBE_VERSION -X $v.gitMajor=1 -X $v.gitMinor=$(cut -d. -f2 <<< "$KUBE_VERSION") -X $v.gitTreeState=clean"
   out=$(mktemp -d "$SRC/out.XXXXXX")
-  log "building kube-apiserver + kubectl $KUBE_VERSION with $("$GO" env GOVERSION) (cold: ~6 min on 2 cores)"
-  (cd "$src" && "$GO" build -trimpath -ldflags "$ldflags" -o "$out/" ./cmd/kube-apiserver ./cmd/kubectl) \
-    || { rm -rf "$out"; die "building kube-apiserver $KUBE_VERSION failed"; }
-  mv -f "$out/kube-apiserver" "$BIN/kube-apiserver-$KUBE_VERSION"
-  mv -f "$out/kubectl" "$BIN/kubectl-$KUBE_VERSION"
+  log "building ${KUBE_COMMANDS[*]} $KUBE_VERSION with $("$GO" env GOVERSION) (cold: ~15 min on 2 cores)"
+  # One `go build` for every command: the packages they share are compiled once.
+  (cd "$src" && "$GO" build -trimpath -ldflags "$ldflags" -o "$out/" "${KUBE_COMMANDS[@]/#/./cmd/}") \
+    || { rm -rf "$out"; die "building kubernetes $KUBE_VERSION failed"; }
+  local cmd
+  for cmd in "${KUBE_COMMANDS[@]}"; do mv -f "$out/$cmd" "$BIN/$cmd-$KUBE_VERSION"; done
   rm -rf "$out" "$src"
-  log "built kube-apiserver + kubectl $KUBE_VERSION in $((SECONDS - t0))s"
+  log "built ${KUBE_COMMANDS[*]} $KUBE_VERSION in $((SECONDS - t0))s"
 }
 
 build_etcd() {
@@ -77,6 +84,18 @@ GO
   log "built etcd $ETCD_VERSION in $((SECONDS - t0))s"
 }
 
+build_coredns() {
+  local src="$SRC/coredns-$COREDNS_VERSION" t0=$SECONDS
+  rm -rf "$src" && mkdir -p "$src"
+  log "building coredns $COREDNS_VERSION"
+  (cd "$src" && "$GO" mod init local/coredns > /dev/null 2>&1 \
+    && "$GO" get "github.com/coredns/coredns@$COREDNS_VERSION" > /dev/null \
+    && "$GO" build -trimpath -ldflags "-s -w" -o "$BIN/coredns-$COREDNS_VERSION" github.com/coredns/coredns) \
+    || die "building coredns $COREDNS_VERSION failed"
+  rm -rf "$src"
+  log "built coredns $COREDNS_VERSION in $((SECONDS - t0))s"
+}
+
 # link NAME VERSION KEY: .cache/bin/NAME -> NAME-VERSION, recorded in infra.env.
 link() {
   local name=$1 version=$2 key=$3
@@ -84,22 +103,35 @@ link() {
   env_set "$key" "$BIN/$name"
 }
 
+kube_built() {
+  local cmd
+  for cmd in "${KUBE_COMMANDS[@]}"; do [ -x "$BIN/$cmd-$KUBE_VERSION" ] || return 1; done
+}
+
 install() {
   mkdir -p "$BIN" "$GODIR"
-  if [ ! -x "$BIN/kube-apiserver-$KUBE_VERSION" ] || [ ! -x "$BIN/kubectl-$KUBE_VERSION" ] || [ ! -x "$BIN/etcd-$ETCD_VERSION" ]; then
+  if ! kube_built || [ ! -x "$BIN/etcd-$ETCD_VERSION" ] || [ ! -x "$BIN/coredns-$COREDNS_VERSION" ]; then
     # One build at a time per checkout (start may be called by several scripts at once).
     exec 9> "$GODIR/.kube.lock"
     flock 9
     go_env -mod=mod
-    [ -x "$BIN/kube-apiserver-$KUBE_VERSION" ] && [ -x "$BIN/kubectl-$KUBE_VERSION" ] || build_kubernetes
+    kube_built || build_kubernetes
     [ -x "$BIN/etcd-$ETCD_VERSION" ] || build_etcd
-    find "$BIN" -maxdepth 1 -type f \( -name 'kube-apiserver-v*' -o -name 'kubectl-v*' \) ! -name "*-$KUBE_VERSION" -delete
+    [ -x "$BIN/coredns-$COREDNS_VERSION" ] || build_coredns
+    local cmd
+    for cmd in "${KUBE_COMMANDS[@]}"; do
+      find "$BIN" -maxdepth 1 -type f -name "$cmd-v*" ! -name "$cmd-$KUBE_VERSION" -delete
+    done
     find "$BIN" -maxdepth 1 -type f -name 'etcd-v*' ! -name "etcd-$ETCD_VERSION" -delete
+    find "$BIN" -maxdepth 1 -type f -name 'coredns-v*' ! -name "coredns-$COREDNS_VERSION" -delete
     flock -u 9
     exec 9>&-
   fi
   link kube-apiserver "$KUBE_VERSION" KUBE_APISERVER_BIN
   link kubectl "$KUBE_VERSION" KUBECTL_BIN
+  local cmd
+  for cmd in kubelet kube-proxy kube-controller-manager kube-scheduler; do ln -sfn "$cmd-$KUBE_VERSION" "$BIN/$cmd"; done
+  ln -sfn "coredns-$COREDNS_VERSION" "$BIN/coredns"
   link etcd "$ETCD_VERSION" ETCD_BIN
 }
 

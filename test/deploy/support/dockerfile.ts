@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 
 /**
- * A small reader of the services' Dockerfiles: instructions with their continuation lines
+ * A small reader of the services' Dockerfile: instructions with their continuation lines
  * joined, grouped into stages, with ARG values substituted the way docker build does.
  */
 

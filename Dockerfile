@@ -1,33 +1,42 @@
 # syntax=docker/dockerfile:1
-# Image of the graph-registry service. Build from the repository root (the context needs the workspace):
-#   docker build -f services/graph-registry/Dockerfile -t subscription-platform/graph-registry:<tag> .
-# Every services/*/Dockerfile is this file with another SERVICE (test/deploy/dockerfiles.test.ts
-# keeps them identical otherwise, and assembles and starts each image's bundle without Docker).
+# The image of every service, chosen by the SERVICE build argument (auth, cache, graph-registry,
+# graph-controller, webhooks). Build from the repository root (the context needs the workspace):
+#   docker build --build-arg SERVICE=cache -t subscription-platform/cache:<tag> .
+# One file for all five, so the images share their base and dependency layers and cannot drift
+# apart; test/deploy/dockerfiles.test.ts assembles and starts each service's bundle from it
+# without a container engine, and the cluster suite (test/cluster) builds the real images.
 
 # Node.js 24 LTS, the version the project builds and tests with (test/infra/toolchain.sh).
 ARG NODE_IMAGE=node:24.21.0-bookworm-slim
-ARG SERVICE=graph-registry
+# No default: an image of "some" service is never what was meant.
+ARG SERVICE
 
 # ---- build: the workspace with dev dependencies, compiled by tsc --build --------------------
+# Everything up to the install is the same for the five services, so their builds share those
+# layers (one install, not five); only the compile and what follows depend on SERVICE.
 FROM ${NODE_IMAGE} AS build
-ARG SERVICE
 ENV npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 WORKDIR /src
 COPY package.json package-lock.json tsconfig.base.json ./
 COPY proto/ proto/
 COPY packages/ packages/
-COPY services/${SERVICE}/ services/${SERVICE}/
+COPY services/ services/
 # `npm install` with the lock file rather than `npm ci`: the registry mirror this project's
 # machines reach serves only the Linux builds of packages with per-platform binaries, so the lock
 # cannot list the others and `npm ci` refuses it (see the Makefile); `npm install` installs the
 # locked versions. With a complete registry, `npm ci` is the stricter choice.
-RUN npm install --workspace "services/${SERVICE}" --include-workspace-root \
+RUN npm install
+ARG SERVICE
+# The guard: a build without --build-arg SERVICE (or with an unknown one) stops here.
+RUN { test -n "${SERVICE}" && test -d "services/${SERVICE}/src" || { echo "build with --build-arg SERVICE=<a folder of services/>" >&2; exit 1; }; } \
  && npx tsc --build "services/${SERVICE}"
 
 # ---- production: production dependencies only, gathered into /bundle ------------------------
 FROM build AS production
 ARG SERVICE
 ARG BUNDLE=/bundle
+# Only this service's folder stays, so that only it is linked into node_modules/@sp.
+RUN find services -mindepth 1 -maxdepth 1 ! -name "${SERVICE}" -exec rm -rf {} +
 RUN rm -rf node_modules packages/*/node_modules services/*/node_modules \
  && npm install --omit=dev --workspace "services/${SERVICE}" --include-workspace-root=false
 # What runs: the root package.json and node_modules, the proto the cache client loads from
@@ -53,7 +62,10 @@ ENV NODE_ENV=production
 COPY --from=production /bundle/ /app/
 WORKDIR /app/services/${SERVICE}
 USER 1000:1000
-EXPOSE 5145 9464
+# Kubernetes and docker read the API port from the chart or `-p`; EXPOSE documents the management
+# port (/livez, /readyz, /metrics) every service has. The API ports: auth 5555, cache 7777,
+# graph-registry 5145, webhooks 5000; the controller has none.
+EXPOSE 9464
 # No HEALTHCHECK: Kubernetes probes the management port (/livez, /readyz) and, for the cache,
 # the gRPC health protocol. node is PID 1 and handles SIGTERM itself (graceful shutdown).
 ENTRYPOINT ["node", "--enable-source-maps", "--import", "./dist/instrument.js", "dist/main.js"]

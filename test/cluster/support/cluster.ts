@@ -1,0 +1,115 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { repoRoot } from '../../deploy/support/service-config.js';
+
+const run = promisify(execFile);
+
+export const clusterScript = join(repoRoot, 'test/infra/cluster.sh');
+const bin = (name: string): string => join(repoRoot, '.cache/bin', name);
+
+export interface Outcome {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** `test/infra/cluster.sh ARGS`, its exit code and output (never throws on a non-zero exit). */
+export async function clusterSh(args: readonly string[], timeoutMs = 600_000): Promise<Outcome> {
+  try {
+    const { stdout, stderr } = await run('bash', [clusterScript, ...args], { cwd: repoRoot, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof failed.code === 'number' ? failed.code : -1, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
+  }
+}
+
+/** The machine state the cluster changes (cluster.sh snapshot), as lines. */
+export async function machineState(): Promise<string[]> {
+  const { code, stdout, stderr } = await clusterSh(['snapshot']);
+  if (code !== 0) throw new Error(`cluster.sh snapshot failed: ${stderr}`);
+  return stdout.trim().split('\n');
+}
+
+/** The name → archive/reference lines of .cache/images/images.env (test/infra/images.sh). */
+export function imageReferences(): Record<string, string> {
+  const text = readFileSync(join(repoRoot, '.cache/images/images.env'), 'utf8');
+  return Object.fromEntries(
+    text
+      .split('\n')
+      .filter((line) => line.includes('='))
+      .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+  );
+}
+
+export interface PortForward {
+  port: number;
+  close(): Promise<void>;
+}
+
+export interface Kube {
+  kubeconfig: string;
+  kubectl(args: readonly string[], input?: string): Promise<string>;
+  json<T>(args: readonly string[]): Promise<T>;
+  /** `kubectl port-forward TARGET :PORT`, as docs/deployment.md tells users to debug; resolves once kubectl forwards. */
+  portForward(namespace: string, target: string, port: number): Promise<PortForward>;
+}
+
+function waitForForwarding(child: ChildProcess, target: string): Promise<number> {
+  let output = '';
+  return new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`port-forward ${target}: no forwarding within 30 s: ${output}`)), 30_000);
+    const onData = (chunk: Buffer): void => {
+      output += chunk.toString();
+      const match = /Forwarding from 127\.0\.0\.1:(\d+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve(Number(match[1]));
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`port-forward ${target} exited with ${code}: ${output}`));
+    });
+  });
+}
+
+export function kube(kubeconfig: string): Kube {
+  const kubectl = async (args: readonly string[], input?: string): Promise<string> => {
+    const child = run(bin('kubectl'), ['--kubeconfig', kubeconfig, ...args], { maxBuffer: 64 * 1024 * 1024 });
+    if (input !== undefined) child.child.stdin!.end(input);
+    try {
+      return (await child).stdout;
+    } catch (error) {
+      throw new Error(`kubectl ${args.join(' ')}: ${(error as { stderr?: string }).stderr ?? String(error)}`);
+    }
+  };
+  return {
+    kubeconfig,
+    kubectl,
+    json: async <T>(args: readonly string[]): Promise<T> => JSON.parse(await kubectl([...args, '-o', 'json'])) as T,
+    portForward: async (namespace, target, port) => {
+      const child = spawn(bin('kubectl'), ['--kubeconfig', kubeconfig, '-n', namespace, 'port-forward', '--address', '127.0.0.1', target, `:${port}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const local = await waitForForwarding(child, target);
+      return {
+        port: local,
+        close: async () => {
+          if (child.exitCode !== null) return;
+          const exited = new Promise((resolve) => child.once('exit', resolve));
+          child.kill('SIGTERM');
+          await exited;
+        },
+      };
+    },
+  };
+}
+
+/** grpcurl's answer to grpc.health.v1.Health/Check on a plaintext address. */
+export async function grpcHealth(address: string, service = ''): Promise<string> {
+  const { stdout } = await run(bin('grpcurl'), ['-plaintext', '-d', JSON.stringify({ service }), address, 'grpc.health.v1.Health/Check']);
+  return (JSON.parse(stdout) as { status: string }).status;
+}
