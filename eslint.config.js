@@ -51,12 +51,6 @@ export default tseslint.config(
     rules: { 'no-restricted-syntax': ['error', ...privateMemberRules] },
   },
   {
-    // Being replaced elsewhere in issue 20 (the Redis store base of issue 19; the cache client's
-    // generated wire types): drop these exemptions when those land.
-    files: ['packages/platform/src/redis.ts', 'packages/cache-client/src/**/*.ts'],
-    rules: { 'no-restricted-syntax': 'off' },
-  },
-  {
     files: ['**/src/config.ts', '**/src/tracing.ts', '**/test/**', 'test/**', 'bench/**', 'scripts/**', '*.js'],
     rules: { 'no-restricted-properties': 'off' },
   },

@@ -35,7 +35,9 @@ export function cachePackageDefinition(): PackageDefinition {
 
 /** The typed client constructor of cache.v1.CacheGrpcService; its `service` is the server-side definition. */
 export function cacheServiceClient(): CacheGrpcServiceConstructor {
-  // The cast is the one proto-loader's documentation prescribes for its generated ProtoGrpcType.
+  // The cast is the one @grpc/proto-loader's README prescribes for its generated ProtoGrpcType:
+  // loadPackageDefinition is untyped, the generated type says what it returns for this proto.
+  // eslint-disable-next-line no-restricted-syntax
   clientConstructor ??= (loadPackageDefinition(cachePackageDefinition()) as unknown as ProtoGrpcType).cache.v1.CacheGrpcService;
   return clientConstructor;
 }

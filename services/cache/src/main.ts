@@ -5,7 +5,7 @@ import { createCacheApp } from './app.js';
 const { config, logger, registry } = bootService('cache', loadConfig);
 
 const app = createCacheApp(config, { registry, logger });
-if (config.backend.kind === 'memory' && config.backend.capacity > 0) {
+if (config.backend.kind === 'memory') {
   logger.info({ capacity: config.backend.capacity }, 'memory backend: entries live in this process only; use redis for more than one replica');
 }
 const port = await app.grpc.listen(config.port, config.host);
