@@ -4,57 +4,20 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { buildSchema, execute as executeDocument, Kind, parse, validate, type DocumentNode, type GraphQLError, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
+import type { Client, PaymentConfirmation, Plan, PlanSubscription, PriceTier } from '../../services/webhooks/src/gateway.js';
 import { infra } from './infra.js';
 
 /** The contract the webhooks service is written against, and the only schema this fixture serves. */
 export const gatewayContractPath = fileURLToPath(new URL('../../services/webhooks/contract/gateway.graphql', import.meta.url));
 export const gatewayContractSdl = readFileSync(gatewayContractPath, 'utf8');
 
-export interface GatewayClient {
-  id: string;
-  number: number;
-  name: string;
-  phoneNumber: string | null;
-  providerCustomerId: string | null;
-}
-
-export interface GatewayPlan {
-  id: string;
-  name: string;
-  description: string | null;
-  icon: string | null;
-  active: boolean;
-  providerProductId: string | null;
-}
-
-export interface GatewayPriceTier {
-  id: string;
-  planId: string;
-  amount: number | null;
-  currency: string;
-  interval: string | null;
-  active: boolean;
-  providerPriceId: string;
-}
-
-export interface GatewayPaymentConfirmation {
-  id: string;
-  clientId: string;
-  planId: string;
-  checkoutSessionId: string;
-  invoiceId: string | null;
-  amount: number;
-  currency: string;
-  paidAt: string;
-}
-
-export interface GatewayPlanSubscription {
-  id: string;
-  clientId: string;
-  planId: string;
-  checkoutSessionId: string;
-  providerSubscriptionId: string | null;
-}
+// The records are the ones the service's GraphQL documents select (services/webhooks/src/gateway.ts):
+// the fixture serves exactly those fields, so it shares their types.
+export type GatewayClient = Client;
+export type GatewayPlan = Plan;
+export type GatewayPriceTier = PriceTier;
+export type GatewayPaymentConfirmation = PaymentConfirmation;
+export type GatewayPlanSubscription = PlanSubscription;
 
 export interface GatewaySubscription {
   clientId: string;

@@ -19,3 +19,4 @@ export * from './http-client.js';
 export * from './oidc-errors.js';
 export * from './oidc-token-client.js';
 export * from './redis-store-base.js';
+export * from './serve-http.js';

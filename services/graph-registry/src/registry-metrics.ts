@@ -7,23 +7,17 @@ import type { GraphStore } from './graph-store.js';
  * keep answering during an outage.
  */
 export function registerGraphMetrics(registry: Registry, store: GraphStore): void {
-  const registers = [registry];
-  new Gauge({
-    name: 'graph_registry_graphs',
-    help: 'Graphs registered in the store',
-    registers,
-    async collect() {
-      const graphs = await store.countGraphs().catch(() => undefined);
-      if (graphs !== undefined) this.set(graphs);
-    },
-  });
-  new Gauge({
-    name: 'graph_registry_schema_bytes',
-    help: 'Size of the stored GraphQL schema in bytes (0 when none)',
-    registers,
-    async collect() {
-      const bytes = await store.schemaBytes().catch(() => undefined);
-      if (bytes !== undefined) this.set(bytes);
-    },
-  });
+  const storeGauge = (name: string, help: string, read: () => Promise<number>): void => {
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      async collect() {
+        const value = await read().catch(() => undefined);
+        if (value !== undefined) this.set(value);
+      },
+    });
+  };
+  storeGauge('graph_registry_graphs', 'Graphs registered in the store', () => store.countGraphs());
+  storeGauge('graph_registry_schema_bytes', 'Size of the stored GraphQL schema in bytes (0 when none)', () => store.schemaBytes());
 }

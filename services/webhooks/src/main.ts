@@ -1,5 +1,5 @@
 import { createServer } from 'node:http';
-import { bootService, closeGracefully, listen, onShutdown, requestListener, startManagementServer } from '@sp/platform';
+import { bootService, requestListener, serveHttp } from '@sp/platform';
 import { loadConfig } from './config.js';
 import { createWebhooks } from './webhooks.js';
 
@@ -9,16 +9,14 @@ if (!config.smsProvider.validateSignature) logger.warn('SmsProvider__ValidateSig
 
 const webhooks = createWebhooks(config, { logger, registry });
 const server = createServer(requestListener(webhooks.app));
-const port = await listen(server, config.port, config.host);
-const management = await startManagementServer({ port: config.managementPort, registry, readiness: webhooks.readiness, logger });
-logger.info({ port, managementPort: management.port, store: webhooks.dedup.name, topics: config.topics }, 'webhooks service listening');
-
-onShutdown(
-  [
-    { name: 'readiness', run: () => Promise.resolve(management.markShuttingDown()) },
-    { name: 'http', run: () => closeGracefully(server, Math.max(config.shutdownGraceMs - 2000, 0)) },
-    { name: 'adapters', run: () => webhooks.close() },
-    { name: 'management', run: () => management.close() },
-  ],
-  { logger, gracePeriodMs: config.shutdownGraceMs },
-);
+const ports = await serveHttp({
+  server,
+  config,
+  registry,
+  readiness: webhooks.readiness,
+  logger,
+  // A webhook may wait on the gateway and Kafka: more of the grace period stays for the adapters.
+  closeReserveMs: 2000,
+  close: () => webhooks.close(),
+});
+logger.info({ ...ports, store: webhooks.dedup.name, topics: config.topics }, 'webhooks service listening');
