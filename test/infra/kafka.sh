@@ -10,6 +10,11 @@
 #       # formats <datadir> unless already formatted (data survives a kill + restart with the
 #       # same arguments) and execs the broker in the foreground; tests spawn this to get a
 #       # private broker they can kill and restart. `start` runs the same code path.
+#   bash test/infra/kafka.sh run-cluster-node <datadir> <nodeId> <brokerPort> <controllerPort> <voters> <clusterId>
+#       # one node (broker+controller) of a multi-node KRaft cluster, same exec-in-foreground
+#       # contract; <voters> is controller.quorum.voters (1@127.0.0.1:p1,2@...,3@...), every node
+#       # gets the same <clusterId>. Config: kafka/cluster-server.properties (replication 3,
+#       # min.insync.replicas 2). test/support/kafka-cluster.ts starts three of these.
 #
 # Version: Kafka 4.4.0, the newest on Maven Central. Checked with kafkajs 2.2.4 (the client
 # the Node services use): idempotent producer send with acks=-1, consumer group subscribe +
@@ -151,12 +156,19 @@ random_cluster_id() {
   done
 }
 
+# Single node by default; run-cluster-node sets these for one node of a cluster.
+TEMPLATE="$HERE/server.properties"
+NODE_ID=1
+VOTERS=""
+CLUSTER_ID=""
+
 # render_config DATADIR BROKER_PORT CONTROLLER_PORT: write DATADIR/server.properties.
 render_config() {
   local datadir=$1 bport=$2 cport=$3 esc
   esc=$(printf '%s' "$datadir" | sed 's/[\\|&]/\\&/g')
   sed -e "s|@DATA_DIR@|$esc|g" -e "s|@BROKER_PORT@|$bport|g" -e "s|@CONTROLLER_PORT@|$cport|g" \
-    "$HERE/server.properties" > "$datadir/server.properties"
+    -e "s|@NODE_ID@|$NODE_ID|g" -e "s|@VOTERS@|$VOTERS|g" \
+    "$TEMPLATE" > "$datadir/server.properties"
 }
 
 # broker_exec DATADIR BROKER_PORT CONTROLLER_PORT [JVM_OPT...]: write the config, format the
@@ -177,7 +189,7 @@ broker_exec() {
     if ! out=$("$KAFKA_JAVA" -Xmx128m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC "${cds[@]}" \
       "-Dlog4j2.configurationFile=$KAFKA_LOG4J2_CONFIG" -cp "$cp" \
       kafka.tools.StorageTool format --ignore-formatted \
-      --cluster-id "$(random_cluster_id)" --config "$datadir/server.properties" 2>&1); then
+      --cluster-id "${CLUSTER_ID:-$(random_cluster_id)}" --config "$datadir/server.properties" 2>&1); then
       printf '%s\n' "$out" >&2
       die "formatting $datadir failed"
     fi
@@ -193,6 +205,19 @@ run_private() {
   [[ $2 =~ ^[0-9]+$ && $3 =~ ^[0-9]+$ ]] || die "ports must be numbers: '$2' '$3'"
   install
   broker_exec "$1" "$2" "$3"
+}
+
+run_cluster_node() {
+  [ $# -eq 6 ] || die "usage: kafka.sh run-cluster-node <datadir> <nodeId> <brokerPort> <controllerPort> <voters> <clusterId>"
+  [[ $2 =~ ^[0-9]+$ && $3 =~ ^[0-9]+$ && $4 =~ ^[0-9]+$ ]] || die "node id and ports must be numbers: '$2' '$3' '$4'"
+  [[ $5 =~ ^[0-9]+@[0-9.]+:[0-9]+(,[0-9]+@[0-9.]+:[0-9]+)*$ ]] || die "voters must look like 1@127.0.0.1:9093,2@...: '$5'"
+  [[ $6 =~ ^[A-Za-z0-9_-]{22}$ ]] || die "cluster id must be 22 URL-safe base64 characters: '$6'"
+  TEMPLATE="$HERE/cluster-server.properties"
+  NODE_ID=$2
+  VOTERS=$5
+  CLUSTER_ID=$6
+  install
+  broker_exec "$1" "$3" "$4"
 }
 
 start() {
@@ -254,5 +279,6 @@ case "${1:-}" in
   stop) stop ;;
   status) status ;;
   run-private) shift; run_private "$@" ;;
-  *) die "usage: kafka.sh install|start|stop|status|run-private <datadir> <brokerPort> <controllerPort>" ;;
+  run-cluster-node) shift; run_cluster_node "$@" ;;
+  *) die "usage: kafka.sh install|start|stop|status|run-private <datadir> <brokerPort> <controllerPort>|run-cluster-node <datadir> <nodeId> <brokerPort> <controllerPort> <voters> <clusterId>" ;;
 esac

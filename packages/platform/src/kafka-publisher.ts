@@ -4,6 +4,7 @@ import { context, propagation } from '@opentelemetry/api';
 import { Counter, type Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import { unavailable } from './errors.js';
+import { createSerialSender } from './serial-sender.js';
 
 /** An event as the services see it: a name, a partition key and camelCase JSON fields. */
 export interface PlatformEvent {
@@ -34,10 +35,13 @@ export interface KafkaPublisherOptions {
   publishTimeoutMs?: number;
 }
 
-function withDeadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+function withDeadline<T>(promise: Promise<T>, ms: number, what: string, onTimeout?: () => void): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+    timer = setTimeout(() => {
+      onTimeout?.();
+      reject(new Error(`${what} timed out after ${ms} ms`));
+    }, ms);
   });
   return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
 }
@@ -56,10 +60,22 @@ export function cloudEventHeaders(event: PlatformEvent, source: string, now = ne
   return headers;
 }
 
+const MAX_RETRY_WAIT_MS = 1000;
+
 /**
- * Publishes platform events with an idempotent producer (acks=all). A publish either reaches
- * the broker or rejects with a 503 within the deadline, so callers can refuse the request
- * instead of losing the event.
+ * kafkajs retries a fixed number of times; a fixed small count gave up after ~6 s, before a
+ * cluster had moved a dead broker's partitions (broker.session.timeout.ms, 9 s by default) and
+ * while the publish deadline still had time. Enough retries to fill the deadline (waits of 100,
+ * 200, 400, 800 ms, then 1 s each), so the deadline alone decides when a publish gives up.
+ */
+function retryUntil(timeoutMs: number): { retries: number; initialRetryTime: number; maxRetryTime: number } {
+  return { retries: 4 + Math.ceil(timeoutMs / MAX_RETRY_WAIT_MS), initialRetryTime: 100, maxRetryTime: MAX_RETRY_WAIT_MS };
+}
+
+/**
+ * Publishes platform events with an idempotent producer (acks=all), one send in flight at a
+ * time (see serial-sender.ts). A publish either reaches the in-sync replicas or rejects with a
+ * 503 within the deadline, so callers can refuse the request instead of losing the event.
  */
 export function createKafkaPublisher(options: KafkaPublisherOptions): EventPublisher {
   const timeoutMs = options.publishTimeoutMs ?? 10_000;
@@ -68,7 +84,7 @@ export function createKafkaPublisher(options: KafkaPublisherOptions): EventPubli
     brokers: [...options.brokers],
     connectionTimeout: 3000,
     requestTimeout: Math.min(timeoutMs, 30_000),
-    retry: { retries: 3, initialRetryTime: 200, maxRetryTime: 2000 },
+    retry: retryUntil(timeoutMs),
     logLevel: logLevel.NOTHING,
   });
   const failures = options.registry
@@ -100,22 +116,13 @@ export function createKafkaPublisher(options: KafkaPublisherOptions): EventPubli
     })();
     return connecting;
   };
+  const sender = createSerialSender(connected);
 
   return {
     async publish(topic, event) {
       try {
-        await withDeadline(
-          (async () => {
-            const p = await connected();
-            await p.send({
-              topic,
-              acks: -1,
-              messages: [{ key: event.key, value: JSON.stringify(event.data), headers: cloudEventHeaders(event, options.source) }],
-            });
-          })(),
-          timeoutMs,
-          'publish',
-        );
+        const queued = sender.send(topic, { key: event.key, value: JSON.stringify(event.data), headers: cloudEventHeaders(event, options.source) });
+        await withDeadline(queued.done, timeoutMs, 'publish', () => queued.abandon());
         published?.inc({ topic, type: event.type });
       } catch (err) {
         failures?.inc({ topic, type: event.type });

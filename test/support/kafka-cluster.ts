@@ -1,0 +1,124 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Kafka, logLevel } from 'kafkajs';
+import { eventually } from './eventually.js';
+import { freePort } from './redis-server.js';
+
+const kafkaScript = fileURLToPath(new URL('../infra/kafka.sh', import.meta.url));
+const readyProbe = fileURLToPath(new URL('../infra/kafka/ready.cjs', import.meta.url));
+
+/** Three JVMs share two cores with other suites: a small heap each (the single broker has 512m). */
+const CLUSTER_HEAP_OPTS = '-Xmx256m -Xms128m';
+
+/** One broker+controller of the cluster. */
+export interface KafkaClusterNode {
+  nodeId: number;
+  /** host:port of its broker listener. */
+  broker: string;
+  alive(): boolean;
+}
+
+/** A three-node KRaft Kafka of the test's own (replication factor 3, min.insync.replicas=2). */
+export interface KafkaCluster {
+  /** Every broker, for the publisher's and the consumers' broker lists. */
+  brokers: readonly string[];
+  nodes: readonly KafkaClusterNode[];
+  /** SIGKILLs the node (broker and controller), like a crash; its data stays. */
+  kill(nodeId: number): Promise<void>;
+  /** Kills every node and deletes their data. */
+  stop(): Promise<void>;
+}
+
+interface NodeProcess extends KafkaClusterNode {
+  child: ChildProcess;
+}
+
+/** A Kafka cluster id: 16 random bytes, URL-safe base64, not starting with '-' (reads as a flag). */
+function clusterId(): string {
+  for (;;) {
+    const id = randomBytes(16).toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
+}
+
+function probe(port: number, pid: number, seconds: number, warm: boolean): Promise<void> {
+  const args = [readyProbe, '127.0.0.1', String(port), String(seconds), String(pid), ...(warm ? ['--warm'] : [])];
+  const child = spawn(process.execPath, args, { stdio: 'ignore' });
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`Kafka cluster node on port ${port} not ready (probe exit ${code})`))));
+  });
+}
+
+async function kill(node: NodeProcess): Promise<void> {
+  if (!node.alive()) return;
+  const exited = once(node.child, 'exit');
+  node.child.kill('SIGKILL');
+  await exited;
+}
+
+async function distinctPorts(count: number): Promise<number[]> {
+  const ports = new Set<number>();
+  while (ports.size < count) ports.add(await freePort());
+  return [...ports];
+}
+
+/** Until a Metadata request lists all brokers (registered and unfenced). */
+async function waitForBrokers(brokers: readonly string[], timeoutMs: number): Promise<void> {
+  const admin = new Kafka({ clientId: 'kafka-cluster-setup', brokers: [...brokers], logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  try {
+    await eventually(async () => (await admin.describeCluster()).brokers.length === brokers.length, timeoutMs, `${brokers.length} Kafka brokers registered`);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/**
+ * Starts three `kafka.sh run-cluster-node` JVMs (each broker and KRaft controller, a quorum of
+ * three) on free loopback ports with temporary data directories, and resolves once every broker
+ * is registered and the group and transaction coordinators (replicated three times) are up.
+ */
+export async function startKafkaCluster(options: { startTimeoutSeconds?: number } = {}): Promise<KafkaCluster> {
+  const seconds = options.startTimeoutSeconds ?? 120;
+  const ports = await distinctPorts(6);
+  const ids = [1, 2, 3];
+  const voters = ids.map((id, i) => `${id}@127.0.0.1:${ports[3 + i]}`).join(',');
+  const cluster = clusterId();
+  const dataDir = mkdtempSync(join(tmpdir(), 'kafka-cluster-'));
+  const env = { ...process.env, KAFKA_HEAP_OPTS: CLUSTER_HEAP_OPTS };
+  const nodes: NodeProcess[] = ids.map((nodeId, i) => {
+    const args = [kafkaScript, 'run-cluster-node', join(dataDir, `node-${nodeId}`), String(nodeId), String(ports[i]), String(ports[3 + i]), voters, cluster];
+    // run-cluster-node execs the JVM, so the child's pid is the broker's.
+    const child = spawn('bash', args, { stdio: 'ignore', env });
+    return { nodeId, broker: `127.0.0.1:${ports[i]}`, child, alive: () => child.exitCode === null && child.signalCode === null };
+  });
+  const stop = async (): Promise<void> => {
+    await Promise.all(nodes.map(kill));
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  const brokers = nodes.map((node) => node.broker);
+  try {
+    await Promise.all(nodes.map((node, i) => probe(ports[i]!, node.child.pid!, seconds, false)));
+    await waitForBrokers(brokers, seconds * 1000);
+    await probe(ports[0]!, nodes[0]!.child.pid!, seconds, true);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return {
+    brokers,
+    nodes,
+    kill: async (nodeId) => {
+      const node = nodes.find((candidate) => candidate.nodeId === nodeId);
+      if (!node) throw new Error(`no Kafka cluster node ${nodeId}`);
+      await kill(node);
+    },
+    stop,
+  };
+}
