@@ -1,5 +1,5 @@
-import { toAppError } from '@sp/platform';
 import type { DedupStore } from './dedup-store.js';
+import { despiteFailover } from './despite-failover.js';
 import { eventInProgress } from './errors.js';
 
 export interface ProcessOnceOptions {
@@ -20,24 +20,6 @@ export const defaultProcessOnceOptions: ProcessOnceOptions = {
 };
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * Repeats a claim holder's own bookkeeping (complete, release) while the store answers 503, for up
- * to `waitMs`: during a Redis failover the claim itself is usually on the promoted replica, and a
- * holder that gave up at once would leave it to block every redelivery of the event until the
- * lease ran out (minutes), then let the work run a second time.
- */
-async function despiteFailover(call: () => Promise<void>, options: ProcessOnceOptions): Promise<void> {
-  const deadline = Date.now() + options.waitMs;
-  for (;;) {
-    try {
-      return await call();
-    } catch (err) {
-      if (toAppError(err).status !== 503 || Date.now() >= deadline) throw err;
-      await sleep(options.pollMs);
-    }
-  }
-}
 
 /**
  * Runs `work` for an event at most once to completion across all replicas and redeliveries.
@@ -77,10 +59,10 @@ async function runClaimed<T>({ store, eventId, token }: Claim, work: () => Promi
   try {
     value = await work();
   } catch (err) {
-    await despiteFailover(() => store.release(eventId, token), options).catch(() => undefined); // the lease expires by itself otherwise
+    await despiteFailover(() => store.release(eventId, token), options.waitMs, options.pollMs).catch(() => undefined); // the lease expires by itself otherwise
     throw err;
   }
-  await despiteFailover(() => store.complete(eventId, token, options.retentionMs), options);
+  await despiteFailover(() => store.complete(eventId, token, options.retentionMs), options.waitMs, options.pollMs);
   return value;
 }
 
@@ -98,7 +80,7 @@ export async function withClaim<T>(store: DedupStore, key: string, work: () => P
       try {
         return await work();
       } finally {
-        await despiteFailover(() => store.release(key, claim.token), options).catch(() => undefined); // the lease expires by itself otherwise
+        await despiteFailover(() => store.release(key, claim.token), options.waitMs, options.pollMs).catch(() => undefined); // the lease expires by itself otherwise
       }
     }
     if (Date.now() >= deadline) throw eventInProgress(Math.ceil(options.waitMs / 1000));
