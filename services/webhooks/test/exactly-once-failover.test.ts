@@ -74,8 +74,10 @@ describe.each([
     await set.waitUntilHealthy();
     await Promise.all(running);
 
-    // The failover was felt: some deliveries were refused and retried.
+    // The failover was felt: some deliveries were refused and retried, only ever with an answer that makes Stripe retry.
     expect(deliveries.some((delivery) => delivery.attempts.length > 1)).toBe(true);
+    const refusals = new Set(deliveries.flatMap((delivery) => delivery.attempts.filter((status) => status !== 200)));
+    expect([...refusals].filter((status) => status !== 503 && status !== 409)).toEqual([]);
 
     const marker = productObject({ metadata: { planId: `marker-${Date.now()}` } });
     expect((await postStripeEvent(replicas[0]!.baseUrl, stripeEvent('product.created', marker))).status).toBe(200);
