@@ -66,6 +66,16 @@ async function askLiveNode<T>(nodes: readonly RedisProcess[], ask: (client: Redi
   }
 }
 
+/** Each node decides on its own when the cluster is up: a client may reach one still saying CLUSTERDOWN. */
+async function everyLiveNodeSaysOk(nodes: readonly RedisProcess[]): Promise<boolean> {
+  const states = await Promise.all(
+    nodes
+      .filter((node) => node.alive)
+      .map((node) => askLiveNode([node], async (client) => ((await client.call('CLUSTER', 'INFO')) as string).includes('cluster_state:ok'))),
+  );
+  return states.every(Boolean);
+}
+
 const slotRanges = (client: Redis): Promise<SlotRange[]> => client.call('CLUSTER', 'SLOTS') as Promise<SlotRange[]>;
 
 /** Starts six cluster-mode redis-servers and joins them with `redis-cli --cluster create --cluster-replicas 1`. */
@@ -104,7 +114,7 @@ export async function startRedisCluster(): Promise<RedisClusterSet> {
           const ranges = await slotRanges(client);
           const served = ranges.reduce((sum, [from, to]) => sum + to - from + 1, 0);
           const primariesAlive = ranges.every(([, , [, port]]) => nodes.find((node) => node.port === port)?.alive === true);
-          return info.includes('cluster_state:ok') && served === 16384 && primariesAlive;
+          return info.includes('cluster_state:ok') && served === 16384 && primariesAlive && (await everyLiveNodeSaysOk(nodes));
         }),
       timeoutMs,
       'a healthy cluster',

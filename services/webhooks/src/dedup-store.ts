@@ -24,9 +24,12 @@ export interface ObjectVersion {
 export interface DedupStore {
   /** Names the backend in readiness reports and logs. */
   readonly name: string;
-  /** Atomically: `done` when processed, else take the claim for `leaseMs` unless someone holds it. */
+  /**
+   * Atomically: `done` when processed, else take the claim for `leaseMs` unless someone holds it.
+   * A claim is only returned once a replica has it (Redis with replicas), so a failover cannot hand it to a second delivery.
+   */
   claim(eventId: string, leaseMs: number): Promise<ClaimOutcome>;
-  /** Marks the event processed for `retentionMs` and drops the claim (if still ours). */
+  /** Marks the event processed for `retentionMs` and drops the claim (if still ours); resolves once a replica has the marker. Idempotent. */
   complete(eventId: string, token: string, retentionMs: number): Promise<void>;
   /** Drops the claim if it is still ours, so a redelivery can process the event. */
   release(eventId: string, token: string): Promise<void>;

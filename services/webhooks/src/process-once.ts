@@ -1,4 +1,5 @@
 import type { DedupStore } from './dedup-store.js';
+import { despiteFailover } from './despite-failover.js';
 import { eventInProgress } from './errors.js';
 
 export interface ProcessOnceOptions {
@@ -58,10 +59,10 @@ async function runClaimed<T>({ store, eventId, token }: Claim, work: () => Promi
   try {
     value = await work();
   } catch (err) {
-    await store.release(eventId, token).catch(() => undefined); // the lease expires by itself otherwise
+    await despiteFailover(() => store.release(eventId, token), options.waitMs, options.pollMs).catch(() => undefined); // the lease expires by itself otherwise
     throw err;
   }
-  await store.complete(eventId, token, options.retentionMs);
+  await despiteFailover(() => store.complete(eventId, token, options.retentionMs), options.waitMs, options.pollMs);
   return value;
 }
 
@@ -79,7 +80,7 @@ export async function withClaim<T>(store: DedupStore, key: string, work: () => P
       try {
         return await work();
       } finally {
-        await store.release(key, claim.token).catch(() => undefined); // the lease expires by itself otherwise
+        await despiteFailover(() => store.release(key, claim.token), options.waitMs, options.pollMs).catch(() => undefined); // the lease expires by itself otherwise
       }
     }
     if (Date.now() >= deadline) throw eventInProgress(Math.ceil(options.waitMs / 1000));

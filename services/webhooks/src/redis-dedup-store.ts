@@ -2,22 +2,41 @@ import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { createRedisStoreBase, logRedisConnectionState, type Logger } from '@sp/platform';
 import type { ClaimOutcome, DedupStore, ObjectVersion } from './dedup-store.js';
+import { despiteFailover } from './despite-failover.js';
 
 // KEYS[1] = done marker, KEYS[2] = claim; both carry the event id in a hash tag, so they share a
-// cluster slot and one script may touch both.
+// cluster slot and one script may touch both. Claim and completion also say how many replicas the
+// primary has, so the caller waits for one of them to have the write only when there is one.
+const REPLICAS = `tonumber(string.match(redis.call('INFO', 'replication'), 'connected_slaves:(%d+)') or '0')`;
 const CLAIM = `
-if redis.call('EXISTS', KEYS[1]) == 1 then return 'done' end
-if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return 'claimed' end
-return 'busy'`;
+if redis.call('EXISTS', KEYS[1]) == 1 then return {'done', 0} end
+if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return {'claimed', ${REPLICAS}} end
+return {'busy', 0}`;
 const COMPLETE = `
 redis.call('SET', KEYS[1], '1', 'PX', ARGV[2])
 if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
-return 1`;
+return ${REPLICAS}`;
+/** How long a claim or completion waits for a replica to acknowledge it; on a healthy set, well under a millisecond. */
+const REPLICATION_WAIT_MS = 1000;
+/** How long a claim whose replication could not be confirmed is retried to be dropped (across a failover). */
+const CLAIM_RELEASE_MS = 8000;
 const RELEASE = `
 if redis.call('GET', KEYS[2]) == ARGV[1] then return redis.call('DEL', KEYS[2]) end
 return 0`;
 
 type Connection = Redis | Cluster;
+
+/**
+ * WAIT on the connection to the primary of `key` (a keyless command alone would go to any node of
+ * a Cluster): resolves once a replica has every write made so far on it, so a failover right after
+ * cannot lose them. A primary that dies first rejects (503); a replica too slow to acknowledge
+ * within the bound is let pass (the write is as safe as without WAIT).
+ */
+async function replicated(redis: Connection, key: string): Promise<void> {
+  const results = await redis.pipeline().exists(key).call('WAIT', '1', String(REPLICATION_WAIT_MS)).exec();
+  const failure = results?.find(([err]) => err !== null)?.[0];
+  if (failure) throw failure;
+}
 
 function parseVersion(value: string | null): ObjectVersion | null {
   const match = value === null ? null : /^(\d+)(:deleted)?$/.exec(value);
@@ -25,7 +44,7 @@ function parseVersion(value: string | null): ObjectVersion | null {
 }
 
 interface DedupCommands {
-  dedupClaim(done: string, claim: string, token: string, leaseMs: number): Promise<string>;
+  dedupClaim(done: string, claim: string, token: string, leaseMs: number): Promise<[ClaimOutcome['state'], number]>;
   dedupComplete(done: string, claim: string, token: string, retentionMs: number): Promise<number>;
   dedupRelease(done: string, claim: string, token: string): Promise<number>;
 }
@@ -51,18 +70,31 @@ export function createRedisDedupStore(connection: Connection, logger: Logger, pr
   const keys = (eventId: string): [string, string] => [`${prefix}{${eventId}}:done`, `${prefix}{${eventId}}:claim`];
   const { run, check, close } = createRedisStoreBase(connection, { dependency: 'store' });
   const versionKey = (objectKey: string): string => `${prefix}{${objectKey}}:version`;
+  const release = (eventId: string, token: string): Promise<number> => run(() => redis.dedupRelease(...keys(eventId), token));
+  /**
+   * The claim may have reached the replica now promoted: drop it there, so redeliveries are not
+   * blocked for the lease. In the background, so the delivery still fails fast with 503.
+   */
+  const releaseAfterFailedWait = (eventId: string, token: string, err: unknown): never => {
+    void despiteFailover(() => release(eventId, token).then(() => undefined), CLAIM_RELEASE_MS, 50).catch(() => undefined);
+    throw err;
+  };
   return {
     name: 'redis',
     async claim(eventId, leaseMs) {
       const token = randomUUID();
-      const state = (await run(() => redis.dedupClaim(...keys(eventId), token, leaseMs))) as ClaimOutcome['state'];
-      return state === 'claimed' ? { state, token } : { state };
+      const [state, replicas] = await run(() => redis.dedupClaim(...keys(eventId), token, leaseMs));
+      if (state !== 'claimed') return { state };
+      // Work starts only on a claim a promoted replica would still have: else a redelivery could claim the event again there.
+      if (replicas > 0) await run(() => replicated(redis, keys(eventId)[1])).catch((err: unknown) => releaseAfterFailedWait(eventId, token, err));
+      return { state, token };
     },
     async complete(eventId, token, retentionMs) {
-      await run(() => redis.dedupComplete(...keys(eventId), token, retentionMs));
+      const replicas = await run(() => redis.dedupComplete(...keys(eventId), token, retentionMs));
+      if (replicas > 0) await run(() => replicated(redis, keys(eventId)[0]));
     },
     async release(eventId, token) {
-      await run(() => redis.dedupRelease(...keys(eventId), token));
+      await release(eventId, token);
     },
     async readVersion(objectKey) {
       return parseVersion(await run(() => redis.get(versionKey(objectKey))));

@@ -1,0 +1,21 @@
+import { toAppError } from '@sp/platform';
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Repeats a claim holder's own bookkeeping (complete, release) while the store answers 503, for up
+ * to `waitMs`: during a Redis failover the claim itself is usually on the promoted replica, and a
+ * holder that gave up at once would leave it to block every redelivery of the event until the
+ * lease ran out (minutes), then let the work run a second time. The calls must be idempotent.
+ */
+export async function despiteFailover(call: () => Promise<void>, waitMs: number, pollMs: number): Promise<void> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    try {
+      return await call();
+    } catch (err) {
+      if (toAppError(err).status !== 503 || Date.now() >= deadline) throw err;
+      await sleep(pollMs);
+    }
+  }
+}

@@ -1,0 +1,102 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { sleep } from '../../../test/support/eventually.js';
+import { startRedisCluster, type RedisClusterSet } from '../../../test/support/redis-cluster.js';
+import { startRedisSentinel } from '../../../test/support/redis-sentinel.js';
+import { checkoutSessionObject, productObject, stripeEvent, stripeMockFixtures } from './support/stripe-events.js';
+import { postStripeEvent, startDependencies, startWebhooks, type Dependencies, type WebhooksInstance } from './support/webhooks-env.js';
+
+const SESSIONS = 200;
+/** Stripe retries a failed delivery later (hours at first in real life); compressed for the test. */
+const RETRY_AFTER_MS = 300;
+/** A new session's events every few ms, so deliveries go on from before the kill to after the promotion. */
+const SPACING_MS = 25;
+
+interface Delivery {
+  sessionId: string;
+  payload: string;
+  /** Which replica Stripe's delivery reaches (a load balancer spreads them). */
+  replica: 0 | 1;
+  attempts: number[];
+}
+
+/** One delivery as Stripe makes it: retried after every non-2xx (or no answer) until a 2xx. */
+async function deliver(replicas: readonly WebhooksInstance[], delivery: Delivery, giveUpAt: number): Promise<void> {
+  for (;;) {
+    const status = await postStripeEvent(replicas[delivery.replica]!.baseUrl, delivery.payload).then(
+      (answer) => answer.status,
+      () => 0,
+    );
+    delivery.attempts.push(status);
+    if (status >= 200 && status < 300) return;
+    if (Date.now() > giveUpAt) throw new Error(`delivery of ${delivery.sessionId} still failing: ${delivery.attempts.join(',')}`);
+    await sleep(RETRY_AFTER_MS);
+  }
+}
+
+describe.each([
+  ['Sentinel (1 primary, 2 replicas, 3 sentinels)', startRedisSentinel],
+  ['a Redis Cluster (3 primaries + 3 replicas)', startRedisCluster],
+])('two webhooks replicas on %s whose primary is killed under Stripe retries', (_name, startSet) => {
+  let deps: Dependencies;
+  let set: RedisClusterSet;
+  let replicas: WebhooksInstance[] = [];
+
+  beforeAll(async () => {
+    [deps, set] = await Promise.all([startDependencies(), startSet()]);
+    const shared = { ...deps, redisUrl: set.url };
+    replicas = [await startWebhooks(shared), await startWebhooks(shared)];
+    const mock = await stripeMockFixtures();
+    deps.gateway.addClient({ number: 7, name: 'Corner Shop', phoneNumber: '+15550001111', providerCustomerId: mock.customerId });
+    deps.gateway.addPlan({ name: 'Gold', providerProductId: mock.productId });
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all(replicas.map((replica) => replica.close()));
+    await Promise.all([deps?.close(), set?.stop()]);
+  });
+
+  it('should confirm every checkout session exactly once at the gateway and on Kafka, each event delivered twice over both replicas', async () => {
+    const deliveries: Delivery[] = [];
+    for (let i = 0; i < SESSIONS; i++) {
+      const session = checkoutSessionObject();
+      const payload = JSON.stringify(stripeEvent('checkout.session.completed', session));
+      // The same event twice, to both replicas: Stripe redelivers an event whose answer it did not see.
+      for (const replica of [0, 1] as const) deliveries.push({ sessionId: session.id as string, payload, replica, attempts: [] });
+    }
+    const giveUpAt = Date.now() + 45_000;
+    const running = deliveries.map(async (delivery, i) => {
+      // Each session's two deliveries a little apart (sometimes overlapping), sessions one after another.
+      await sleep(Math.floor(i / 2) * SPACING_MS + (delivery.replica === 1 ? (i * 37) % 120 : 0));
+      await deliver(replicas, delivery, giveUpAt);
+    });
+    await sleep((SESSIONS * SPACING_MS) / 3);
+    await set.kill(await set.primaryPortOf('webhooks-failover'));
+    await set.waitUntilHealthy();
+    await Promise.all(running);
+
+    // The failover was felt: some deliveries were refused and retried, only ever with an answer that makes Stripe retry.
+    expect(deliveries.some((delivery) => delivery.attempts.length > 1)).toBe(true);
+    const refusals = new Set(deliveries.flatMap((delivery) => delivery.attempts.filter((status) => status !== 200)));
+    expect([...refusals].filter((status) => status !== 503 && status !== 409)).toEqual([]);
+
+    const marker = productObject({ metadata: { planId: `marker-${Date.now()}` } });
+    expect((await postStripeEvent(replicas[0]!.baseUrl, stripeEvent('product.created', marker))).status).toBe(200);
+    await deps.events.waitFor((event) => event.key === marker.id, 20_000);
+
+    const sessionIds = [...new Set(deliveries.map((delivery) => delivery.sessionId))];
+    const count = (ids: readonly string[]): Record<string, number> => {
+      const counts: Record<string, number> = Object.fromEntries(sessionIds.map((id) => [id, 0]));
+      for (const id of ids) counts[id] = (counts[id] ?? 0) + 1;
+      return counts;
+    };
+    const once = Object.fromEntries(sessionIds.map((id) => [id, 1]));
+    expect(count(deps.gateway.data.paymentConfirmations.map((c) => c.checkoutSessionId))).toEqual(once);
+    expect(count(deps.gateway.data.planSubscriptions.map((s) => s.checkoutSessionId))).toEqual(once);
+    // Not only one record each (the gateway's writes are idempotent by session): one write each.
+    const sessionOf = (operation: { variables: Record<string, unknown> }): string => (operation.variables.input as { checkoutSessionId: string }).checkoutSessionId;
+    expect(count(deps.gateway.mutations('createPaymentConfirmation').map(sessionOf))).toEqual(once);
+    expect(count(deps.gateway.mutations('createPlanSubscription').map(sessionOf))).toEqual(once);
+    const published = deps.events.events.filter((event) => event.topic === deps.topics.payments);
+    expect(count(published.map((event) => event.key as string))).toEqual(once);
+  }, 90_000);
+});
