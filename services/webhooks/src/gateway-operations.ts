@@ -8,6 +8,26 @@ const CLIENT_FIELDS = 'id number name phoneNumber providerCustomerId';
 const PLAN_FIELDS = 'id name description icon active providerProductId';
 const PRICE_TIER_FIELDS = 'id planId amount currency interval active providerPriceId';
 
+/**
+ * The create, update and delete mutations of a record the service keeps in step with the payment
+ * provider's object (plans with products, price tiers with prices): the contract names them alike.
+ */
+function versionedRecordMutations(type: 'Plan' | 'PriceTier', fields: string): Record<'create' | 'update' | 'delete', string> {
+  return {
+    create: `mutation Create${type}($input: Create${type}Input!) {
+  create${type}(input: $input) { ${fields} }
+}`,
+    update: `mutation Update${type}($id: ID!, $input: Update${type}Input!) {
+  update${type}(id: $id, input: $input) { ${fields} }
+}`,
+    delete: `mutation Delete${type}($id: ID!) {
+  delete${type}(id: $id)
+}`,
+  };
+}
+const planMutations = versionedRecordMutations('Plan', PLAN_FIELDS);
+const priceTierMutations = versionedRecordMutations('PriceTier', PRICE_TIER_FIELDS);
+
 export const gatewayOperations = {
   clientByProviderCustomerId: `query ClientByProviderCustomerId($providerCustomerId: String!) {
   clientByProviderCustomerId(providerCustomerId: $providerCustomerId) { ${CLIENT_FIELDS} }
@@ -27,24 +47,12 @@ export const gatewayOperations = {
   subscribers: `query Subscribers($clientId: ID!, $first: Int!, $after: String) {
   subscribers(clientId: $clientId, first: $first, after: $after) { items { phoneNumber locale } nextCursor }
 }`,
-  createPlan: `mutation CreatePlan($input: CreatePlanInput!) {
-  createPlan(input: $input) { ${PLAN_FIELDS} }
-}`,
-  updatePlan: `mutation UpdatePlan($id: ID!, $input: UpdatePlanInput!) {
-  updatePlan(id: $id, input: $input) { ${PLAN_FIELDS} }
-}`,
-  deletePlan: `mutation DeletePlan($id: ID!) {
-  deletePlan(id: $id)
-}`,
-  createPriceTier: `mutation CreatePriceTier($input: CreatePriceTierInput!) {
-  createPriceTier(input: $input) { ${PRICE_TIER_FIELDS} }
-}`,
-  updatePriceTier: `mutation UpdatePriceTier($id: ID!, $input: UpdatePriceTierInput!) {
-  updatePriceTier(id: $id, input: $input) { ${PRICE_TIER_FIELDS} }
-}`,
-  deletePriceTier: `mutation DeletePriceTier($id: ID!) {
-  deletePriceTier(id: $id)
-}`,
+  createPlan: planMutations.create,
+  updatePlan: planMutations.update,
+  deletePlan: planMutations.delete,
+  createPriceTier: priceTierMutations.create,
+  updatePriceTier: priceTierMutations.update,
+  deletePriceTier: priceTierMutations.delete,
   createPaymentConfirmation: `mutation CreatePaymentConfirmation($input: CreatePaymentConfirmationInput!) {
   createPaymentConfirmation(input: $input) { id clientId planId checkoutSessionId invoiceId amount currency paidAt }
 }`,
