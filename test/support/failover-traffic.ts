@@ -1,3 +1,5 @@
+import { eventually, sleep } from './eventually.js';
+
 /** One call made while a dependency was being failed over. */
 export interface CallOutcome {
   startedAt: number;
@@ -38,4 +40,46 @@ export function startTraffic(call: (n: number) => Promise<unknown>, concurrency 
       return outcomes.sort((a, b) => a.startedAt - b.startedAt);
     },
   };
+}
+
+/** What a failover under traffic looked like: every call's outcome, and when the kill and recovery happened. */
+export interface FailoverRun {
+  outcomes: CallOutcome[];
+  killedAt: number;
+  /** When the set reported itself healthy again (a promoted replica serving). */
+  healthyAt: number;
+}
+
+export interface FailoverUnderTraffic {
+  /** The call the clients keep making. */
+  call: (n: number) => Promise<unknown>;
+  /** SIGKILLs the primary; the run does it after 200 ms of traffic. */
+  kill: () => Promise<void>;
+  waitUntilHealthy: () => Promise<void>;
+  /** Resolves truthy once the service serves the acknowledged state again, by itself. */
+  recovered: () => Promise<unknown>;
+  /** Names `recovered` in the timeout message. */
+  what: string;
+}
+
+/**
+ * Runs traffic, kills the primary, waits for the set to be healthy and the service to serve again
+ * (no restart, no new client), lets traffic run 300 ms more, and returns what every call met.
+ */
+export async function failoverUnderTraffic(run: FailoverUnderTraffic): Promise<FailoverRun> {
+  const traffic = startTraffic(run.call);
+  await sleep(200);
+  const killedAt = Date.now();
+  let healthyAt = Number.POSITIVE_INFINITY;
+  const outcomes: CallOutcome[] = [];
+  try {
+    await run.kill();
+    await run.waitUntilHealthy();
+    healthyAt = Date.now();
+    await eventually(run.recovered, 10_000, run.what);
+    await sleep(300);
+  } finally {
+    outcomes.push(...(await traffic.stop()));
+  }
+  return { outcomes, killedAt, healthyAt };
 }

@@ -54,9 +54,10 @@ const execFileAsync = promisify(execFile);
 
 type SlotRange = [number, number, [string, number, ...unknown[]], ...unknown[]];
 
-async function askLiveNode<T>(nodes: readonly RedisProcess[], ask: (client: Redis) => Promise<T>): Promise<T> {
+/** Asks the first live one of `nodes` (cluster nodes or sentinels) over a short-lived connection. */
+export async function askLiveNode<T>(nodes: readonly RedisProcess[], ask: (client: Redis) => Promise<T>, what = 'cluster node'): Promise<T> {
   const live = nodes.find((node) => node.alive);
-  if (!live) throw new Error('no live cluster node');
+  if (!live) throw new Error(`no live ${what}`);
   const client = new Redis({ host: '127.0.0.1', port: live.port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
   try {
     await client.connect();

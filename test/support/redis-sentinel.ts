@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { eventually } from './eventually.js';
-import { REPLICATION_ARGS, waitForReplicas, type RedisClusterSet } from './redis-cluster.js';
+import { askLiveNode, REPLICATION_ARGS, waitForReplicas, type RedisClusterSet } from './redis-cluster.js';
 import { freePort, spawnRedis, type RedisProcess } from './redis-server.js';
 
 /** How long sentinels wait before they call a silent primary down. Short for tests; Redis' default is 30 s. */
@@ -13,17 +13,7 @@ const MASTER = 'mymaster';
 /** A Sentinel set of the test's own: 1 primary, 2 replicas and 3 sentinels (quorum 2), on free loopback ports. */
 export type RedisSentinelSet = RedisClusterSet;
 
-async function askSentinels<T>(sentinels: readonly RedisProcess[], ask: (client: Redis) => Promise<T>): Promise<T> {
-  const live = sentinels.find((node) => node.alive);
-  if (!live) throw new Error('no live sentinel');
-  const client = new Redis({ host: '127.0.0.1', port: live.port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  try {
-    await client.connect();
-    return await ask(client);
-  } finally {
-    client.disconnect();
-  }
-}
+const askSentinels = <T>(sentinels: readonly RedisProcess[], ask: (client: Redis) => Promise<T>): Promise<T> => askLiveNode(sentinels, ask, 'sentinel');
 
 const primaryPortSeen = (client: Redis): Promise<number> =>
   (client.call('SENTINEL', 'get-master-addr-by-name', MASTER) as Promise<[string, string]>).then(([, port]) => Number(port));

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createCacheClient, type CacheClient } from '@sp/cache-client';
-import { eventually, sleep } from '../../../test/support/eventually.js';
-import { startTraffic, type CallOutcome } from '../../../test/support/failover-traffic.js';
+import { eventually } from '../../../test/support/eventually.js';
+import { failoverUnderTraffic } from '../../../test/support/failover-traffic.js';
 import { startRedisCluster, type RedisClusterSet } from '../../../test/support/redis-cluster.js';
 import { startRedisSentinel } from '../../../test/support/redis-sentinel.js';
 import { startCache, type RunningCache } from './cache-fixture.js';
@@ -37,21 +37,13 @@ describe.each([
     expect([...holders].sort()).toEqual(await cluster.primaryPorts());
 
     const victim = await cluster.primaryPortOf(`${PREFIX}counter`);
-    const outcomes: CallOutcome[] = [];
-    const traffic = startTraffic((n) => (n % 2 === 0 ? client.get(KEYS[n % KEYS.length]!) : client.get('counter')));
-    await sleep(200);
-    const killedAt = Date.now();
-    let healthyAt = Number.POSITIVE_INFINITY;
-    try {
-      await cluster.kill(victim);
-      await cluster.waitUntilHealthy();
-      healthyAt = Date.now();
-      // The service finds the promoted replica by itself: no restart, no new client.
-      await eventually(() => client.get('counter').then((value) => value !== undefined), 10_000, 'the counter readable after the failover');
-      await sleep(300);
-    } finally {
-      outcomes.push(...(await traffic.stop()));
-    }
+    const { outcomes, killedAt, healthyAt } = await failoverUnderTraffic({
+      call: (n) => (n % 2 === 0 ? client.get(KEYS[n % KEYS.length]!) : client.get('counter')),
+      kill: () => cluster.kill(victim),
+      waitUntilHealthy: () => cluster.waitUntilHealthy(),
+      recovered: () => client.get('counter').then((value) => value !== undefined),
+      what: 'the counter readable after the failover',
+    });
 
     const failures = outcomes.filter((outcome) => outcome.error !== undefined);
     for (const failure of failures) {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { eventually, sleep } from '../../../test/support/eventually.js';
-import { startTraffic, type CallOutcome } from '../../../test/support/failover-traffic.js';
+import { eventually } from '../../../test/support/eventually.js';
+import { failoverUnderTraffic } from '../../../test/support/failover-traffic.js';
 import { startRedisCluster, type RedisClusterSet } from '../../../test/support/redis-cluster.js';
 import { startRedisSentinel } from '../../../test/support/redis-sentinel.js';
 import { send } from './support/http-client.js';
@@ -37,23 +37,16 @@ describe.each([
     expect([...holders].sort()).toEqual(await set.primaryPorts());
 
     const victim = await set.primaryPortOf('graph:schema');
-    const outcomes: CallOutcome[] = [];
-    const traffic = startTraffic(async (n) => {
+    const { outcomes, killedAt, healthyAt } = await failoverUnderTraffic({
+      call: async (n) => {
       const res = n % 3 === 0 ? await api.get('/') : await api.get(`/${NAMES[n % NAMES.length]!}`);
       if (res.status !== 200) throw Object.assign(new Error(`status ${res.status}`), { status: res.status, body: res.json });
+    },
+      kill: () => set.kill(victim),
+      waitUntilHealthy: () => set.waitUntilHealthy(),
+      recovered: async () => (await api.get('/schema')).status === 200 || undefined,
+      what: 'the schema readable after the failover',
     });
-    await sleep(200);
-    const killedAt = Date.now();
-    let healthyAt = Number.POSITIVE_INFINITY;
-    try {
-      await set.kill(victim);
-      await set.waitUntilHealthy();
-      healthyAt = Date.now();
-      await eventually(async () => (await api.get('/schema')).status === 200 || undefined, 10_000, 'the schema readable after the failover');
-      await sleep(300);
-    } finally {
-      outcomes.push(...(await traffic.stop()));
-    }
 
     for (const failure of outcomes.filter((outcome) => outcome.error !== undefined)) {
       expect(failure.error).toMatchObject({ status: 503, body: { error: 'redis is unavailable' } });

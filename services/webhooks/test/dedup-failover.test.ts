@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { connectRedis, parseRedisUrl } from '@sp/platform';
 import { createRedisDedupStore } from '../src/redis-dedup-store.js';
 import type { DedupStore } from '../src/dedup-store.js';
-import { eventually, sleep } from '../../../test/support/eventually.js';
-import { startTraffic, type CallOutcome } from '../../../test/support/failover-traffic.js';
+import { eventually } from '../../../test/support/eventually.js';
+import { failoverUnderTraffic } from '../../../test/support/failover-traffic.js';
 import { startRedisCluster, type RedisClusterSet } from '../../../test/support/redis-cluster.js';
 import { startRedisSentinel } from '../../../test/support/redis-sentinel.js';
 import { silentLogger } from '../../../test/support/silent-logger.js';
@@ -40,24 +40,17 @@ describe.each([
     expect([...holders].sort()).toEqual(await set.primaryPorts());
 
     const victim = await set.primaryPortOf(doneKey(EVENTS[0]!));
-    const outcomes: CallOutcome[] = [];
     // New events are claimed and completed while the primary dies, as retried deliveries would be.
-    const traffic = startTraffic(async (n) => {
-      const claim = await store.claim(`evt_during_${n}`, 5000);
-      if (claim.state === 'claimed') await store.complete(`evt_during_${n}`, claim.token, 60_000);
+    const { outcomes, killedAt, healthyAt } = await failoverUnderTraffic({
+      call: async (n) => {
+        const claim = await store.claim(`evt_during_${n}`, 5000);
+        if (claim.state === 'claimed') await store.complete(`evt_during_${n}`, claim.token, 60_000);
+      },
+      kill: () => set.kill(victim),
+      waitUntilHealthy: () => set.waitUntilHealthy(),
+      recovered: () => store.claim(EVENTS[0]!, 5000).then((claim) => claim.state === 'done'),
+      what: 'the completed event known after the failover',
     });
-    await sleep(200);
-    const killedAt = Date.now();
-    let healthyAt = Number.POSITIVE_INFINITY;
-    try {
-      await set.kill(victim);
-      await set.waitUntilHealthy();
-      healthyAt = Date.now();
-      await eventually(() => store.claim(EVENTS[0]!, 5000).then((claim) => claim.state === 'done'), 10_000, 'the completed event known after the failover');
-      await sleep(300);
-    } finally {
-      outcomes.push(...(await traffic.stop()));
-    }
 
     for (const failure of outcomes.filter((outcome) => outcome.error !== undefined)) {
       expect(failure.error).toMatchObject({ status: 503, message: 'store is unavailable' });
