@@ -1,5 +1,6 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { credentials as grpcCredentials, Metadata, status, type CallOptions, type ChannelCredentials, type ChannelOptions, type ClientUnaryCall, type requestCallback, type ServiceError } from '@grpc/grpc-js';
-import { AppError, unavailable } from '@sp/platform';
+import { AppError, backoffDelay, unavailable } from '@sp/platform';
 import { cacheServiceClient, type CacheRequest, type CacheResponse__Output, type IncrementRequest, type IncrementResponse__Output } from './proto.js';
 import { jsonSerializer, type Serializer } from './serializers.js';
 
@@ -65,10 +66,6 @@ function normalizeAddress(address: string): string {
   return address.replace(/^grpc:\/\//, '').replace(/\/$/, '');
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
 /** Errors become AppErrors: unreachable → 503; anything else is our bug → unexposed 500. */
 function fromServiceError(err: ServiceError): AppError {
   // A full partition (RESOURCE_EXHAUSTED) refuses new records for now: a 503 to the caller, like an outage.
@@ -99,7 +96,7 @@ export function createCacheClient<T = unknown>(settings: CacheClientSettings, se
         return { response: await attempt(rpc, request, deadline), retried: attemptNo > 0 };
       } catch (err) {
         const serviceError = err as ServiceError;
-        const backoff = 50 * 2 ** attemptNo;
+        const backoff = backoffDelay(attemptNo + 1, 50, deadlineMs);
         if (!RETRYABLE.has(serviceError.code) || attemptNo >= retries || Date.now() + backoff >= deadline.getTime()) throw fromServiceError(serviceError);
         await sleep(backoff);
       }

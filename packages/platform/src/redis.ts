@@ -1,4 +1,5 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { backoffDelay } from './backoff.js';
 import type { Logger } from 'pino';
 
 /**
@@ -39,7 +40,8 @@ export function parseRedisUrl(url: string): RedisTarget {
   return { kind: 'sentinel', sentinels: parseHosts(hosts!, 26379), name, db: Number(db ?? 0), ...(password ? { password } : {}) };
 }
 
-const reconnectDelay = (attempt: number): number => Math.min(50 * 2 ** attempt, 2000);
+// ioredis counts attempts from 1: 100 ms, 200 ms, … up to 2 s.
+const reconnectDelay = (attempt: number): number => backoffDelay(attempt + 1, 50, 2000);
 
 /**
  * Connection settings that fail fast instead of queueing: while Redis is unreachable a command

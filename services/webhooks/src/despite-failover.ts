@@ -1,6 +1,5 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { toAppError } from '@sp/platform';
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Repeats a claim holder's own bookkeeping (complete, release) while the store answers 503, for up

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { DedupStore } from './dedup-store.js';
 import { despiteFailover } from './despite-failover.js';
 import { eventInProgress } from './errors.js';
@@ -18,8 +19,6 @@ export const defaultProcessOnceOptions: ProcessOnceOptions = {
   waitMs: 8_000,
   pollMs: 50,
 };
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Runs `work` for an event at most once to completion across all replicas and redeliveries.
