@@ -1,25 +1,53 @@
 // The charts on a real single-node cluster (test/infra/cluster.sh): the images built from the one
 // Dockerfile, `helm install` of the umbrella chart into a namespace that enforces Pod Security
 // `restricted`, the services reached through `kubectl port-forward` as docs/deployment.md tells
-// users to debug, the in-cluster graph controller registering annotated Services, `helm upgrade`
-// and `helm uninstall`; and the machine put back as it was, after the suite and after an `up`
-// interrupted with Ctrl-C. One cluster runs per machine, so this one file does it all in order.
+// users to debug (an OTP login, a registry lookup, a signed Stripe event and an SMS command), the
+// in-cluster graph controller registering annotated Services, `helm upgrade` and `helm uninstall`;
+// and the machine put back as it was, after the suite and after an `up` interrupted with Ctrl-C.
+// One cluster runs per machine, so this one file does it all in order.
 import { spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomInt, randomUUID } from 'node:crypto';
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { stringify } from 'yaml';
+import { demoData, localSecrets, localUrls } from '../../scripts/local-platform.js';
+import { generateSelfSignedCertificate } from '../../services/auth/src/tls.js';
+import { deleteUsersNamed } from '../../services/auth/test/support/keycloak.js';
+import { realmClientSecret } from '../e2e/test-platform.js';
+import { runJourney, SMS_WEBHOOK_PATH, PAYMENT_WEBHOOK_PATH, type JourneyPlan, type JourneyRecord } from '../e2e/journey.js';
+import { http } from '../e2e/journey-support.js';
 import { eventually, sleep } from '../support/eventually.js';
+import { gatewayContractSdl } from '../support/graphql-gateway.js';
 import { infra } from '../support/infra.js';
 import { prepareCharts, type Charts } from '../deploy/support/helm.js';
-import { clusterScript, clusterSh, grpcHealth, imageReferences, kube, machineState, type Kube } from './support/cluster.js';
+import { clusterScript, clusterSh, grpcHealth, imageReferences, kube, machineState, type Kube, type PortForward } from './support/cluster.js';
+import { startClusterDependencies, type ClusterDependencies } from './support/dependencies.js';
 
 const RELEASE = 'sp';
 const namespace = `sp-e2e-${randomUUID().slice(0, 8)}`;
 const registryApiKey = randomUUID();
-const COMPONENTS = ['cache', 'graph-registry', 'graph-controller'] as const;
+const COMPONENTS = ['cache', 'auth', 'graph-registry', 'webhooks', 'graph-controller'] as const;
+/** What the user puts in the Secrets the charts name (existingSecret): none of it is a chart value. */
+const secrets = {
+  webhooksApiKey: randomBytes(24).toString('base64url'),
+  stripeApiKey: `sk_test_${randomBytes(12).toString('hex')}`,
+  stripeWebhookSecret: `whsec_${randomBytes(24).toString('base64url')}`,
+  twilioAuthToken: randomBytes(16).toString('hex'),
+};
+/** Where Stripe and Twilio would call the webhooks service; Twilio signs this URL, not the port-forward's. */
+const WEBHOOKS_PUBLIC_URL = 'https://webhooks.sp-e2e.test';
+const ALLOWED_REDIRECT = 'https://app.sp-e2e.test';
+const run = randomUUID().slice(0, 8);
+const plan: JourneyPlan = {
+  // A fresh valid German mobile number (libphonenumber refuses the 555 numbers), so runs never meet.
+  phoneNumber: `+49151${randomInt(10_000_000, 100_000_000)}`,
+  graph: { name: `cluster-journey-${run}`, url: 'http://graphql.sp-e2e.test/graphql', schema: `# registered through kubectl port-forward ${run}\n${gatewayContractSdl}` },
+  client: demoData.client,
+  subscribers: demoData.subscribers,
+  announcement: `Demo Fitness: the cluster run ${run} moves yoga to 7 pm`,
+};
 
 interface Pod {
   metadata: { name: string; labels?: Record<string, string> };
@@ -30,6 +58,8 @@ interface Pod {
 let before: string[];
 let cluster: Kube | undefined;
 let charts: Charts | undefined;
+let deps: ClusterDependencies | undefined;
+let authCa: string;
 let scratch: string;
 
 /** The tag images.sh gave a service's image (content key). */
@@ -39,8 +69,13 @@ function imageTag(service: string): string {
   return reference.slice(reference.lastIndexOf(':') + 1);
 }
 
+/** Egress to the node address on these ports: the services' dependencies outside the cluster. */
+const toNode = (ports: readonly number[]) => ({ enabled: true, ports, to: [{ ipBlock: { cidr: `${infra('CLUSTER_NODE_IP')}/32` } }] });
+
 function values(extra: Record<string, unknown> = {}): string {
   const image = (service: string) => ({ image: { tag: imageTag(service), pullPolicy: 'Never' } });
+  const { ports } = deps!;
+  const oidc = { serverUrl: deps!.keycloakUrl, realm: infra('KEYCLOAK_REALM') };
   const file = join(scratch, `values-${randomUUID().slice(0, 6)}.yaml`);
   writeFileSync(
     file,
@@ -55,10 +90,68 @@ function values(extra: Record<string, unknown> = {}): string {
         service: { graphAnnotations: { enabled: true, name: 'graph-registry', port: 'http', path: '/', scheme: 'http' } },
       },
       'graph-controller': { enabled: true, ...image('graph-controller'), existingSecret: 'graph-registry-secrets', watchNamespaces: [namespace] },
+      auth: {
+        enabled: true,
+        ...image('auth'),
+        existingSecret: 'auth-secrets',
+        // Staging, not Production: the local Keycloak speaks plain http, which Production refuses off
+        // loopback. Staging still keeps OTP codes out of responses (only Development answers them).
+        environment: 'Staging',
+        publicBaseUrl: 'https://auth.sp-e2e.test',
+        allowedRedirectUris: [ALLOWED_REDIRECT],
+        oidc: { ...oidc, clientId: 'platform-auth', adminUsername: infra('KEYCLOAK_ADMIN_USERNAME') },
+        kafka: { brokers: [deps!.kafkaBrokers] },
+        tls: { existingSecret: 'auth-tls' },
+        networkPolicy: { egress: { destinations: { kafka: toNode([ports.kafka]), keycloak: toNode([ports.keycloak]) } } },
+      },
+      webhooks: {
+        enabled: true,
+        ...image('webhooks'),
+        existingSecret: 'webhooks-secrets',
+        publicBaseUrl: WEBHOOKS_PUBLIC_URL,
+        paymentProvider: { apiUrl: deps!.stripeApiUrl },
+        smsProvider: { accountSid: localSecrets.twilioAccountSid },
+        graphqlApiUrl: deps!.gatewayUrl,
+        localizationApiUrl: deps!.localizationUrl,
+        store: { existingSecretKey: 'STORE_URL' },
+        kafka: { brokers: [deps!.kafkaBrokers] },
+        links: { accountUrl: localUrls.account, billingPortalUrl: localUrls.billingPortal, clientLinkBaseUri: localUrls.clientBase },
+        oidc: { ...oidc, clientId: infra('KEYCLOAK_SERVICES_CLIENT_ID') },
+        networkPolicy: {
+          egress: {
+            destinations: { kafka: toNode([ports.kafka]), keycloak: toNode([ports.keycloak]), redis: toNode([ports.redis]), apis: toNode(ports.apis) },
+          },
+        },
+      },
       ...extra,
     }),
   );
   return file;
+}
+
+/** The Secrets docs/deployment.md tells users to create before installing, under the keys the charts name. */
+async function createSecrets(): Promise<void> {
+  const { cert, key } = await generateSelfSignedCertificate();
+  authCa = cert;
+  const secret = (name: string, stringData: Record<string, string>, type = 'Opaque') => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, type, stringData });
+  const list = {
+    apiVersion: 'v1',
+    kind: 'List',
+    items: [
+      secret('graph-registry-secrets', { MONITOR_API_KEY: registryApiKey }),
+      secret('auth-secrets', { Oidc__ClientSecret: realmClientSecret('platform-auth'), Oidc__AdminCredentials__Password: infra('KEYCLOAK_ADMIN_PASSWORD') }),
+      secret('auth-tls', { 'tls.crt': cert, 'tls.key': key }, 'kubernetes.io/tls'),
+      secret('webhooks-secrets', {
+        WEBHOOKS_API_KEY: secrets.webhooksApiKey,
+        PAYMENT_PROVIDER_API_KEY: secrets.stripeApiKey,
+        PAYMENT_PROVIDER_WEBHOOKS_SECRET: secrets.stripeWebhookSecret,
+        SMS_PROVIDER_AUTH_TOKEN: secrets.twilioAuthToken,
+        Oidc__ClientSecret: infra('KEYCLOAK_SERVICES_CLIENT_SECRET'),
+        STORE_URL: deps!.redisUrl,
+      }),
+    ],
+  };
+  await cluster!.kubectl(['apply', '-f', '-'], JSON.stringify(list));
 }
 
 async function helm(args: readonly string[]): Promise<string> {
@@ -108,6 +201,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   // Whatever happened above, nothing of the cluster stays running.
+  await deps?.close();
+  await deleteUsersNamed([plan.phoneNumber]).catch(() => undefined);
   await clusterSh(['down']);
   charts?.close();
   rmSync(scratch, { recursive: true, force: true });
@@ -143,7 +238,8 @@ describe('the umbrella chart on the cluster', () => {
     charts = await prepareCharts();
     await cluster.kubectl(['create', 'namespace', namespace]);
     await cluster.kubectl(['label', 'namespace', namespace, 'pod-security.kubernetes.io/enforce=restricted', 'pod-security.kubernetes.io/enforce-version=latest']);
-    await cluster.kubectl(['-n', namespace, 'create', 'secret', 'generic', 'graph-registry-secrets', `--from-literal=MONITOR_API_KEY=${registryApiKey}`]);
+    deps = await startClusterDependencies(infra('CLUSTER_NODE_IP'));
+    await createSecrets();
     await helm(['install', RELEASE, charts.umbrella, '-n', namespace, '-f', values(), '--wait', '--timeout', '180s']);
   }, 900_000);
 
@@ -197,6 +293,102 @@ describe('the umbrella chart on the cluster', () => {
     }
   }, 60_000);
 
+  describe('a user journey through kubectl port-forward', () => {
+    const forwards: PortForward[] = [];
+    let record: JourneyRecord;
+
+    /** A step's record, or the failure of that step. */
+    function part<T>(value: T | undefined, step: number): T {
+      if (value === undefined) throw new Error(`journey step ${step} failed: ${record.failures.find((failure) => failure.step === step)?.error.message ?? 'no record'}`);
+      return value;
+    }
+
+    const forward = async (service: string, port: number): Promise<string> => {
+      const opened = await cluster!.portForward(namespace, `svc/${RELEASE}-${service}`, port);
+      forwards.push(opened);
+      return `127.0.0.1:${opened.port}`;
+    };
+
+    beforeAll(async () => {
+      const [auth, registry, webhooks] = await Promise.all([forward('auth', 5555), forward('graph-registry', 5145), forward('webhooks', 5000)]);
+      record = await runJourney(
+        {
+          auth: { url: `https://${auth}`, ca: authCa },
+          registry: { url: `http://${registry}`, apiKey: registryApiKey },
+          webhooks: { url: `http://${webhooks}`, publicBaseUrl: WEBHOOKS_PUBLIC_URL, apiKey: secrets.webhooksApiKey, stripeWebhookSecret: secrets.stripeWebhookSecret, twilioAuthToken: secrets.twilioAuthToken, twilioAccountSid: localSecrets.twilioAccountSid },
+          stripe: { apiUrl: deps!.stripeApiUrl, apiKey: secrets.stripeApiKey },
+          kafka: { brokers: [deps!.kafkaBrokers], topics: { notifications: 'notifications', userAuthentication: 'user-authentication', payments: 'Payments' } },
+          keycloak: { url: infra('KEYCLOAK_URL'), realm: infra('KEYCLOAK_REALM'), username: infra('KEYCLOAK_ADMIN_USERNAME'), password: infra('KEYCLOAK_ADMIN_PASSWORD') },
+        },
+        plan,
+      );
+    }, 180_000);
+
+    afterAll(async () => {
+      await Promise.all(forwards.map((opened) => opened.close()));
+    });
+
+    it('should complete every step, or name the pods whose logs tell why', async () => {
+      const failures = record.failures.map(({ step, title, error }) => `${step}. ${title}: ${error.message}`);
+      if (failures.length > 0) {
+        for (const component of ['auth', 'webhooks']) {
+          failures.push(`${component}: ${await cluster!.kubectl(['-n', namespace, 'logs', `deploy/${RELEASE}-${component}`, '--tail', '15']).catch((error: Error) => error.message)}`);
+        }
+      }
+      expect(failures).toEqual([]);
+    });
+
+    it('should log in with the code of the SMS event, set the TokenId cookie and provision the Keycloak user', () => {
+      const login = part(record.login, 1);
+      expect(JSON.parse(login.otp.text)).toEqual({}); // the code travels only in the event
+      expect(login.smsEvent.value).toEqual({ phoneNumber: plan.phoneNumber, resourceKey: 'Otp.LoginCode', code: login.code, locale: 'en' });
+      expect(login.cookie.name).toBe('TokenId');
+      expect(login.cookie.attributes).toMatchObject({ httponly: true, secure: true });
+      expect(login.keycloakUser!.groups).toEqual(['clients']);
+      expect(login.loggedInEvent.value).toEqual({ phoneNumber: plan.phoneNumber, locale: 'en', userId: login.keycloakUser!.id, method: 'otp', role: 'client' });
+      expect(part(record.forwardAuth, 2).answer.status).toBe(200);
+    });
+
+    it('should keep the graph and schema registered through the forward', () => {
+      const registry = part(record.registry, 3);
+      expect(registry.graphs[plan.graph.name]).toBe(plan.graph.url);
+      expect(registry.schema).toBe(plan.graph.schema);
+    });
+
+    it('should take a signed Stripe event: one PaymentConfirmation and one PlanSubscription through the gateway, PaymentConfirmedEvent on Kafka', () => {
+      const payment = part(record.payment, 4);
+      const gateway = deps!.gateway;
+      expect(gateway.mutations().map((operation) => operation.fields)).toEqual([['createPaymentConfirmation'], ['createPlanSubscription']]);
+      expect(gateway.data.paymentConfirmations).toEqual([expect.objectContaining({ checkoutSessionId: payment.checkoutSessionId, clientId: deps!.client.id, amount: 1000 })]);
+      expect(payment.paymentConfirmedEvent.value).toMatchObject({ checkoutSessionId: payment.checkoutSessionId, clientId: deps!.client.id, paymentConfirmationId: gateway.data.paymentConfirmations[0]!.id });
+    });
+
+    it('should refuse, through the same forward, a Stripe event signed with another secret and an SMS signed with another token', async () => {
+      const webhooks = `http://127.0.0.1:${forwards[2]!.port}`;
+      const query = `?code=${encodeURIComponent(secrets.webhooksApiKey)}`;
+      const forged = await http(`${webhooks}${PAYMENT_WEBHOOK_PATH}${query}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'stripe-signature': `t=${Math.floor(Date.now() / 1000)},v1=${randomBytes(32).toString('hex')}` },
+        body: JSON.stringify({ id: `evt_${run}`, object: 'event', type: 'checkout.session.completed', data: { object: {} } }),
+      });
+      expect(forged.status).toBe(400);
+      const sms = await http(`${webhooks}${SMS_WEBHOOK_PATH}${query}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': randomBytes(20).toString('base64') },
+        body: new URLSearchParams({ From: demoData.client.phoneNumber, Body: 'CONFIRM', AccountSid: localSecrets.twilioAccountSid, MessageSid: `SM${run}` }).toString(),
+      });
+      expect(sms.status).toBe(403);
+      expect(deps!.gateway.mutations()).toHaveLength(2);
+    });
+
+    it('should run the SMS announcement command: drafted, confirmed and sent to both subscribers in their locales', () => {
+      const announcement = part(record.announcement, 5);
+      expect(announcement.draftReply).toMatch(/Text CONFIRM to send it/);
+      expect(announcement.confirmReply).toBe('Your announcement was sent to 2 subscribers.');
+      expect(announcement.notifications.map((event) => [event.key, event.value.locale]).sort()).toEqual(demoData.subscribers.map(({ phoneNumber, locale }) => [phoneNumber, locale]));
+    });
+  });
+
   it("should have the in-cluster graph controller register the registry's own annotated Service", async () => {
     await settles(async () => void expect(Object.keys(await registryGraphs())).toContain('graph-registry'), 60_000);
   }, 90_000);
@@ -233,7 +425,7 @@ describe('the umbrella chart on the cluster', () => {
     }
   }, 300_000);
 
-  it("should leave nothing of the release after helm uninstall but the user's Secret and the controller's records the docs name", async () => {
+  it("should leave nothing of the release after helm uninstall but the user's Secrets and the controller's records the docs name", async () => {
     await helm(['uninstall', RELEASE, '-n', namespace, '--wait', '--timeout', '120s']);
     await settles(async () => void expect(await pods()).toEqual([]), 60_000);
     const left = await cluster!.kubectl(['-n', namespace, 'get', 'all,configmap,secret,serviceaccount,role,rolebinding,lease,networkpolicy,poddisruptionbudget', '-o', 'name']);
@@ -245,7 +437,10 @@ describe('the umbrella chart on the cluster', () => {
         'configmap/kube-root-ca.crt',
         `configmap/${RELEASE}-graph-controller-registrations`,
         `lease.coordination.k8s.io/${RELEASE}-graph-controller`,
+        'secret/auth-secrets',
+        'secret/auth-tls',
         'secret/graph-registry-secrets',
+        'secret/webhooks-secrets',
         'serviceaccount/default',
       ].sort(),
     );

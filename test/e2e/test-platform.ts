@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { demoData, localSecrets, localUrls } from '../../scripts/local-platform.js';
 import { generateSelfSignedCertificate } from '../../services/auth/src/tls.js';
-import { startGraphqlGateway, type GatewayClient, type GraphqlGatewayFixture } from '../support/graphql-gateway.js';
+import { startGraphqlGateway, type GatewayClient, type GraphqlGatewayFixture, type GraphqlGatewayOptions } from '../support/graphql-gateway.js';
 import { infra } from '../support/infra.js';
 import { startLocalizationService, type LocalizationServiceFixture } from '../support/localization-service.js';
 import type { JourneyTargets } from './journey.js';
@@ -32,7 +32,8 @@ export interface TestPlatform {
 
 const realmFile = fileURLToPath(new URL('../infra/keycloak/realm.json', import.meta.url));
 
-function realmClientSecret(clientId: string): string {
+/** The secret realm.json gives a confidential client of the shared Keycloak. */
+export function realmClientSecret(clientId: string): string {
   const realm = JSON.parse(readFileSync(realmFile, 'utf8')) as { clients: Array<{ clientId: string; secret?: string }> };
   const secret = realm.clients.find((client) => client.clientId === clientId)?.secret;
   if (secret === undefined) throw new Error(`realm.json has no secret for ${clientId}`);
@@ -57,15 +58,15 @@ const oidc = (clientId: string, clientSecret: string): Record<string, string> =>
   Oidc__ClientSecret: clientSecret,
 });
 
-interface Fixtures {
+export interface Fixtures {
   gateway: GraphqlGatewayFixture;
   localization: LocalizationServiceFixture;
   client: GatewayClient;
 }
 
 /** The gateway and localization fixtures with the demo data of `make up` (scripts/local-fixtures.ts). */
-async function startFixtures(): Promise<Fixtures> {
-  const [gateway, localization] = await Promise.all([startGraphqlGateway(), startLocalizationService()]);
+export async function startFixtures(gatewayOptions: GraphqlGatewayOptions = {}): Promise<Fixtures> {
+  const [gateway, localization] = await Promise.all([startGraphqlGateway(gatewayOptions), startLocalizationService()]);
   const client = gateway.addClient({ ...demoData.client });
   gateway.addPlan({ ...demoData.plan, active: true });
   for (const subscriber of demoData.subscribers) gateway.addSubscriber(client.id, subscriber.phoneNumber, subscriber.locale);

@@ -11,9 +11,10 @@
 #
 # Everything listens on a bridge this script makes (BRIDGE, 10.244.0.1/24): the apiserver, the
 # kubelet, the node IP and the pods (CNI bridge + host-local). Pods cannot send anything off the
-# bridge (a FORWARD rule drops it); the host's loopback dependencies (Redis, Kafka, Keycloak,
-# stripe-mock of test/infra/infra.sh) are made reachable from pods at 10.244.0.1:<same port> by
-# DNAT to 127.0.0.1 on this bridge only (`expose PORT`).
+# bridge (a FORWARD rule drops it); a dependency listening on this machine's loopback (Keycloak and
+# stripe-mock of test/infra/infra.sh, the suite's own Kafka, Redis and fixtures) is made reachable
+# at 10.244.0.1:<same port> by DNAT to 127.0.0.1 (`expose PORT`), from pods and from this machine
+# alike, so that pods and the suite call it by one URL (Keycloak's issuer is the URL it was asked on).
 #
 # The kubelet and kube-proxy change machine-wide settings: sysctls, iptables chains (KUBE-*, and
 # CNI-* of the bridge plugin), mounts under the kubelet and containerd folders, network namespaces
@@ -248,17 +249,24 @@ bridge() {
   iptables -I FORWARD 1 -j SPK-FORWARD
   iptables -t nat -N SPK-EXPOSE 2> /dev/null || iptables -t nat -F SPK-EXPOSE
   iptables -t nat -I PREROUTING 1 -i "$BRIDGE" -d "$NODE_IP" -j SPK-EXPOSE
+  iptables -t nat -N SPK-EXPOSE-LOCAL 2> /dev/null || iptables -t nat -F SPK-EXPOSE-LOCAL
+  iptables -t nat -I OUTPUT 1 -d "$NODE_IP" -j SPK-EXPOSE-LOCAL
   # DNAT to 127.0.0.1 is routed only with route_localnet on the receiving interface.
   sysctl -qw "net.ipv4.conf.$BRIDGE.route_localnet=1"
   sysctl -qw net.bridge.bridge-nf-call-iptables=1 > /dev/null 2>&1 || true
 }
 
-# expose PORT...: a loopback port of this machine reachable from pods at NODE_IP:PORT.
+# expose PORT...: a loopback port of this machine reachable at NODE_IP:PORT, from pods (packets
+# arriving on the bridge) and from this machine (packets it sends).
 expose() {
-  local port
+  local port chain
+  ip link show "$BRIDGE" > /dev/null 2>&1 || die "no cluster runs: 'cluster.sh up' first"
   for port in "$@"; do
-    iptables -t nat -C SPK-EXPOSE -p tcp --dport "$port" -j DNAT --to-destination "127.0.0.1:$port" 2> /dev/null \
-      || iptables -t nat -A SPK-EXPOSE -p tcp --dport "$port" -j DNAT --to-destination "127.0.0.1:$port"
+    [[ $port =~ ^[0-9]+$ ]] && ((port > 0 && port < 65536)) || die "not a port: '$port'"
+    for chain in SPK-EXPOSE SPK-EXPOSE-LOCAL; do
+      iptables -t nat -C "$chain" -p tcp --dport "$port" -j DNAT --to-destination "127.0.0.1:$port" 2> /dev/null \
+        || iptables -t nat -A "$chain" -p tcp --dport "$port" -j DNAT --to-destination "127.0.0.1:$port"
+    done
   done
 }
 

@@ -6,10 +6,12 @@
 #   bash test/infra/kafka.sh start     # background broker; KAFKA_BROKERS=127.0.0.1:<port> in .cache/run/infra.env
 #   bash test/infra/kafka.sh stop
 #   bash test/infra/kafka.sh status
-#   bash test/infra/kafka.sh run-private <datadir> <brokerPort> <controllerPort>
+#   bash test/infra/kafka.sh run-private <datadir> <brokerPort> <controllerPort> [advertisedHost]
 #       # formats <datadir> unless already formatted (data survives a kill + restart with the
 #       # same arguments) and execs the broker in the foreground; tests spawn this to get a
 #       # private broker they can kill and restart. `start` runs the same code path.
+#       # advertisedHost (default 127.0.0.1): the address clients are told to connect to, for a
+#       # broker reached through a forwarded address (the cluster suite's pods: cluster.sh expose).
 #   bash test/infra/kafka.sh run-cluster-node <datadir> <nodeId> <brokerPort> <controllerPort> <voters> <clusterId>
 #       # one node (broker+controller) of a multi-node KRaft cluster, same exec-in-foreground
 #       # contract; <voters> is controller.quorum.voters (1@127.0.0.1:p1,2@...,3@...), every node
@@ -161,13 +163,14 @@ TEMPLATE="$HERE/server.properties"
 NODE_ID=1
 VOTERS=""
 CLUSTER_ID=""
+ADVERTISED_HOST=127.0.0.1
 
 # render_config DATADIR BROKER_PORT CONTROLLER_PORT: write DATADIR/server.properties.
 render_config() {
   local datadir=$1 bport=$2 cport=$3 esc
   esc=$(printf '%s' "$datadir" | sed 's/[\\|&]/\\&/g')
   sed -e "s|@DATA_DIR@|$esc|g" -e "s|@BROKER_PORT@|$bport|g" -e "s|@CONTROLLER_PORT@|$cport|g" \
-    -e "s|@NODE_ID@|$NODE_ID|g" -e "s|@VOTERS@|$VOTERS|g" \
+    -e "s|@NODE_ID@|$NODE_ID|g" -e "s|@VOTERS@|$VOTERS|g" -e "s|@ADVERTISED_HOST@|$ADVERTISED_HOST|g" \
     "$TEMPLATE" > "$datadir/server.properties"
 }
 
@@ -201,8 +204,10 @@ broker_exec() {
 }
 
 run_private() {
-  [ $# -eq 3 ] || die "usage: kafka.sh run-private <datadir> <brokerPort> <controllerPort>"
+  [ $# -eq 3 ] || [ $# -eq 4 ] || die "usage: kafka.sh run-private <datadir> <brokerPort> <controllerPort> [advertisedHost]"
   [[ $2 =~ ^[0-9]+$ && $3 =~ ^[0-9]+$ ]] || die "ports must be numbers: '$2' '$3'"
+  ADVERTISED_HOST=${4:-127.0.0.1}
+  [[ $ADVERTISED_HOST =~ ^[A-Za-z0-9.-]+$ ]] || die "advertisedHost must be a host name or IPv4 address: '$ADVERTISED_HOST'"
   install
   broker_exec "$1" "$2" "$3"
 }
@@ -280,5 +285,5 @@ case "${1:-}" in
   status) status ;;
   run-private) shift; run_private "$@" ;;
   run-cluster-node) shift; run_cluster_node "$@" ;;
-  *) die "usage: kafka.sh install|start|stop|status|run-private <datadir> <brokerPort> <controllerPort>|run-cluster-node <datadir> <nodeId> <brokerPort> <controllerPort> <voters> <clusterId>" ;;
+  *) die "usage: kafka.sh install|start|stop|status|run-private <datadir> <brokerPort> <controllerPort> [advertisedHost]|run-cluster-node <datadir> <nodeId> <brokerPort> <controllerPort> <voters> <clusterId>" ;;
 esac

@@ -32,9 +32,10 @@ function waitUntilReady(port: number, child: ChildProcess, seconds: number): Pro
 /**
  * A single-node KRaft broker (`test/infra/kafka.sh run-private`, the same code path as the shared
  * one) on free loopback ports with a temporary data directory. A restart reuses ports and data,
- * so clients reconnect to the same broker as after a real outage.
+ * so clients reconnect to the same broker as after a real outage. `advertisedHost`: the address
+ * clients are told to use (and `brokers` names), for a broker reached through a forwarded address.
  */
-export async function startPrivateKafka(options: { startTimeoutSeconds?: number } = {}): Promise<PrivateKafka> {
+export async function startPrivateKafka(options: { startTimeoutSeconds?: number; advertisedHost?: string } = {}): Promise<PrivateKafka> {
   const brokerPort = await freePort();
   let controllerPort = await freePort();
   while (controllerPort === brokerPort) controllerPort = await freePort();
@@ -51,7 +52,8 @@ export async function startPrivateKafka(options: { startTimeoutSeconds?: number 
   const start = async (): Promise<void> => {
     await stop();
     // run-private execs the JVM, so the child's pid is the broker's.
-    child = spawn('bash', [kafkaScript, 'run-private', dataDir, String(brokerPort), String(controllerPort)], { stdio: 'ignore' });
+    const args = [kafkaScript, 'run-private', dataDir, String(brokerPort), String(controllerPort), ...(options.advertisedHost === undefined ? [] : [options.advertisedHost])];
+    child = spawn('bash', args, { stdio: 'ignore' });
     try {
       await waitUntilReady(brokerPort, child, seconds);
     } catch (err) {
@@ -62,7 +64,7 @@ export async function startPrivateKafka(options: { startTimeoutSeconds?: number 
 
   await start();
   return {
-    brokers: `127.0.0.1:${brokerPort}`,
+    brokers: `${options.advertisedHost ?? '127.0.0.1'}:${brokerPort}`,
     start,
     stop,
     close: async () => {

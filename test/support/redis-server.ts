@@ -38,7 +38,8 @@ function ping(port: number): Promise<boolean> {
     socket.setTimeout(1000, () => done(false));
     socket.once('error', () => done(false));
     socket.once('connect', () => socket.write('PING\r\n'));
-    socket.once('data', (chunk: Buffer) => done(chunk.toString().startsWith('+PONG')));
+    // A server with a password answers NOAUTH before AUTH: it serves all the same.
+    socket.once('data', (chunk: Buffer) => done(/^(\+PONG|-NOAUTH)/.test(chunk.toString())));
   });
 }
 

@@ -1,0 +1,81 @@
+// What the in-cluster auth and webhooks services call, reachable from pods the way a user's
+// services would be outside the cluster: the shared Keycloak and stripe-mock, a Kafka broker and a
+// password-protected Redis of the suite's own, and the GraphQL gateway and localization fixtures.
+// Each listens on this machine's loopback and is exposed at the node address (cluster.sh expose),
+// where the suite calls it too: Keycloak's issuer is the address it was asked on, and Kafka tells
+// clients to come back to its advertised one, so pods and the suite must use the same address.
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { startFixtures, type Fixtures } from '../../e2e/test-platform.js';
+import { infra } from '../../support/infra.js';
+import { startPrivateKafka, type PrivateKafka } from '../../support/kafka-broker.js';
+import { freePort, spawnRedis, type RedisProcess } from '../../support/redis-server.js';
+import { clusterSh } from './cluster.js';
+
+export interface ClusterDependencies extends Fixtures {
+  /** Base URLs and addresses as pods (and the suite) reach them. */
+  keycloakUrl: string;
+  stripeApiUrl: string;
+  kafkaBrokers: string;
+  /** redis://:<password>@<node>:<port>/0, for a Secret. */
+  redisUrl: string;
+  gatewayUrl: string;
+  localizationUrl: string;
+  /** The node-address ports, for the NetworkPolicy egress values. */
+  ports: { keycloak: number; stripe: number; kafka: number; redis: number; apis: number[] };
+  close(): Promise<void>;
+}
+
+const portOf = (url: string): number => Number(new URL(url).port);
+
+/** redis-server on loopback with a password (a non-loopback client of a password-less one is refused by protected mode). */
+async function startPasswordRedis(password: string): Promise<RedisProcess> {
+  const port = await freePort();
+  return spawnRedis(port, ['--bind', '127.0.0.1', '--port', String(port), '--requirepass', password, '--save', '', '--appendonly', 'no']);
+}
+
+async function expose(ports: readonly number[]): Promise<void> {
+  const outcome = await clusterSh(['expose', ...ports.map(String)]);
+  if (outcome.code !== 0) throw new Error(`cluster.sh expose failed: ${outcome.stderr}`);
+}
+
+/** Starts the dependencies on a running cluster whose node address is `nodeIp`; on failure, stops what started. */
+export async function startClusterDependencies(nodeIp: string): Promise<ClusterDependencies> {
+  const keycloakUrl = `http://${nodeIp}:${portOf(infra('KEYCLOAK_URL'))}`;
+  const stripeApiUrl = `http://${nodeIp}:${portOf(infra('STRIPE_MOCK_URL'))}`;
+  const password = randomBytes(18).toString('base64url');
+  let kafka: PrivateKafka | undefined;
+  let redis: RedisProcess | undefined;
+  let fixtures: Fixtures | undefined;
+  const close = async (): Promise<void> => {
+    await Promise.all([kafka?.close(), redis?.kill(), fixtures?.gateway.close(), fixtures?.localization.close()]);
+  };
+  try {
+    // The gateway accepts the tokens Keycloak issues to pods, whose issuer names the node address.
+    [kafka, redis, fixtures] = await Promise.all([startPrivateKafka({ advertisedHost: nodeIp }), startPasswordRedis(password), startFixtures({ keycloakUrl })]);
+    const kafkaPort = Number(kafka.brokers.split(':')[1]);
+    const ports = { keycloak: portOf(keycloakUrl), stripe: portOf(stripeApiUrl), kafka: kafkaPort, redis: redis.port, apis: [fixtures.gateway.port, portOf(fixtures.localization.url)] };
+    await expose([ports.keycloak, ports.stripe, ports.kafka, ports.redis, ...ports.apis]);
+    const redisUrl = `redis://:${password}@${nodeIp}:${redis.port}/0`;
+    const probe = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0 });
+    try {
+      if ((await probe.ping()) !== 'PONG') throw new Error('the Redis at the node address does not answer PING');
+    } finally {
+      probe.disconnect();
+    }
+    return {
+      ...fixtures,
+      keycloakUrl,
+      stripeApiUrl,
+      kafkaBrokers: kafka.brokers,
+      redisUrl,
+      gatewayUrl: `http://${nodeIp}:${fixtures.gateway.port}/graphql`,
+      localizationUrl: fixtures.localization.url.replace('127.0.0.1', nodeIp),
+      ports: { ...ports, apis: [...ports.apis, ports.stripe] },
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
