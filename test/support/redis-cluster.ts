@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { eventually } from './eventually.js';
 import { infra } from './infra.js';
-import { freePort, spawnRedis, type RedisProcess } from './redis-server.js';
+import { freePort, spawnRedisNodes, type RedisProcess } from './redis-server.js';
 
 /**
  * How long a primary may be unreachable before the cluster fails it over. Short, so a failover
@@ -82,21 +82,32 @@ const slotRanges = (client: Redis): Promise<SlotRange[]> => client.call('CLUSTER
 /** Starts six cluster-mode redis-servers and joins them with `redis-cli --cluster create --cluster-replicas 1`. */
 export async function startRedisCluster(): Promise<RedisClusterSet> {
   const dir = await mkdtemp(join(tmpdir(), 'redis-cluster-'));
-  const ports = await Promise.all(Array.from({ length: 6 }, () => freePort()));
+  // The bus port defaults to port + 10000: maybe taken, maybe past 65535. A free one of its own instead.
+  const chosen = new Set<number>();
+  while (chosen.size < 12) chosen.add(await freePort());
+  const ports = [...chosen].slice(0, 6);
+  const busPorts = [...chosen].slice(6);
   await Promise.all(ports.map((port) => mkdir(join(dir, String(port)))));
-  const nodes = await Promise.all(
-    ports.map((port) =>
-      spawnRedis(port, [
-        '--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no',
-        '--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${port}.conf`),
-        '--cluster-node-timeout', String(CLUSTER_NODE_TIMEOUT_MS),
-        // A replica may always take over, however long ago it last heard from its primary.
-        '--cluster-replica-validity-factor', '0',
-        ...REPLICATION_ARGS,
-        '--dir', join(dir, String(port)),
-      ]),
-    ),
-  );
+  let nodes: RedisProcess[];
+  try {
+    nodes = await spawnRedisNodes(
+      ports.map((port, index) => ({
+        port,
+        args: [
+          '--bind', '127.0.0.1', '--port', String(port), '--cluster-port', String(busPorts[index]), '--save', '', '--appendonly', 'no',
+          '--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${port}.conf`),
+          '--cluster-node-timeout', String(CLUSTER_NODE_TIMEOUT_MS),
+          // A replica may always take over, however long ago it last heard from its primary.
+          '--cluster-replica-validity-factor', '0',
+          ...REPLICATION_ARGS,
+          '--dir', join(dir, String(port)),
+        ],
+      })),
+    );
+  } catch (err) {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
   const stop = async (): Promise<void> => {
     await Promise.all(nodes.map((node) => node.kill()));
     await rm(dir, { recursive: true, force: true });

@@ -45,18 +45,24 @@ export async function startRedisSentinel(): Promise<RedisSentinelSet> {
     return ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no', ...REPLICATION_ARGS, '--dir', join(dir, String(port))];
   };
   const primaryPort = await freePort();
-  const servers: RedisProcess[] = [await spawnRedis(primaryPort, await serverArgs(primaryPort))];
-  for (let i = 0; i < 2; i++) {
-    const port = await freePort();
-    servers.push(await spawnRedis(port, [...(await serverArgs(port)), '--replicaof', '127.0.0.1', String(primaryPort)]));
-  }
+  const servers: RedisProcess[] = [];
   const sentinels: RedisProcess[] = [];
-  for (let i = 0; i < 3; i++) sentinels.push(await startSentinel(dir, primaryPort));
-  const nodes = [...servers, ...sentinels];
   const stop = async (): Promise<void> => {
-    await Promise.all(nodes.map((node) => node.kill()));
+    await Promise.all([...servers, ...sentinels].map((node) => node.kill()));
     await rm(dir, { recursive: true, force: true });
   };
+  try {
+    servers.push(await spawnRedis(primaryPort, await serverArgs(primaryPort)));
+    for (let i = 0; i < 2; i++) {
+      const port = await freePort();
+      servers.push(await spawnRedis(port, [...(await serverArgs(port)), '--replicaof', '127.0.0.1', String(primaryPort)]));
+    }
+    for (let i = 0; i < 3; i++) sentinels.push(await startSentinel(dir, primaryPort));
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  const nodes = [...servers, ...sentinels];
   const primaryPorts = (): Promise<number[]> => askSentinels(sentinels, async (client) => [await primaryPortSeen(client)]);
   const waitUntilHealthy = async (timeoutMs = 20_000): Promise<void> => {
     await eventually(

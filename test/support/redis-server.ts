@@ -81,11 +81,29 @@ export interface RedisProcess {
   readonly alive: boolean;
 }
 
-/** Starts `redis-server <args…>` on `port` and waits until it answers PING. */
+/** Starts `redis-server <args…>` on `port` and waits until it answers PING; a server that exits first fails with its last output. */
 export async function spawnRedis(port: number, args: readonly string[]): Promise<RedisProcess> {
-  const child = spawn(infra('REDIS_SERVER_BIN'), [...args], { stdio: 'ignore' });
+  const child = spawn(infra('REDIS_SERVER_BIN'), [...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const keep = (chunk: Buffer): void => void (output = (output + chunk.toString()).slice(-2000));
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
   const exited = once(child, 'exit');
-  await waitForPing(port, 10_000);
+  const early = exited.then(([code]: unknown[]) => {
+    throw new Error(`redis-server on port ${port} exited (${String(code)}) before answering PING: ${output.trim().split('\n').slice(-3).join(' | ')}`);
+  });
+  early.catch(() => undefined); // its rejection only matters in the race below
+  try {
+    await Promise.race([waitForPing(port, 10_000), early]);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
+  // Its output is not kept any further, but still read: a full pipe would stall the server.
+  child.stdout.off('data', keep);
+  child.stderr.off('data', keep);
+  child.stdout.resume();
+  child.stderr.resume();
   return {
     port,
     get alive() {
@@ -97,4 +115,16 @@ export async function spawnRedis(port: number, args: readonly string[]): Promise
       await exited;
     },
   };
+}
+
+/** Starts several redis-servers at once; if one fails, the others are killed before the error is thrown. */
+export async function spawnRedisNodes(nodes: ReadonlyArray<{ port: number; args: readonly string[] }>): Promise<RedisProcess[]> {
+  const outcomes = await Promise.allSettled(nodes.map(({ port, args }) => spawnRedis(port, args)));
+  const started = outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
+  const failure = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+  if (failure !== undefined) {
+    await Promise.all(started.map((node) => node.kill()));
+    throw failure.reason;
+  }
+  return started;
 }
