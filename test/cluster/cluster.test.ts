@@ -296,6 +296,7 @@ describe('the umbrella chart on the cluster', () => {
   describe('a user journey through kubectl port-forward', () => {
     const forwards: PortForward[] = [];
     let record: JourneyRecord;
+    let webhooksAddress: string;
 
     /** A step's record, or the failure of that step. */
     function part<T>(value: T | undefined, step: number): T {
@@ -311,6 +312,7 @@ describe('the umbrella chart on the cluster', () => {
 
     beforeAll(async () => {
       const [auth, registry, webhooks] = await Promise.all([forward('auth', 5555), forward('graph-registry', 5145), forward('webhooks', 5000)]);
+      webhooksAddress = webhooks;
       record = await runJourney(
         {
           auth: { url: `https://${auth}`, ca: authCa },
@@ -364,7 +366,7 @@ describe('the umbrella chart on the cluster', () => {
     });
 
     it('should refuse, through the same forward, a Stripe event signed with another secret and an SMS signed with another token', async () => {
-      const webhooks = `http://127.0.0.1:${forwards[2]!.port}`;
+      const webhooks = `http://${webhooksAddress}`;
       const query = `?code=${encodeURIComponent(secrets.webhooksApiKey)}`;
       const forged = await http(`${webhooks}${PAYMENT_WEBHOOK_PATH}${query}`, {
         method: 'POST',
