@@ -4,7 +4,8 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { runJourney, STEP_TITLES, type JourneyPlan, type JourneyReporter, type JourneyTargets } from '../test/e2e/journey.js';
+import { DEFAULT_TOPICS, runJourney, STEP_TITLES, type JourneyPlan, type JourneyReporter, type JourneyTargets } from '../test/e2e/journey.js';
+import { sharedKeycloakAdmin } from '../test/e2e/journey-support.js';
 import { infra } from '../test/support/infra.js';
 import { demoData, localPorts, localSecrets, localUrls } from './local-platform.js';
 
@@ -56,8 +57,8 @@ function targets(): JourneyTargets {
       twilioAccountSid: localSecrets.twilioAccountSid,
     },
     stripe: { apiUrl: infra('STRIPE_MOCK_URL'), apiKey: localSecrets.stripeApiKey },
-    kafka: { brokers: infra('KAFKA_BROKERS').split(','), topics: { notifications: 'notifications', userAuthentication: 'user-authentication', payments: 'Payments' } },
-    keycloak: { url: infra('KEYCLOAK_URL'), realm: infra('KEYCLOAK_REALM'), username: infra('KEYCLOAK_ADMIN_USERNAME'), password: infra('KEYCLOAK_ADMIN_PASSWORD') },
+    kafka: { brokers: infra('KAFKA_BROKERS').split(','), topics: DEFAULT_TOPICS },
+    keycloak: sharedKeycloakAdmin(),
   };
 }
 

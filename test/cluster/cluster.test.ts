@@ -16,8 +16,8 @@ import { demoData, localSecrets, localUrls } from '../../scripts/local-platform.
 import { generateSelfSignedCertificate } from '../../services/auth/src/tls.js';
 import { deleteUsersNamed } from '../../services/auth/test/support/keycloak.js';
 import { realmClientSecret } from '../e2e/test-platform.js';
-import { runJourney, SMS_WEBHOOK_PATH, PAYMENT_WEBHOOK_PATH, type JourneyPlan, type JourneyRecord } from '../e2e/journey.js';
-import { http } from '../e2e/journey-support.js';
+import { DEFAULT_TOPICS, runJourney, stepRecord, SMS_WEBHOOK_PATH, PAYMENT_WEBHOOK_PATH, type JourneyPlan, type JourneyRecord } from '../e2e/journey.js';
+import { http, sharedKeycloakAdmin } from '../e2e/journey-support.js';
 import { eventually, sleep } from '../support/eventually.js';
 import { gatewayContractSdl } from '../support/graphql-gateway.js';
 import { infra } from '../support/infra.js';
@@ -298,11 +298,6 @@ describe('the umbrella chart on the cluster', () => {
     let record: JourneyRecord;
     let webhooksAddress: string;
 
-    /** A step's record, or the failure of that step. */
-    function part<T>(value: T | undefined, step: number): T {
-      if (value === undefined) throw new Error(`journey step ${step} failed: ${record.failures.find((failure) => failure.step === step)?.error.message ?? 'no record'}`);
-      return value;
-    }
 
     const forward = async (service: string, port: number): Promise<string> => {
       const opened = await cluster!.portForward(namespace, `svc/${RELEASE}-${service}`, port);
@@ -319,8 +314,8 @@ describe('the umbrella chart on the cluster', () => {
           registry: { url: `http://${registry}`, apiKey: registryApiKey },
           webhooks: { url: `http://${webhooks}`, publicBaseUrl: WEBHOOKS_PUBLIC_URL, apiKey: secrets.webhooksApiKey, stripeWebhookSecret: secrets.stripeWebhookSecret, twilioAuthToken: secrets.twilioAuthToken, twilioAccountSid: localSecrets.twilioAccountSid },
           stripe: { apiUrl: deps!.stripeApiUrl, apiKey: secrets.stripeApiKey },
-          kafka: { brokers: [deps!.kafkaBrokers], topics: { notifications: 'notifications', userAuthentication: 'user-authentication', payments: 'Payments' } },
-          keycloak: { url: infra('KEYCLOAK_URL'), realm: infra('KEYCLOAK_REALM'), username: infra('KEYCLOAK_ADMIN_USERNAME'), password: infra('KEYCLOAK_ADMIN_PASSWORD') },
+          kafka: { brokers: [deps!.kafkaBrokers], topics: DEFAULT_TOPICS },
+          keycloak: sharedKeycloakAdmin(),
         },
         plan,
       );
@@ -341,24 +336,24 @@ describe('the umbrella chart on the cluster', () => {
     });
 
     it('should log in with the code of the SMS event, set the TokenId cookie and provision the Keycloak user', () => {
-      const login = part(record.login, 1);
+      const login = stepRecord(record, 'login');
       expect(JSON.parse(login.otp.text)).toEqual({}); // the code travels only in the event
       expect(login.smsEvent.value).toEqual({ phoneNumber: plan.phoneNumber, resourceKey: 'Otp.LoginCode', code: login.code, locale: 'en' });
       expect(login.cookie.name).toBe('TokenId');
       expect(login.cookie.attributes).toMatchObject({ httponly: true, secure: true });
       expect(login.keycloakUser!.groups).toEqual(['clients']);
       expect(login.loggedInEvent.value).toEqual({ phoneNumber: plan.phoneNumber, locale: 'en', userId: login.keycloakUser!.id, method: 'otp', role: 'client' });
-      expect(part(record.forwardAuth, 2).answer.status).toBe(200);
+      expect(stepRecord(record, 'forwardAuth').answer.status).toBe(200);
     });
 
     it('should keep the graph and schema registered through the forward', () => {
-      const registry = part(record.registry, 3);
+      const registry = stepRecord(record, 'registry');
       expect(registry.graphs[plan.graph.name]).toBe(plan.graph.url);
       expect(registry.schema).toBe(plan.graph.schema);
     });
 
     it('should take a signed Stripe event: one PaymentConfirmation and one PlanSubscription through the gateway, PaymentConfirmedEvent on Kafka', () => {
-      const payment = part(record.payment, 4);
+      const payment = stepRecord(record, 'payment');
       const gateway = deps!.gateway;
       expect(gateway.mutations().map((operation) => operation.fields)).toEqual([['createPaymentConfirmation'], ['createPlanSubscription']]);
       expect(gateway.data.paymentConfirmations).toEqual([expect.objectContaining({ checkoutSessionId: payment.checkoutSessionId, clientId: deps!.client.id, amount: 1000 })]);
@@ -384,7 +379,7 @@ describe('the umbrella chart on the cluster', () => {
     });
 
     it('should run the SMS announcement command: drafted, confirmed and sent to both subscribers in their locales', () => {
-      const announcement = part(record.announcement, 5);
+      const announcement = stepRecord(record, 'announcement');
       expect(announcement.draftReply).toMatch(/Text CONFIRM to send it/);
       expect(announcement.confirmReply).toBe('Your announcement was sent to 2 subscribers.');
       expect(announcement.notifications.map((event) => [event.key, event.value.locale]).sort()).toEqual(demoData.subscribers.map(({ phoneNumber, locale }) => [phoneNumber, locale]));

@@ -1,4 +1,5 @@
 import { Agent, fetch as undiciFetch } from 'undici';
+import { infra } from '../support/infra.js';
 
 /** An HTTP answer as the journey looks at it. */
 export interface HttpAnswer {
@@ -127,4 +128,9 @@ export async function keycloakUsers(settings: KeycloakAdminSettings, username: s
       return { id: user.id, username: user.username, attributes: user.attributes ?? {}, groups: groups.map((group) => group.name) };
     }),
   );
+}
+
+/** The admin of the shared Keycloak (test/infra/keycloak.sh), for the journey's look-up of provisioned users. */
+export function sharedKeycloakAdmin(): KeycloakAdminSettings {
+  return { url: infra('KEYCLOAK_URL'), realm: infra('KEYCLOAK_REALM'), username: infra('KEYCLOAK_ADMIN_USERNAME'), password: infra('KEYCLOAK_ADMIN_PASSWORD') };
 }

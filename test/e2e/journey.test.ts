@@ -17,7 +17,7 @@ import { expectEventPayload } from '../support/asyncapi-contract.js';
 import { gatewayContractSdl } from '../support/graphql-gateway.js';
 import { fixtureTranslation } from '../support/localization-service.js';
 import type { TailedEvent } from './event-tail.js';
-import { runJourney, SMS_WEBHOOK_PATH, PAYMENT_WEBHOOK_PATH, type JourneyPlan, type JourneyRecord } from './journey.js';
+import { runJourney, stepRecord, SMS_WEBHOOK_PATH, PAYMENT_WEBHOOK_PATH, type JourneyPlan, type JourneyRecord } from './journey.js';
 import { http, jwtClaims } from './journey-support.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
 import type { ServiceExit } from './service-processes.js';
@@ -48,11 +48,6 @@ let record: JourneyRecord;
 let registryRedis: Redis | undefined;
 let schemaBefore: string | null = null;
 
-/** A step's record, or the failure of that step. */
-function part<T>(value: T | undefined, step: number): T {
-  if (value === undefined) throw new Error(`journey step ${step} failed: ${record.failures.find((failure) => failure.step === step)?.error.message ?? 'no record'}`);
-  return value;
-}
 
 beforeAll(async () => {
   otlp = await startOtlpReceiver();
@@ -84,7 +79,7 @@ describe('the platform end to end', () => {
   });
 
   it('should log in by the code from the SMS event, set the TokenId cookie and provision the Keycloak user in group clients', () => {
-    const login = part(record.login, 1);
+    const login = stepRecord(record, 'login');
     expect(login.otp.status).toBe(200);
     expect(JSON.parse(login.otp.text)).toEqual({}); // Production: the code travels only in the event
     expect(login.smsEvent.value).toEqual({ phoneNumber: plan.phoneNumber, resourceKey: 'Otp.LoginCode', code: login.code, locale: 'en' });
@@ -102,18 +97,18 @@ describe('the platform end to end', () => {
   });
 
   it('should answer forward-auth with a live Keycloak access token of that user', async () => {
-    const forward = part(record.forwardAuth, 2);
+    const forward = stepRecord(record, 'forwardAuth');
     const claims = jwtClaims(forward.accessToken);
     expect(claims).toMatchObject({ preferred_username: plan.phoneNumber, azp: 'platform-auth' });
     const issuer = String(claims.iss);
     expect(issuer).toBe(`${platform!.targets.keycloak!.url}/realms/${platform!.targets.keycloak!.realm}`);
     const userinfo = await http(`${issuer}/protocol/openid-connect/userinfo`, { headers: { authorization: `Bearer ${forward.accessToken}` } });
     expect(userinfo.status).toBe(200);
-    expect(JSON.parse(userinfo.text)).toMatchObject({ sub: part(record.login, 1).keycloakUser!.id, phone_number: plan.phoneNumber });
+    expect(JSON.parse(userinfo.text)).toMatchObject({ sub: stepRecord(record, 'login').keycloakUser!.id, phone_number: plan.phoneNumber });
   });
 
   it('should keep the graph and the schema in the registry, as records graph:{name} and graph:schema in Redis', async () => {
-    const registry = part(record.registry, 3);
+    const registry = stepRecord(record, 'registry');
     expect([registry.registerGraph.status, registry.storeSchema.status]).toEqual([204, 204]);
     expect(registry.graphs[plan.graph.name]).toBe(plan.graph.url);
     expect(registry.schema).toBe(plan.graph.schema);
@@ -122,7 +117,7 @@ describe('the platform end to end', () => {
   });
 
   it('should create exactly one PaymentConfirmation and one PlanSubscription through the gateway and publish PaymentConfirmedEvent', () => {
-    const payment = part(record.payment, 4);
+    const payment = stepRecord(record, 'payment');
     const gateway = platform!.gateway;
     const [planRecord] = gateway.data.plans;
     expect(gateway.mutations().map((operation) => operation.fields)).toEqual([['createPaymentConfirmation'], ['createPlanSubscription']]);
@@ -145,7 +140,7 @@ describe('the platform end to end', () => {
   });
 
   it('should send the announcement to both subscribers, each in its locale', () => {
-    const announcement = part(record.announcement, 5);
+    const announcement = stepRecord(record, 'announcement');
     expect(announcement.draftReply).toMatch(/Text CONFIRM to send it/);
     expect(announcement.confirmReply).toBe('Your announcement was sent to 2 subscribers.');
     const sent = record.events.filter((event) => event.value.resourceKey === 'Announcement' && String(event.value.text).includes(plan.announcement));
@@ -157,12 +152,12 @@ describe('the platform end to end', () => {
   });
 
   it('should publish every event once, with CloudEvents headers, trace context and a payload as docs/asyncapi.yaml describes', () => {
-    const login = part(record.login, 1);
-    const announcement = part(record.announcement, 5);
+    const login = stepRecord(record, 'login');
+    const announcement = stepRecord(record, 'announcement');
     const ours: Array<[TailedEvent, PlatformEventType, string]> = [
       [login.smsEvent, 'SendSmsNotificationEvent', 'auth'],
       [login.loggedInEvent, 'UserLoggedInEvent', 'auth'],
-      [part(record.payment, 4).paymentConfirmedEvent, 'PaymentConfirmedEvent', 'webhooks'],
+      [stepRecord(record, 'payment').paymentConfirmedEvent, 'PaymentConfirmedEvent', 'webhooks'],
       ...announcement.notifications.map((event): [TailedEvent, PlatformEventType, string] => [event, 'SendSmsNotificationEvent', 'webhooks']),
     ];
     for (const [event, type, service] of ours) {
@@ -196,12 +191,12 @@ describe('the platform end to end', () => {
     }, 40_000);
 
     it('should carry the trace of the request that caused each event in its traceparent, down to the producer span', async () => {
-      const login = part(record.login, 1);
-      const announcement = part(record.announcement, 5);
+      const login = stepRecord(record, 'login');
+      const announcement = stepRecord(record, 'announcement');
       const causes: Array<[TailedEvent, string, string, string]> = [
         [login.smsEvent, 'auth', 'POST', '/otp'],
         [login.loggedInEvent, 'auth', 'POST', '/otp/verify'],
-        [part(record.payment, 4).paymentConfirmedEvent, 'webhooks', 'POST', PAYMENT_WEBHOOK_PATH],
+        [stepRecord(record, 'payment').paymentConfirmedEvent, 'webhooks', 'POST', PAYMENT_WEBHOOK_PATH],
         ...announcement.notifications.map((event): [TailedEvent, string, string, string] => [event, 'webhooks', 'POST', SMS_WEBHOOK_PATH]),
       ];
       for (const [event, service, method, path] of causes) {

@@ -39,6 +39,9 @@ export interface JourneyTargets {
   keycloak?: KeycloakAdminSettings;
 }
 
+/** The services' default topics (chart values and `make up` alike). */
+export const DEFAULT_TOPICS: JourneyTargets['kafka']['topics'] = { notifications: 'notifications', userAuthentication: 'user-authentication', payments: 'Payments' };
+
 /** What the journey does: who logs in, what it registers, who announces what to whom. */
 export interface JourneyPlan {
   /** The E.164 number that logs in (as a client). */
@@ -323,6 +326,18 @@ async function announcement(ctx: Context): Promise<AnnouncementRecord> {
 }
 
 // Runner -------------------------------------------------------------------------------------
+
+const STEP_OF = { login: 1, forwardAuth: 2, registry: 3, payment: 4, announcement: 5 } as const;
+
+/** A step's record, or an error naming why that step failed (for assertions on one step). */
+export function stepRecord<K extends keyof typeof STEP_OF>(record: JourneyRecord, key: K): NonNullable<JourneyRecord[K]> {
+  const value = record[key];
+  if (value === undefined) {
+    const step = STEP_OF[key];
+    throw new Error(`journey step ${step} failed: ${record.failures.find((failure) => failure.step === step)?.error.message ?? 'no record'}`);
+  }
+  return value;
+}
 
 export const STEP_TITLES = [
   'OTP login as a client (code read from Kafka)',

@@ -10,7 +10,8 @@ import { generateSelfSignedCertificate } from '../../services/auth/src/tls.js';
 import { startGraphqlGateway, type GatewayClient, type GraphqlGatewayFixture, type GraphqlGatewayOptions } from '../support/graphql-gateway.js';
 import { infra } from '../support/infra.js';
 import { startLocalizationService, type LocalizationServiceFixture } from '../support/localization-service.js';
-import type { JourneyTargets } from './journey.js';
+import { DEFAULT_TOPICS, type JourneyTargets } from './journey.js';
+import { sharedKeycloakAdmin } from './journey-support.js';
 import { startService, stopServices, type ServiceExit, type ServiceName, type ServiceProcess } from './service-processes.js';
 
 /** The graph registry's Redis database: the records must be `graph:{name}` exactly, so it gets a database of its own. */
@@ -166,8 +167,8 @@ function platformOf(services: Record<ServiceName, ServiceProcess>, fixtures: Fix
         twilioAccountSid: localSecrets.twilioAccountSid,
       },
       stripe: { apiUrl: infra('STRIPE_MOCK_URL'), apiKey: localSecrets.stripeApiKey },
-      kafka: { brokers: infra('KAFKA_BROKERS').split(','), topics: { notifications: 'notifications', userAuthentication: 'user-authentication', payments: 'Payments' } },
-      keycloak: { url: infra('KEYCLOAK_URL'), realm: infra('KEYCLOAK_REALM'), username: infra('KEYCLOAK_ADMIN_USERNAME'), password: infra('KEYCLOAK_ADMIN_PASSWORD') },
+      kafka: { brokers: infra('KAFKA_BROKERS').split(','), topics: DEFAULT_TOPICS },
+      keycloak: sharedKeycloakAdmin(),
     },
     stop() {
       stopped ??= (async () => {

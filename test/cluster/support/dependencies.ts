@@ -21,8 +21,8 @@ export interface ClusterDependencies extends Fixtures {
   redisUrl: string;
   gatewayUrl: string;
   localizationUrl: string;
-  /** The node-address ports, for the NetworkPolicy egress values. */
-  ports: { keycloak: number; stripe: number; kafka: number; redis: number; apis: number[] };
+  /** The node-address ports, for the NetworkPolicy egress values (apis: the gateway, localization and stripe-mock). */
+  ports: { keycloak: number; kafka: number; redis: number; apis: number[] };
   close(): Promise<void>;
 }
 
@@ -54,8 +54,8 @@ export async function startClusterDependencies(nodeIp: string): Promise<ClusterD
     // The gateway accepts the tokens Keycloak issues to pods, whose issuer names the node address.
     [kafka, redis, fixtures] = await Promise.all([startPrivateKafka({ advertisedHost: nodeIp }), startPasswordRedis(password), startFixtures({ keycloakUrl })]);
     const kafkaPort = Number(kafka.brokers.split(':')[1]);
-    const ports = { keycloak: portOf(keycloakUrl), stripe: portOf(stripeApiUrl), kafka: kafkaPort, redis: redis.port, apis: [fixtures.gateway.port, portOf(fixtures.localization.url)] };
-    await expose([ports.keycloak, ports.stripe, ports.kafka, ports.redis, ...ports.apis]);
+    const ports = { keycloak: portOf(keycloakUrl), kafka: kafkaPort, redis: redis.port, apis: [fixtures.gateway.port, portOf(fixtures.localization.url), portOf(stripeApiUrl)] };
+    await expose([ports.keycloak, ports.kafka, ports.redis, ...ports.apis]);
     const redisUrl = `redis://:${password}@${nodeIp}:${redis.port}/0`;
     const probe = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0 });
     try {
@@ -71,7 +71,7 @@ export async function startClusterDependencies(nodeIp: string): Promise<ClusterD
       redisUrl,
       gatewayUrl: `http://${nodeIp}:${fixtures.gateway.port}/graphql`,
       localizationUrl: fixtures.localization.url.replace('127.0.0.1', nodeIp),
-      ports: { ...ports, apis: [...ports.apis, ports.stripe] },
+      ports,
       close,
     };
   } catch (error) {
