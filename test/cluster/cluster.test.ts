@@ -7,9 +7,10 @@
 // One cluster runs per machine, so this one file does it all in order.
 import { spawn } from 'node:child_process';
 import { randomBytes, randomInt, randomUUID } from 'node:crypto';
-import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { stringify } from 'yaml';
 import { demoData, localSecrets, localUrls } from '../../scripts/local-platform.js';
@@ -178,6 +179,41 @@ async function registryGraphs(): Promise<Record<string, string>> {
   }
 }
 
+/** The cache's gRPC health check through `kubectl port-forward svc/<release>-cache`, as a user debugging it runs it. */
+async function expectCacheServingThroughForward(): Promise<void> {
+  const forward = await cluster!.portForward(namespace, `svc/${RELEASE}-cache`, 7777);
+  try {
+    expect(await grpcHealth(`127.0.0.1:${forward.port}`)).toBe('SERVING');
+  } finally {
+    await forward.close();
+  }
+}
+
+const PROBE = 'health-probe';
+
+/** A client inside the cluster: grpc-health-probe.cjs in a pod of the cache image, checking ADDRESS by its Service name. */
+async function startHealthProbe(address: string): Promise<void> {
+  const script = readFileSync(fileURLToPath(new URL('./support/grpc-health-probe.cjs', import.meta.url)), 'utf8');
+  const restricted = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } };
+  const pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: PROBE, namespace },
+    spec: {
+      restartPolicy: 'Never',
+      containers: [{ name: 'probe', image: `localhost/subscription-platform/cache:${imageTag('cache')}`, imagePullPolicy: 'Never', command: ['node', '-e', script], env: [{ name: 'ADDRESS', value: address }], securityContext: restricted }],
+    },
+  };
+  await cluster!.kubectl(['apply', '-f', '-'], JSON.stringify(pod));
+}
+
+/** The probe's counts so far (its last line of output; none before it has started). */
+async function probeCounts(): Promise<{ ok: number; failed: string[] }> {
+  const line = (await cluster!.kubectl(['-n', namespace, 'logs', PROBE, '--tail', '1'])).trim();
+  if (line === '') return { ok: 0, failed: [] };
+  return JSON.parse(line) as { ok: number; failed: string[] };
+}
+
 /** Retries a check of expectations once a second (each try may start a port-forward) until it passes. */
 async function settles(check: () => Promise<void>, timeoutMs: number): Promise<void> {
   await eventually(
@@ -269,12 +305,7 @@ describe('the umbrella chart on the cluster', () => {
   });
 
   it('should answer the gRPC health check of the cache through kubectl port-forward', async () => {
-    const forward = await cluster!.portForward(namespace, `svc/${RELEASE}-cache`, 7777);
-    try {
-      expect(await grpcHealth(`127.0.0.1:${forward.port}`)).toBe('SERVING');
-    } finally {
-      await forward.close();
-    }
+    await expectCacheServingThroughForward();
   }, 60_000);
 
   it('should register and look up a graph in the registry through kubectl port-forward, refusing a wrong key', async () => {
@@ -406,20 +437,25 @@ describe('the umbrella chart on the cluster', () => {
     await settles(async () => void expect(Object.keys(await registryGraphs())).not.toContain('example-graph'), 60_000);
   }, 180_000);
 
-  it('should roll the pods on a helm upgrade with a changed value and keep serving', async () => {
+  it('should roll the pods on a helm upgrade with a changed value and keep serving, not one check of a client in the cluster failing', async () => {
     const cacheBefore = (await pods()).filter((pod) => pod.metadata.labels?.['app.kubernetes.io/name'] === 'cache').map((pod) => pod.metadata.name);
-    await helm(['upgrade', RELEASE, charts!.umbrella, '-n', namespace, '-f', values({}), '--set', 'cache.logLevel=debug', '--wait', '--timeout', '180s']);
-    await settles(async () => {
-      const cacheAfter = (await pods()).filter((pod) => pod.metadata.labels?.['app.kubernetes.io/name'] === 'cache');
-      expect(cacheAfter.map((pod) => pod.metadata.name).some((name) => cacheBefore.includes(name))).toBe(false);
-      expect(cacheAfter.every(ready)).toBe(true);
-    }, 120_000);
-    const forward = await cluster!.portForward(namespace, `svc/${RELEASE}-cache`, 7777);
+    await startHealthProbe(`${RELEASE}-cache:7777`);
     try {
-      expect(await grpcHealth(`127.0.0.1:${forward.port}`)).toBe('SERVING');
+      await settles(async () => void expect((await probeCounts()).ok).toBeGreaterThan(0), 60_000);
+      await helm(['upgrade', RELEASE, charts!.umbrella, '-n', namespace, '-f', values({}), '--set', 'cache.logLevel=debug', '--wait', '--timeout', '180s']);
+      await settles(async () => {
+        const cacheAfter = (await pods()).filter((pod) => pod.metadata.labels?.['app.kubernetes.io/name'] === 'cache');
+        expect(cacheAfter.map((pod) => pod.metadata.name).some((name) => cacheBefore.includes(name))).toBe(false);
+        expect(cacheAfter.every(ready)).toBe(true);
+      }, 120_000);
+      // Past the old pod's preStop pause and termination: the checks from then on reach the new pod only.
+      const rolled = (await probeCounts()).ok;
+      await settles(async () => void expect((await probeCounts()).ok).toBeGreaterThan(rolled + 20), 60_000);
+      expect((await probeCounts()).failed).toEqual([]);
     } finally {
-      await forward.close();
+      await cluster!.kubectl(['-n', namespace, 'delete', 'pod', PROBE, '--ignore-not-found', '--wait']);
     }
+    await expectCacheServingThroughForward();
   }, 300_000);
 
   it("should leave nothing of the release after helm uninstall but the user's Secrets and the controller's records the docs name", async () => {
