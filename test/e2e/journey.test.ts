@@ -48,7 +48,6 @@ let record: JourneyRecord;
 let registryRedis: Redis | undefined;
 let schemaBefore: string | null = null;
 
-
 beforeAll(async () => {
   otlp = await startOtlpReceiver();
   platform = await startTestPlatform({ otlpEndpoint: otlp.url });

@@ -54,7 +54,8 @@ export async function startClusterDependencies(nodeIp: string): Promise<ClusterD
     // The gateway accepts the tokens Keycloak issues to pods, whose issuer names the node address.
     [kafka, redis, fixtures] = await Promise.all([startPrivateKafka({ advertisedHost: nodeIp }), startPasswordRedis(password), startFixtures({ keycloakUrl })]);
     const kafkaPort = Number(kafka.brokers.split(':')[1]);
-    const ports = { keycloak: portOf(keycloakUrl), kafka: kafkaPort, redis: redis.port, apis: [fixtures.gateway.port, portOf(fixtures.localization.url), portOf(stripeApiUrl)] };
+    const localizationPort = portOf(fixtures.localization.url);
+    const ports = { keycloak: portOf(keycloakUrl), kafka: kafkaPort, redis: redis.port, apis: [fixtures.gateway.port, localizationPort, portOf(stripeApiUrl)] };
     await expose([ports.keycloak, ports.kafka, ports.redis, ...ports.apis]);
     const redisUrl = `redis://:${password}@${nodeIp}:${redis.port}/0`;
     const probe = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0 });
@@ -70,7 +71,7 @@ export async function startClusterDependencies(nodeIp: string): Promise<ClusterD
       kafkaBrokers: kafka.brokers,
       redisUrl,
       gatewayUrl: `http://${nodeIp}:${fixtures.gateway.port}/graphql`,
-      localizationUrl: fixtures.localization.url.replace('127.0.0.1', nodeIp),
+      localizationUrl: `http://${nodeIp}:${localizationPort}`,
       ports,
       close,
     };
