@@ -1,29 +1,9 @@
 import { connect, constants as h2, type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Client, credentials, status, type ServiceError } from '@grpc/grpc-js';
-import protobuf from 'protobufjs';
-import { cacheServiceDefinition, createCacheClient, type CacheResponse__Output } from '@sp/cache-client';
-import { rawCall, rawClient, startCache, type RawClient, type RunningCache } from './cache-fixture.js';
+import { Client, credentials, status } from '@grpc/grpc-js';
+import { cacheServiceDefinition, createCacheClient } from '@sp/cache-client';
+import { callWithBytes, rawCall, rawClient, requestWithKeyBytes, startCache, type RawClient, type RunningCache } from './cache-fixture.js';
 import { MAX_CONCURRENT_STREAMS } from '../src/server.js';
-
-type Method = 'Get' | 'Set' | 'Remove' | 'Increment' | 'SetIfAbsent';
-
-/** A CacheRequest (or IncrementRequest) whose key is exactly these bytes, encoded by protobufjs' writer. */
-function requestWithKeyBytes(key: Buffer, value?: Buffer): Buffer {
-  const writer = protobuf.Writer.create().uint32((1 << 3) | 2).bytes(key);
-  if (value !== undefined) writer.uint32((2 << 3) | 2).bytes(value);
-  return Buffer.from(writer.finish());
-}
-
-/** One call whose request bytes are sent as they are: a client that sends what grpcurl cannot. */
-function callWithBytes(client: Client, method: Method, request: Buffer): Promise<CacheResponse__Output> {
-  const { path, responseDeserialize } = cacheServiceDefinition()[method];
-  return new Promise((resolve, reject) =>
-    client.makeUnaryRequest(path, (bytes: Buffer) => bytes, (bytes: Buffer) => responseDeserialize(bytes) as CacheResponse__Output, request, (err: ServiceError | null, response?: CacheResponse__Output) =>
-      err ? reject(err) : resolve(response!),
-    ),
-  );
-}
 
 /** A gRPC message frame: uncompressed, 4-byte length, the message. */
 const frame = (message: Buffer): Buffer => Buffer.concat([Buffer.from([0]), Buffer.from([0, 0, 0, 0].map((_, i) => (message.length >>> (8 * (3 - i))) & 0xff)), message]);
