@@ -2,13 +2,14 @@ import { connect, constants as h2, type ClientHttp2Stream } from 'node:http2';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Client, credentials, status } from '@grpc/grpc-js';
+import { status } from '@grpc/grpc-js';
 import { cacheServiceDefinition } from '@sp/cache-client';
 import { latencyUnderLoad } from '../../../test/support/latency-under-load.js';
 import { buildService, startArgs } from '../../../test/deploy/support/build.js';
 import { repoRoot } from '../../../test/deploy/support/service-config.js';
 import { serviceEnv, startService, type RunningService } from '../../../test/deploy/support/service-process.js';
-import { callWithBytes, rawCall, rawClient, requestWithKeyBytes, type RawClient } from './cache-fixture.js';
+import { GRPC_REQUEST, hostileWorker } from '../../../test/support/hostile-worker.js';
+import { rawCall, rawClient, requestWithKeyBytes, type RawClient } from './cache-fixture.js';
 import { MAX_CONCURRENT_STREAMS } from '../src/server.js';
 
 const MiB = 1024 * 1024;
@@ -17,7 +18,7 @@ const ownConnection = { 'grpc.use_local_subchannel_pool': 1 };
 
 /**
  * The most expensive requests the cache service accepts or refuses, each sent again and again by
- * one caller, against the service as its container runs it (a process of its own, default
+ * one caller (from a worker thread, off the probes' event loop), against the service as its container runs it (a process of its own, default
  * limits): a value of exactly the largest size (1 MiB), a message over it, a key that is not
  * UTF-8, and a connection that keeps every stream it may open busy. Meanwhile another caller's Get
  * keeps its p99 under 100 ms.
@@ -40,11 +41,11 @@ describe('the cache service under its worst requests', () => {
     await cache.stop();
   });
 
-  /** A client for requests encoded by the test, on a connection of its own. */
-  const bytesClient = (): Client => {
-    const created = new Client(address, credentials.createInsecure(), ownConnection);
-    closers.push(() => created.close());
-    return created;
+  /** A Set of these request bytes, sent again and again from a worker thread, expecting `code`. */
+  const fromWorker = (request: Buffer, code: status): (() => Promise<void>) => {
+    const worker = hostileWorker(GRPC_REQUEST, { address, path: cacheServiceDefinition().Set.path, request: request.toString('base64'), code });
+    closers.push(() => void worker.close());
+    return () => worker.request();
   };
 
   const client = (): RawClient => {
@@ -72,28 +73,9 @@ describe('the cache service under its worst requests', () => {
   };
 
   const hostileRequests: Array<[string, () => () => Promise<void>]> = [
-    ['a Set of the largest value (1 MiB)', () => {
-      // Encoded once: the test process should spend as little as it can on its own hostile calls.
-      const request = requestWithKeyBytes(Buffer.from('largest'), Buffer.alloc(MiB, 7));
-      const hostile = bytesClient();
-      return async () => {
-        await callWithBytes(hostile, 'Set', request);
-      };
-    }],
-    ['a message over the largest value (refused)', () => {
-      const request = requestWithKeyBytes(Buffer.from('oversized'), Buffer.alloc(MiB + 8192, 7));
-      const hostile = bytesClient();
-      return async () => {
-        await expect(callWithBytes(hostile, 'Set', request)).rejects.toMatchObject({ code: status.RESOURCE_EXHAUSTED });
-      };
-    }],
-    ['a key that is not UTF-8 (refused)', () => {
-      const request = requestWithKeyBytes(Buffer.from([0xff, 0xfe]), Buffer.from('v'));
-      const hostile = bytesClient();
-      return async () => {
-        await expect(callWithBytes(hostile, 'Set', request)).rejects.toMatchObject({ code: status.INVALID_ARGUMENT });
-      };
-    }],
+    ['a Set of the largest value (1 MiB)', () => fromWorker(requestWithKeyBytes(Buffer.from('largest'), Buffer.alloc(MiB, 7)), status.OK)],
+    ['a message over the largest value (refused)', () => fromWorker(requestWithKeyBytes(Buffer.from('oversized'), Buffer.alloc(MiB + 8192, 7)), status.RESOURCE_EXHAUSTED)],
+    ['a key that is not UTF-8 (refused)', () => fromWorker(requestWithKeyBytes(Buffer.from([0xff, 0xfe]), Buffer.from('v')), status.INVALID_ARGUMENT)],
     [`a connection holding all ${MAX_CONCURRENT_STREAMS} streams it may open`, () => holdAllStreams],
   ];
 
