@@ -51,21 +51,6 @@ const countryList = (acceptsStar: boolean) =>
     return new Set(codes);
   });
 
-const otpFraudSchema = {
-  Otp__PrefixDigits: z.coerce.number().int().min(1).max(14).default(6),
-  Otp__MaxPerPrefix: env.positiveInt(20),
-  Otp__MaxPerMinute: env.positiveInt(600),
-  Otp__AllowedCountries: countryList(true).default(new Set(['*'])),
-  Otp__BlockedCountries: countryList(false).default(new Set()),
-  Otp__MonitoredCountries: countryList(false).default(new Set()),
-  Otp__AllowedNumberTypes: env
-    .list()
-    .transform((items) => items.map((item) => item.toUpperCase()))
-    .refine((items): items is NumberType[] => items.every((item) => (NUMBER_TYPES as readonly string[]).includes(item)), { message: `must list types among ${NUMBER_TYPES.join(', ')}` })
-    .transform((items) => new Set(items))
-    .default(new Set<NumberType>(['MOBILE', 'FIXED_LINE_OR_MOBILE'])),
-};
-
 /** A monitored country that is never allowed is a mistake in the settings (over the raw values). */
 function otpFraudProblems(input: Input): string[] {
   const list = (name: string): string[] => (input[name] ?? '').split(',').map((item) => item.trim().toUpperCase()).filter((item) => item !== '');
@@ -207,7 +192,19 @@ const schema = {
   Otp__MaxPerPhone: env.positiveInt(5),
   Otp__MaxPerIp: env.positiveInt(20),
   Otp__RateLimitWindowSeconds: env.positiveInt(3600),
-  ...otpFraudSchema,
+  // OTP fraud controls (OtpFraudControls; README "Fraud controls")
+  Otp__PrefixDigits: z.coerce.number().int().min(1).max(14).default(6),
+  Otp__MaxPerPrefix: env.positiveInt(20),
+  Otp__MaxPerMinute: env.positiveInt(600),
+  Otp__AllowedCountries: countryList(true).default(new Set(['*'])),
+  Otp__BlockedCountries: countryList(false).default(new Set()),
+  Otp__MonitoredCountries: countryList(false).default(new Set()),
+  Otp__AllowedNumberTypes: env
+    .list()
+    .transform((items) => items.map((item) => item.toUpperCase()))
+    .refine((items): items is NumberType[] => items.every((item) => (NUMBER_TYPES as readonly string[]).includes(item)), { message: `must list types among ${NUMBER_TYPES.join(', ')}` })
+    .transform((items) => new Set(items))
+    .default(new Set<NumberType>(['MOBILE', 'FIXED_LINE_OR_MOBILE'])),
   Management__Port: env.port(9464),
   Log__Level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   Shutdown__GracePeriodMs: env.positiveInt(10_000),
