@@ -52,17 +52,23 @@ describe.each([
     await redis?.stop();
   });
 
-  /** Every request to the other replica than the one before, each from an address of its own. */
-  const requestAll = (replicas: RunningAuth[], numbers: readonly string[], network: number): Promise<Reply[]> =>
-    Promise.all(numbers.map((phoneNumber, i) => replicas[i % 2]!.client.post('/otp', { phoneNumber }, { 'x-forwarded-for': `198.${network}.${i}.1` })));
+  /**
+   * Requests a code for every number at once, alternating between the replicas, each from an
+   * address of its own (198.{network}.{i}.1); checks that exactly `expected` were admitted, every
+   * other answer with `refused`, and that SMS events went exactly to the admitted numbers.
+   */
+  async function expectExactlyAdmitted(replicas: RunningAuth[], numbers: readonly string[], network: number, expected: number, refused: (reply: Reply) => void): Promise<string[]> {
+    const replies = await Promise.all(numbers.map((phoneNumber, i) => replicas[i % 2]!.client.post('/otp', { phoneNumber }, { 'x-forwarded-for': `198.${network}.${i}.1` })));
+    const admitted = numbers.filter((_, i) => replies[i]!.status === 200);
+    expect(admitted).toHaveLength(expected);
+    for (const reply of replies.filter((r) => r.status !== 200)) refused(reply);
+    expect((await sms.recipients()).filter((to) => numbers.includes(to)).sort()).toEqual([...admitted].sort());
+    return admitted;
+  }
 
   it('should send exactly Otp__MaxPerPrefix codes and SMS events to 40 numbers of one prefix requested concurrently from 40 addresses', async () => {
     const { prefix, numbers } = numbersSharingPrefix(40);
-    const replies = await requestAll(prefixReplicas, numbers, 18);
-    const admitted = numbers.filter((_, i) => replies[i]!.status === 200);
-    expect(admitted).toHaveLength(MAX_PER_PREFIX);
-    for (const reply of replies.filter((r) => r.status !== 200)) expectRefused(reply, 429, 'prefix_limit', 3600);
-    expect((await sms.recipients()).filter((to) => numbers.includes(to)).sort()).toEqual([...admitted].sort());
+    const admitted = await expectExactlyAdmitted(prefixReplicas, numbers, 18, MAX_PER_PREFIX, (reply) => expectRefused(reply, 429, 'prefix_limit', 3600));
 
     // The refused spent nothing: not their numbers' budgets, not their addresses', not the platform's.
     const [replica] = prefixReplicas as [RunningAuth];
@@ -80,11 +86,7 @@ describe.each([
 
   it('should send exactly Otp__MaxPerMinute codes over two replicas and answer the others 503 with Retry-After, spending nothing of theirs', async () => {
     const numbers = numbersInDistinctPrefixes(40);
-    const replies = await requestAll(budgetReplicas, numbers, 19);
-    const admitted = numbers.filter((_, i) => replies[i]!.status === 200);
-    expect(admitted).toHaveLength(MAX_PER_MINUTE);
-    for (const reply of replies.filter((r) => r.status !== 200)) expectRefused(reply, 503, 'sms_budget_exhausted', 60);
-    expect((await sms.recipients()).filter((to) => numbers.includes(to)).sort()).toEqual([...admitted].sort());
+    const admitted = await expectExactlyAdmitted(budgetReplicas, numbers, 19, MAX_PER_MINUTE, (reply) => expectRefused(reply, 503, 'sms_budget_exhausted', 60));
 
     const [replica] = budgetReplicas as [RunningAuth];
     for (const phoneNumber of numbers.filter((n) => !admitted.includes(n))) {
