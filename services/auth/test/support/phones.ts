@@ -14,13 +14,17 @@ export function formatted(phoneNumber: string): string {
 
 const digits = (count: number): string => String(randomInt(0, 10 ** count)).padStart(count, '0');
 
-/** A valid mobile number (E.164) of `country`: its metadata's example with random last digits; `001`: an Iridium satellite phone (+881 6). */
+/**
+ * A valid mobile number (E.164) of `country` (fixed-line-or-mobile where the metadata cannot tell,
+ * as for US numbers): its metadata's example with random last digits; `001`: an Iridium satellite phone (+881 6).
+ */
 export function mobileNumberIn(country: string): string {
   const base = country === '001' ? '+881612345678' : `+${getCountryCallingCode(country as CountryCode)}${examples[country as CountryCode]}`;
   for (let attempt = 0; attempt < 100; attempt++) {
-    const candidate = `${base.slice(0, -4)}${digits(4)}`;
+    const candidate = `${base.slice(0, -5)}${digits(5)}`;
     const parsed = parsePhoneNumberFromString(candidate);
-    if (parsed?.isValid() && parsed.getType() === 'MOBILE' && (parsed.country ?? '001') === country) return parsed.number;
+    const type = parsed?.getType();
+    if (parsed?.isValid() && (type === 'MOBILE' || type === 'FIXED_LINE_OR_MOBILE') && (parsed.country ?? '001') === country) return parsed.number;
   }
   throw new Error(`no mobile number found for ${country}`);
 }
