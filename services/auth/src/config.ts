@@ -40,16 +40,17 @@ export interface OtpFraudControls {
   allowedNumberTypes: ReadonlySet<NumberType>;
 }
 
-/** A comma list of country codes (any case, stored upper case) the phone metadata knows; `*` where allowed. */
-const countryList = (acceptsStar: boolean) =>
-  env.list().transform((items, ctx) => {
+/** The country codes of a list (any case, kept upper case) that the phone metadata knows; `*` where accepted. */
+const countryCodes =
+  (acceptsStar: boolean) =>
+  (items: string[], ctx: z.RefinementCtx): Set<string> => {
     const codes = items.map((item) => item.toUpperCase());
     const unknown = codes.filter((code) => !KNOWN_COUNTRIES.has(code) && !(acceptsStar && code === '*'));
     if (unknown.length > 0) {
       ctx.addIssue({ code: 'custom', message: `unknown country ${unknown.join(', ')}: use ISO 3166-1 alpha-2 codes such as DE, 001 for numbers of no country${acceptsStar ? ', or *' : ''}` });
     }
     return new Set(codes);
-  });
+  };
 
 /** A monitored country that is never allowed is a mistake in the settings (over the raw values). */
 function otpFraudProblems(input: Input): string[] {
@@ -196,9 +197,9 @@ const schema = {
   Otp__PrefixDigits: z.coerce.number().int().min(1).max(14).default(6),
   Otp__MaxPerPrefix: env.positiveInt(20),
   Otp__MaxPerMinute: env.positiveInt(600),
-  Otp__AllowedCountries: countryList(true).default(new Set(['*'])),
-  Otp__BlockedCountries: countryList(false).default(new Set()),
-  Otp__MonitoredCountries: countryList(false).default(new Set()),
+  Otp__AllowedCountries: env.list().transform(countryCodes(true)).default(new Set(['*'])),
+  Otp__BlockedCountries: env.list().transform(countryCodes(false)).default(new Set()),
+  Otp__MonitoredCountries: env.list().transform(countryCodes(false)).default(new Set()),
   Otp__AllowedNumberTypes: env
     .list()
     .transform((items) => items.map((item) => item.toUpperCase()))
