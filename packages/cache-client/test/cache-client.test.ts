@@ -44,7 +44,7 @@ function answer<Req extends CacheRequest__Output | IncrementRequest__Output, Res
   };
 }
 
-const handlers: CacheGrpcServiceHandlers = {
+const handlers: Omit<CacheGrpcServiceHandlers, 'Subscribe'> = {
   Get: answer('Get'),
   Set: answer('Set'),
   Remove: answer('Remove'),

@@ -17,8 +17,8 @@ type Handler<Req, Res> = (request: Req) => Promise<Res>;
 
 const EMPTY = Buffer.alloc(0);
 
-/** The RPCs of cache.v1.CacheGrpcService over a store. */
-export function createCacheService(deps: CacheServiceDeps): CacheGrpcServiceHandlers {
+/** The unary RPCs of cache.v1.CacheGrpcService over a store (Subscribe is subscribe-rpc's). */
+export function createCacheService(deps: CacheServiceDeps): Omit<CacheGrpcServiceHandlers, 'Subscribe'> {
   const { store, metrics, logger, maxValueBytes } = deps;
 
   const get: Handler<CacheRequest__Output, CacheResponse> = async (request) => {

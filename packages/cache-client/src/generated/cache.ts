@@ -6,6 +6,8 @@ import type { CacheRequest as _cache_v1_CacheRequest, CacheRequest__Output as _c
 import type { CacheResponse as _cache_v1_CacheResponse, CacheResponse__Output as _cache_v1_CacheResponse__Output } from './cache/v1/CacheResponse.js';
 import type { IncrementRequest as _cache_v1_IncrementRequest, IncrementRequest__Output as _cache_v1_IncrementRequest__Output } from './cache/v1/IncrementRequest.js';
 import type { IncrementResponse as _cache_v1_IncrementResponse, IncrementResponse__Output as _cache_v1_IncrementResponse__Output } from './cache/v1/IncrementResponse.js';
+import type { Invalidation as _cache_v1_Invalidation, Invalidation__Output as _cache_v1_Invalidation__Output } from './cache/v1/Invalidation.js';
+import type { SubscribeRequest as _cache_v1_SubscribeRequest, SubscribeRequest__Output as _cache_v1_SubscribeRequest__Output } from './cache/v1/SubscribeRequest.js';
 
 type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
   new(...args: ConstructorParameters<Constructor>): Subtype;
@@ -19,6 +21,8 @@ export interface ProtoGrpcType {
       CacheResponse: MessageTypeDefinition<_cache_v1_CacheResponse, _cache_v1_CacheResponse__Output>
       IncrementRequest: MessageTypeDefinition<_cache_v1_IncrementRequest, _cache_v1_IncrementRequest__Output>
       IncrementResponse: MessageTypeDefinition<_cache_v1_IncrementResponse, _cache_v1_IncrementResponse__Output>
+      Invalidation: MessageTypeDefinition<_cache_v1_Invalidation, _cache_v1_Invalidation__Output>
+      SubscribeRequest: MessageTypeDefinition<_cache_v1_SubscribeRequest, _cache_v1_SubscribeRequest__Output>
     }
   }
 }
