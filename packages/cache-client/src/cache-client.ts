@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { credentials as grpcCredentials, Metadata, status, type CallOptions, type ChannelCredentials, type ChannelOptions, type ClientUnaryCall, type requestCallback, type ServiceError } from '@grpc/grpc-js';
 import { AppError, backoffDelay, unavailable } from '@sp/platform';
-import { cacheServiceClient, type CacheRequest, type CacheResponse__Output, type IncrementRequest, type IncrementResponse__Output } from './proto.js';
+import { createGetBatcher } from './get-batcher.js';
+import { cacheServiceClient, type CacheRequest, type CacheResponse__Output, type GetManyRequest, type GetManyResponse__Output, type IncrementRequest, type IncrementResponse__Output } from './proto.js';
 import { createNearCache, type NearCache, type NearCacheSettings, type NearCacheView } from './near-cache.js';
 import { jsonSerializer, type Serializer } from './serializers.js';
 
@@ -31,6 +32,14 @@ export interface CacheClientSettings {
    * service (or its Redis keys), which announces every change.
    */
   nearCache?: NearCacheSettings;
+  /**
+   * Send the gets made during one turn of the event loop as one GetMany call (default true), as
+   * ioredis pipelines commands: under concurrent load a get then costs a fraction of a call of its
+   * own, in this process and in the service. A get made alone still goes out as one Get at once
+   * (after the current turn: microseconds). Against a service older than contract 1.2 it turns
+   * itself off.
+   */
+  coalesce?: boolean;
 }
 
 /**
@@ -115,7 +124,19 @@ export function createCacheClient<T = unknown>(settings: CacheClientSettings, se
 
   const near: NearCache | undefined = settings.nearCache && createNearCache(settings.nearCache, (prefixes) => client.Subscribe({ prefixes: [...prefixes] }));
 
-  const remoteGet = async (key: string): Promise<CacheResponse__Output> => (await call<CacheRequest, CacheResponse__Output>(client.Get.bind(client), { key })).response;
+  // Bound once: a bind per call is work a hot path does not need.
+  const rpc = {
+    Get: client.Get.bind(client),
+    GetMany: client.GetMany.bind(client),
+    Set: client.Set.bind(client),
+    Remove: client.Remove.bind(client),
+    Increment: client.Increment.bind(client),
+    SetIfAbsent: client.SetIfAbsent.bind(client),
+  };
+  const getOne = async (key: string): Promise<CacheResponse__Output> => (await call<CacheRequest, CacheResponse__Output>(rpc.Get, { key })).response;
+  const getMany = async (keys: string[]): Promise<CacheResponse__Output[]> => (await call<GetManyRequest, GetManyResponse__Output>(rpc.GetMany, { keys })).response.entries;
+  const batcher = settings.coalesce === false ? undefined : createGetBatcher(getOne, getMany);
+  const remoteGet = (key: string): Promise<CacheResponse__Output> => (batcher === undefined ? getOne(key) : batcher.get(key));
 
   /** A get of a key the near cache covers: from memory, or read through and kept if nothing changed meanwhile. */
   async function nearGet(cache: NearCache, key: string): Promise<T | undefined> {
@@ -154,18 +175,18 @@ export function createCacheClient<T = unknown>(settings: CacheClientSettings, se
       return response.found ? serializer.deserialize(response.value) : undefined;
     },
     async set(key, value, ttlMs = 0) {
-      await writing(key, () => call<CacheRequest, CacheResponse__Output>(client.Set.bind(client), { key, value: serializer.serialize(value), ttlMs }));
+      await writing(key, () => call<CacheRequest, CacheResponse__Output>(rpc.Set, { key, value: serializer.serialize(value), ttlMs }));
     },
     async remove(key) {
-      return (await writing(key, () => call<CacheRequest, CacheResponse__Output>(client.Remove.bind(client), { key }))).response.found;
+      return (await writing(key, () => call<CacheRequest, CacheResponse__Output>(rpc.Remove, { key }))).response.found;
     },
     async increment(key, delta = 1, ttlMs = 0) {
-      const { response } = await writing(key, () => call<IncrementRequest, IncrementResponse__Output>(client.Increment.bind(client), { key, delta, ttlMs }));
+      const { response } = await writing(key, () => call<IncrementRequest, IncrementResponse__Output>(rpc.Increment, { key, delta, ttlMs }));
       return { value: response.value, expiresAtUnixMs: response.expiresAtUnixMs };
     },
     async setIfAbsent(key, value, ttlMs = 0) {
       const bytes = serializer.serialize(value);
-      const { response, retried } = await writing(key, () => call<CacheRequest, CacheResponse__Output>(client.SetIfAbsent.bind(client), { key, value: bytes, ttlMs }));
+      const { response, retried } = await writing(key, () => call<CacheRequest, CacheResponse__Output>(rpc.SetIfAbsent, { key, value: bytes, ttlMs }));
       if (!response.found || (retried && response.value.equals(bytes))) return { stored: true };
       return { stored: false, value: serializer.deserialize(response.value) };
     },

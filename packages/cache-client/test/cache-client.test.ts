@@ -248,3 +248,14 @@ describe('cache client counters', () => {
     client.close();
   });
 });
+
+describe('cache client coalescing against a service without GetMany (contract 1.1)', () => {
+  it('should answer concurrent gets with one Get each', async () => {
+    script = (_n, request) => ({ response: { found: true, value: Buffer.from(JSON.stringify(`value of ${'key' in request ? request.key : ''}`)) } });
+    const client = createCacheClient({ address });
+    await expect(Promise.all([client.get('a'), client.get('b')])).resolves.toEqual(['value of a', 'value of b']);
+    await expect(Promise.all([client.get('c'), client.get('d')])).resolves.toEqual(['value of c', 'value of d']);
+    expect(attempts.map((a) => a.method)).toEqual(['Get', 'Get', 'Get', 'Get']);
+    client.close();
+  });
+});

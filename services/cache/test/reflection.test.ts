@@ -38,6 +38,7 @@ describe('cache service through server reflection (grpcurl)', () => {
     const service = await grpcurl(cache.address, 'describe', 'cache.v1.CacheGrpcService');
     expect(service).toMatch(/rpc Increment \( \.cache\.v1\.IncrementRequest \) returns \( \.cache\.v1\.IncrementResponse \);/);
     expect(service).toMatch(/rpc SetIfAbsent \( \.cache\.v1\.CacheRequest \) returns \( \.cache\.v1\.CacheResponse \);/);
+    expect(service).toMatch(/rpc GetMany \( \.cache\.v1\.GetManyRequest \) returns \( \.cache\.v1\.GetManyResponse \);/);
     expect(service).toMatch(/rpc Subscribe \( \.cache\.v1\.SubscribeRequest \) returns \( stream \.cache\.v1\.Invalidation \);/);
     expect(await grpcurl(cache.address, 'describe', 'cache.v1.Invalidation')).toMatch(/uint64 sequence = 1;[\s\S]*EVICTED = 5;/);
   });

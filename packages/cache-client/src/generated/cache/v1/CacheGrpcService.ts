@@ -4,6 +4,8 @@ import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'
 import type { CacheRequest as _cache_v1_CacheRequest, CacheRequest__Output as _cache_v1_CacheRequest__Output } from '../../cache/v1/CacheRequest.js';
 import type { CacheResponse as _cache_v1_CacheResponse, CacheResponse__Output as _cache_v1_CacheResponse__Output } from '../../cache/v1/CacheResponse.js';
+import type { GetManyRequest as _cache_v1_GetManyRequest, GetManyRequest__Output as _cache_v1_GetManyRequest__Output } from '../../cache/v1/GetManyRequest.js';
+import type { GetManyResponse as _cache_v1_GetManyResponse, GetManyResponse__Output as _cache_v1_GetManyResponse__Output } from '../../cache/v1/GetManyResponse.js';
 import type { IncrementRequest as _cache_v1_IncrementRequest, IncrementRequest__Output as _cache_v1_IncrementRequest__Output } from '../../cache/v1/IncrementRequest.js';
 import type { IncrementResponse as _cache_v1_IncrementResponse, IncrementResponse__Output as _cache_v1_IncrementResponse__Output } from '../../cache/v1/IncrementResponse.js';
 import type { Invalidation as _cache_v1_Invalidation, Invalidation__Output as _cache_v1_Invalidation__Output } from '../../cache/v1/Invalidation.js';
@@ -26,6 +28,27 @@ export interface CacheGrpcServiceClient extends grpc.Client {
   get(argument: _cache_v1_CacheRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_cache_v1_CacheResponse__Output>): grpc.ClientUnaryCall;
   get(argument: _cache_v1_CacheRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_cache_v1_CacheResponse__Output>): grpc.ClientUnaryCall;
   get(argument: _cache_v1_CacheRequest, callback: grpc.requestCallback<_cache_v1_CacheResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * Reads up to 1000 keys in one call: entries[i] is what Get answers for keys[i]. The typed client
+   * sends the gets its callers make at the same moment as one GetMany, which costs both sides far
+   * less than one call each. INVALID_ARGUMENT when any key is (as Get), or for 0 or over 1000 keys.
+   * Redis backend: one pipelined round trip per Redis node holding some of the keys.
+   */
+  GetMany(argument: _cache_v1_GetManyRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_cache_v1_GetManyResponse__Output>): grpc.ClientUnaryCall;
+  GetMany(argument: _cache_v1_GetManyRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_cache_v1_GetManyResponse__Output>): grpc.ClientUnaryCall;
+  GetMany(argument: _cache_v1_GetManyRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_cache_v1_GetManyResponse__Output>): grpc.ClientUnaryCall;
+  GetMany(argument: _cache_v1_GetManyRequest, callback: grpc.requestCallback<_cache_v1_GetManyResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Reads up to 1000 keys in one call: entries[i] is what Get answers for keys[i]. The typed client
+   * sends the gets its callers make at the same moment as one GetMany, which costs both sides far
+   * less than one call each. INVALID_ARGUMENT when any key is (as Get), or for 0 or over 1000 keys.
+   * Redis backend: one pipelined round trip per Redis node holding some of the keys.
+   */
+  getMany(argument: _cache_v1_GetManyRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_cache_v1_GetManyResponse__Output>): grpc.ClientUnaryCall;
+  getMany(argument: _cache_v1_GetManyRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_cache_v1_GetManyResponse__Output>): grpc.ClientUnaryCall;
+  getMany(argument: _cache_v1_GetManyRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_cache_v1_GetManyResponse__Output>): grpc.ClientUnaryCall;
+  getMany(argument: _cache_v1_GetManyRequest, callback: grpc.requestCallback<_cache_v1_GetManyResponse__Output>): grpc.ClientUnaryCall;
   
   /**
    * Adds delta to the counter under key, atomically, and answers the new value. An absent or
@@ -158,6 +181,14 @@ export interface CacheGrpcServiceHandlers extends grpc.UntypedServiceImplementat
   Get: grpc.handleUnaryCall<_cache_v1_CacheRequest__Output, _cache_v1_CacheResponse>;
   
   /**
+   * Reads up to 1000 keys in one call: entries[i] is what Get answers for keys[i]. The typed client
+   * sends the gets its callers make at the same moment as one GetMany, which costs both sides far
+   * less than one call each. INVALID_ARGUMENT when any key is (as Get), or for 0 or over 1000 keys.
+   * Redis backend: one pipelined round trip per Redis node holding some of the keys.
+   */
+  GetMany: grpc.handleUnaryCall<_cache_v1_GetManyRequest__Output, _cache_v1_GetManyResponse>;
+  
+  /**
    * Adds delta to the counter under key, atomically, and answers the new value. An absent or
    * expired key starts from 0 and gets ttl_ms (0: no expiry); later increments keep that expiry,
    * so a counter with a TTL counts a fixed window. A live entry that is not a counter (ASCII
@@ -211,6 +242,7 @@ export interface CacheGrpcServiceHandlers extends grpc.UntypedServiceImplementat
 
 export interface CacheGrpcServiceDefinition extends grpc.ServiceDefinition {
   Get: MethodDefinition<_cache_v1_CacheRequest, _cache_v1_CacheResponse, _cache_v1_CacheRequest__Output, _cache_v1_CacheResponse__Output>
+  GetMany: MethodDefinition<_cache_v1_GetManyRequest, _cache_v1_GetManyResponse, _cache_v1_GetManyRequest__Output, _cache_v1_GetManyResponse__Output>
   Increment: MethodDefinition<_cache_v1_IncrementRequest, _cache_v1_IncrementResponse, _cache_v1_IncrementRequest__Output, _cache_v1_IncrementResponse__Output>
   Remove: MethodDefinition<_cache_v1_CacheRequest, _cache_v1_CacheResponse, _cache_v1_CacheRequest__Output, _cache_v1_CacheResponse__Output>
   Set: MethodDefinition<_cache_v1_CacheRequest, _cache_v1_CacheResponse, _cache_v1_CacheRequest__Output, _cache_v1_CacheResponse__Output>
