@@ -12,6 +12,8 @@ export interface RunFigures {
   errors: number;
   /** CPU time the server process spent per operation (user + system), when its pid was given. */
   serverCpuMicrosPerOp?: number;
+  /** CPU time this process (the caller: client library and load loop) spent per operation. */
+  clientCpuMicrosPerOp?: number;
 }
 
 /** User + system CPU time of a process so far, in microseconds (from /proc, 10 ms resolution). */
@@ -52,14 +54,23 @@ export async function drive(call: (i: number) => Promise<unknown>, concurrency: 
   measuring = true;
   const startedAt = performance.now();
   const cpuAtStart = serverPid === undefined ? 0 : cpuMicros(serverPid);
+  const ownCpuAtStart = process.cpuUsage();
   await new Promise((resolve) => setTimeout(resolve, durationMs));
   measuring = false;
+  const ownCpu = process.cpuUsage(ownCpuAtStart);
   const cpuUsed = serverPid === undefined ? undefined : cpuMicros(serverPid) - cpuAtStart;
   const elapsed = (performance.now() - startedAt) / 1000;
   stop = true;
   await Promise.all(workers);
   const sorted = Float64Array.from(latencies).sort();
-  const figures: RunFigures = { opsPerSecond: Math.round(latencies.length / elapsed), p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99), calls: latencies.length, errors };
+  const figures: RunFigures = {
+    opsPerSecond: Math.round(latencies.length / elapsed),
+    p50Ms: percentile(sorted, 50),
+    p99Ms: percentile(sorted, 99),
+    calls: latencies.length,
+    errors,
+    clientCpuMicrosPerOp: Number(((ownCpu.user + ownCpu.system) / Math.max(1, latencies.length)).toFixed(1)),
+  };
   if (cpuUsed !== undefined) figures.serverCpuMicrosPerOp = Number((cpuUsed / Math.max(1, latencies.length)).toFixed(1));
   return figures;
 }

@@ -11,6 +11,10 @@ export type { CacheRequest, CacheRequest__Output } from './generated/cache/v1/Ca
 export type { CacheResponse, CacheResponse__Output } from './generated/cache/v1/CacheResponse.js';
 export type { IncrementRequest, IncrementRequest__Output } from './generated/cache/v1/IncrementRequest.js';
 export type { IncrementResponse, IncrementResponse__Output } from './generated/cache/v1/IncrementResponse.js';
+export type { SubscribeRequest, SubscribeRequest__Output } from './generated/cache/v1/SubscribeRequest.js';
+export type { Invalidation, Invalidation__Output } from './generated/cache/v1/Invalidation.js';
+export type { GetManyRequest, GetManyRequest__Output } from './generated/cache/v1/GetManyRequest.js';
+export type { GetManyResponse, GetManyResponse__Output } from './generated/cache/v1/GetManyResponse.js';
 export type { CacheGrpcServiceClient, CacheGrpcServiceDefinition, CacheGrpcServiceHandlers };
 
 /** Where the contract lives in the repository (and in the container images, at the same relative place). */

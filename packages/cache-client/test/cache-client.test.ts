@@ -44,7 +44,7 @@ function answer<Req extends CacheRequest__Output | IncrementRequest__Output, Res
   };
 }
 
-const handlers: CacheGrpcServiceHandlers = {
+const handlers: Omit<CacheGrpcServiceHandlers, 'Subscribe'> = {
   Get: answer('Get'),
   Set: answer('Set'),
   Remove: answer('Remove'),
@@ -245,6 +245,17 @@ describe('cache client counters', () => {
     const client = createCacheClient({ address });
     await expect(client.increment('hits:today', 3, 60_000)).resolves.toEqual({ value: 5, expiresAtUnixMs: 1_790_000_000_000 });
     expect(attempts[0]!.request).toEqual({ key: 'hits:today', delta: 3, ttlMs: 60_000 });
+    client.close();
+  });
+});
+
+describe('cache client coalescing against a service without GetMany (contract 1.1)', () => {
+  it('should answer concurrent gets with one Get each', async () => {
+    script = (_n, request) => ({ response: { found: true, value: Buffer.from(JSON.stringify(`value of ${'key' in request ? request.key : ''}`)) } });
+    const client = createCacheClient({ address });
+    await expect(Promise.all([client.get('a'), client.get('b')])).resolves.toEqual(['value of a', 'value of b']);
+    await expect(Promise.all([client.get('c'), client.get('d')])).resolves.toEqual(['value of c', 'value of d']);
+    expect(attempts.map((a) => a.method)).toEqual(['Get', 'Get', 'Get', 'Get']);
     client.close();
   });
 });

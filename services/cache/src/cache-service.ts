@@ -1,6 +1,6 @@
 import { status, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
-import { toGrpcStatus, type Logger } from '@sp/platform';
-import type { CacheGrpcServiceHandlers, CacheRequest__Output, CacheResponse, IncrementRequest__Output, IncrementResponse } from '@sp/cache-client';
+import { badRequest, toGrpcStatus, type Logger } from '@sp/platform';
+import type { CacheGrpcServiceHandlers, CacheRequest__Output, CacheResponse, GetManyRequest__Output, GetManyResponse, IncrementRequest__Output, IncrementResponse } from '@sp/cache-client';
 import type { CacheStore } from './store.js';
 import type { CacheMetrics } from './cache-metrics.js';
 import { validateIncrement, validateKey, validateSet } from './validation.js';
@@ -16,19 +16,29 @@ export interface CacheServiceDeps {
 type Handler<Req, Res> = (request: Req) => Promise<Res>;
 
 const EMPTY = Buffer.alloc(0);
+export const MAX_GET_MANY_KEYS = 1000;
 
-/** The RPCs of cache.v1.CacheGrpcService over a store. */
-export function createCacheService(deps: CacheServiceDeps): CacheGrpcServiceHandlers {
+/** The unary RPCs of cache.v1.CacheGrpcService over a store (Subscribe is subscribe-rpc's). */
+export function createCacheService(deps: CacheServiceDeps): Omit<CacheGrpcServiceHandlers, 'Subscribe'> {
   const { store, metrics, logger, maxValueBytes } = deps;
 
-  const get: Handler<CacheRequest__Output, CacheResponse> = async (request) => {
-    const entry = await store.get(validateKey(request));
+  const read = async (key: string): Promise<CacheResponse> => {
+    const entry = await store.get(key);
     if (entry === undefined) {
       metrics.misses.inc();
       return { found: false, value: EMPTY, expiresAtUnixMs: 0 };
     }
     metrics.hits.inc();
     return { found: true, value: entry.value, expiresAtUnixMs: entry.expiresAtUnixMs };
+  };
+
+  const get: Handler<CacheRequest__Output, CacheResponse> = async (request) => read(validateKey(request));
+
+  const getMany: Handler<GetManyRequest__Output, GetManyResponse> = async ({ keys }) => {
+    if (keys.length === 0 || keys.length > MAX_GET_MANY_KEYS) throw badRequest(`keys: from 1 to ${MAX_GET_MANY_KEYS}, got ${keys.length}`);
+    const checked = keys.map((key) => validateKey({ key }));
+    // All reads start at once: the Redis client pipelines them into one round trip per node.
+    return { entries: await Promise.all(checked.map(read)) };
   };
 
   const set: Handler<CacheRequest__Output, CacheResponse> = async (request) => {
@@ -58,27 +68,34 @@ export function createCacheService(deps: CacheServiceDeps): CacheGrpcServiceHand
     return stored ? { found: false, value: EMPTY, expiresAtUnixMs: entry.expiresAtUnixMs } : { found: true, value: entry.value, expiresAtUnixMs: entry.expiresAtUnixMs };
   };
 
-  /** Adapts a handler to grpc-js: one place maps errors to status codes and records latency. */
-  const unary =
-    <Req, Res>(method: string, handler: Handler<Req, Res>) =>
-    (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
-      const end = metrics.rpcDuration.startTimer({ method });
+  /**
+   * Adapts a handler to grpc-js: one place maps errors to status codes and records latency. The
+   * histogram child of a method's OK calls is looked up once, not per call (a label lookup costs
+   * more than the observation).
+   */
+  const unary = <Req, Res>(method: string, handler: Handler<Req, Res>) => {
+    const ok = metrics.rpcDuration.labels({ method, code: 'OK' });
+    return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
+      const started = performance.now();
+      const seconds = (): number => (performance.now() - started) / 1000;
       handler(call.request).then(
         (response) => {
-          end({ code: 'OK' });
+          ok.observe(seconds());
           callback(null, response);
         },
         (err: unknown) => {
           const grpcStatus = toGrpcStatus(err);
-          end({ code: status[grpcStatus.code] });
+          metrics.rpcDuration.observe({ method, code: status[grpcStatus.code] }, seconds());
           if (grpcStatus.code === status.UNKNOWN || grpcStatus.code === status.UNAVAILABLE) logger.error({ err, method }, 'rpc failed');
           callback(grpcStatus);
         },
       );
     };
+  };
 
   return {
     Get: unary('Get', get),
+    GetMany: unary('GetMany', getMany),
     Set: unary('Set', set),
     Remove: unary('Remove', remove),
     Increment: unary('Increment', increment),

@@ -2,6 +2,7 @@ import { LRUCache } from 'lru-cache';
 import { AppError } from '@sp/platform';
 import { addToCounter, formatCounter, notACounter, parseCounter } from './counter.js';
 import { decodeEntry, encodeEntry, expiryOfCompact, fromCompactString, HEADER_BYTES, toCompactString } from './entry-codec.js';
+import type { ChangeKind } from './invalidation-hub.js';
 import type { CacheStore, Counter, Entry, StoreEvents } from './store.js';
 
 /** What a full store does with a new key: evict the least recently used entry, or refuse the key. */
@@ -14,6 +15,8 @@ export interface MemoryStoreOptions {
   /** Named in the refusal of a full `reject` store (e.g. its key prefix). */
   name?: string;
   events?: StoreEvents;
+  /** Told of every change of a key (Subscribe's announcements), synchronously, after it took effect. */
+  onChange?: (key: string, kind: ChangeKind) => void;
   /** The clock, in Unix ms; injectable so tests can step time. */
   now?: () => number;
 }
@@ -30,10 +33,13 @@ export interface MemoryStoreOptions {
  */
 export function createMemoryStore(options: MemoryStoreOptions): CacheStore {
   const now = options.now ?? Date.now;
+  const changed = options.onChange ?? (() => undefined);
   const lru = new LRUCache<string, string>({
     max: options.capacity,
-    dispose: (_value, _key, reason) => {
-      if (reason === 'evict') options.events?.evicted?.(1);
+    dispose: (_value, key, reason) => {
+      if (reason !== 'evict') return;
+      options.events?.evicted?.(1);
+      changed(key, 'EVICTED');
     },
   });
 
@@ -45,11 +51,13 @@ export function createMemoryStore(options: MemoryStoreOptions): CacheStore {
     if (expiresAt === 0 || expiresAt > now()) return compact;
     lru.delete(key);
     options.events?.expired?.(1);
+    changed(key, 'EXPIRED');
     return undefined;
   }
 
   function store(key: string, value: Buffer, expiresAtUnixMs: number): void {
     lru.set(key, toCompactString(encodeEntry(value, expiresAtUnixMs)));
+    changed(key, 'WRITTEN');
   }
 
   const rejecting = options.policy === 'reject';
@@ -62,7 +70,11 @@ export function createMemoryStore(options: MemoryStoreOptions): CacheStore {
       const expiresAt = compact === undefined ? 0 : expiryOfCompact(compact);
       return expiresAt !== 0 && expiresAt <= at;
     });
-    for (const [key] of expired) if (key !== undefined) lru.delete(key);
+    for (const [key] of expired) {
+      if (key === undefined) continue;
+      lru.delete(key);
+      changed(key, 'EXPIRED');
+    }
     if (expired.length > 0) options.events?.expired?.(expired.length);
   }
 
@@ -128,7 +140,10 @@ export function createMemoryStore(options: MemoryStoreOptions): CacheStore {
       }),
     remove(key) {
       const existed = live(key) !== undefined;
-      if (existed) lru.delete(key);
+      if (existed) {
+        lru.delete(key);
+        changed(key, 'REMOVED');
+      }
       return Promise.resolve(existed);
     },
     size: () => lru.size,

@@ -15,15 +15,15 @@ export interface RunningCache {
   close(): Promise<void>;
 }
 
-/** The cache service as main.ts wires it, on a free loopback port. */
-export async function startCache(backend: CacheConfig['backend'], maxValueBytes = 1024 * 1024): Promise<RunningCache> {
+/** The cache service as main.ts wires it, on a free loopback port (or `port`, to restart one in place). */
+export async function startCache(backend: CacheConfig['backend'], maxValueBytes = 1024 * 1024, port = 0): Promise<RunningCache> {
   const registry = createRegistry('cache');
   const app = createCacheApp({ backend, maxValueBytes }, { registry, logger: silentLogger });
-  const port = await app.grpc.listen(0, '127.0.0.1');
+  const boundPort = await app.grpc.listen(port, '127.0.0.1');
   await app.refreshHealth();
   return {
     app,
-    address: `127.0.0.1:${port}`,
+    address: `127.0.0.1:${boundPort}`,
     registry,
     close: async () => {
       await app.grpc.close(1000);

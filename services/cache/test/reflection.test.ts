@@ -1,6 +1,8 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createCacheClient } from '@sp/cache-client';
+import { eventually } from '../../../test/support/eventually.js';
 import { infra } from '../../../test/support/infra.js';
 import { startCache, type RunningCache } from './cache-fixture.js';
 
@@ -36,6 +38,33 @@ describe('cache service through server reflection (grpcurl)', () => {
     const service = await grpcurl(cache.address, 'describe', 'cache.v1.CacheGrpcService');
     expect(service).toMatch(/rpc Increment \( \.cache\.v1\.IncrementRequest \) returns \( \.cache\.v1\.IncrementResponse \);/);
     expect(service).toMatch(/rpc SetIfAbsent \( \.cache\.v1\.CacheRequest \) returns \( \.cache\.v1\.CacheResponse \);/);
+    expect(service).toMatch(/rpc GetMany \( \.cache\.v1\.GetManyRequest \) returns \( \.cache\.v1\.GetManyResponse \);/);
+    expect(service).toMatch(/rpc Subscribe \( \.cache\.v1\.SubscribeRequest \) returns \( stream \.cache\.v1\.Invalidation \);/);
+    expect(await grpcurl(cache.address, 'describe', 'cache.v1.Invalidation')).toMatch(/uint64 sequence = 1;[\s\S]*EVICTED = 5;/);
+  });
+
+  it('should stream invalidations to a grpcurl subscription', async () => {
+    const child = spawn(infra('GRPCURL_BIN'), ['-plaintext', '-d', '{"prefixes":["session:"]}', cache.address, 'cache.v1.CacheGrpcService/Subscribe']);
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const client = createCacheClient<string>({ address: cache.address });
+    try {
+      await eventually(() => output.includes('"SUBSCRIBED"'), 10_000, 'SUBSCRIBED from grpcurl');
+      await client.set('session:g', 'x');
+      await client.remove('session:g');
+      await eventually(() => output.includes('"REMOVED"'), 5000, 'REMOVED from grpcurl');
+    } finally {
+      client.close();
+      child.kill();
+    }
+    // grpcurl prints each message as a JSON object; uint64 as a decimal string.
+    const messages = output.split(/\n(?=\{)/).map((text) => JSON.parse(text) as Record<string, unknown>);
+    expect(messages.map((m) => m.sequence)).toEqual(messages.map((_m, i) => String(i + 1)));
+    expect(messages.filter((m) => m.kind !== 'HEARTBEAT').map(({ key, kind }) => ({ key, kind }))).toEqual([
+      { key: undefined, kind: 'SUBSCRIBED' },
+      { key: 'session:g', kind: 'WRITTEN' },
+      { key: 'session:g', kind: 'REMOVED' },
+    ]);
   });
 
   it('should round-trip Set with ttl_ms and Get, and count with Increment', async () => {
