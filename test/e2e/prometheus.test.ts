@@ -188,6 +188,22 @@ describe('a real Prometheus scraping the platform during the journey', () => {
     ]);
   });
 
+  it('should show the failure counters at 0 for each known label value before anything failed', async () => {
+    const zeros = async (selector: string): Promise<string[]> => {
+      const answer = await prometheus!.query(selector);
+      if (answer.status !== 'success') throw new Error(answer.error);
+      return answer.data.result.map(({ metric, value }) => `${metric.service} ${metric.topic ?? metric.provider} ${metric.type ?? ''} ${value[1]}`.replace('  ', ' ')).sort();
+    };
+    expect(await zeros(`kafka_publish_failures_total{namespace="${NAMESPACE}"}`)).toEqual([
+      'auth notifications SendSmsNotificationEvent 0',
+      'auth user-authentication UserLoggedInEvent 0',
+      'webhooks ForeignProducts ProviderProductCreatedEvent 0',
+      'webhooks Payments PaymentConfirmedEvent 0',
+      'webhooks notifications SendSmsNotificationEvent 0',
+    ]);
+    expect(await zeros(`webhook_signature_failures_total{namespace="${NAMESPACE}"}`)).toEqual(['webhooks stripe 0', 'webhooks twilio 0']);
+  });
+
   it('should keep every alert inactive while the platform is healthy', async () => {
     const active = (await prometheus!.alerts()).filter((alert) => !NEEDS_KUBE_STATE_METRICS.has(alert.labels.alertname!));
     expect(active.map((alert) => ({ ...alert.labels, state: alert.state, value: alert.value }))).toEqual([]);
