@@ -9,13 +9,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Redis } from 'ioredis';
 import { demoData } from '../../scripts/local-platform.js';
-import { deleteUsersNamed } from '../../services/auth/test/support/keycloak.js';
 import { gatewayContractSdl } from '../support/graphql-gateway.js';
 import { SpanKind, type ReceivedSpan } from '../support/otlp-receiver.js';
 import { collectorConfig, startCollector, validateCollectorConfig, type RunningCollector } from '../support/otel-collector.js';
-import { runJourney, stepRecord, PAYMENT_WEBHOOK_PATH, type JourneyPlan, type JourneyRecord } from './journey.js';
+import { stepRecord, PAYMENT_WEBHOOK_PATH, type JourneyPlan, type JourneyRecord } from './journey.js';
+import { runJourneyOn, type JourneyRun } from './journey-run.js';
 import { startTestPlatform, type TestPlatform } from './test-platform.js';
 import { cacheCallsUnder, descendsFrom, parseTraceparent, serverSpans } from './traces.js';
 
@@ -31,28 +30,19 @@ const plan: JourneyPlan = {
 let collector: RunningCollector | undefined;
 let platform: TestPlatform | undefined;
 let record: JourneyRecord;
-let registryRedis: Redis | undefined;
-let schemaBefore: string | null = null;
+let journey: JourneyRun | undefined;
 
 beforeAll(async () => {
   collector = await startCollector();
   platform = await startTestPlatform({ otlpEndpoint: collector.otlpHttpUrl });
-  registryRedis = new Redis(platform.registryStoreUrl);
-  schemaBefore = await registryRedis.get('graph:schema');
-  plan.graph.url = platform.gateway.url;
-  record = await runJourney(platform.targets, plan);
+  journey = await runJourneyOn(platform, plan);
+  record = journey.record;
 }, 120_000);
 
 afterAll(async () => {
   await platform?.stop();
   await collector?.stop();
-  if (registryRedis !== undefined) {
-    await registryRedis.del(`graph:${plan.graph.name}`);
-    if (schemaBefore === null) await registryRedis.del('graph:schema');
-    else await registryRedis.set('graph:schema', schemaBefore);
-    registryRedis.disconnect();
-  }
-  await deleteUsersNamed([plan.phoneNumber]).catch(() => undefined);
+  await journey?.cleanUp();
 }, 30_000);
 
 /** The spans once the collector has written those `find` looks for (SDK and collector batch every 5 s). */

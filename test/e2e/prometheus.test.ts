@@ -10,11 +10,9 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CoordinationV1Api } from '@kubernetes/client-node';
-import { Redis } from 'ioredis';
 import Stripe from 'stripe';
 import { createCacheClient, stringSerializer, type CacheClient } from '@sp/cache-client';
 import { demoData, localSecrets } from '../../scripts/local-platform.js';
-import { deleteUsersNamed } from '../../services/auth/test/support/keycloak.js';
 import { createKubeLeaseLock } from '../../services/graph-controller/src/lease-lock.js';
 import { dashboardQueries, dashboards, type Query } from '../deploy/support/promql.js';
 import { gatewayContractSdl } from '../support/graphql-gateway.js';
@@ -23,7 +21,8 @@ import { startPrivateKafka, type PrivateKafka } from '../support/kafka-broker.js
 import { adminKubeConfig, applyObjects, ensureNamespace, uniqueName } from '../support/kube-apiserver.js';
 import { prometheusConfigFor, startPrometheus, type ActiveAlert, type PrometheusServer, type ScrapeTarget } from '../support/prometheus-server.js';
 import { startPrivateRedis, type PrivateRedis } from '../support/redis-server.js';
-import { runJourney, PAYMENT_WEBHOOK_PATH, type JourneyPlan, type JourneyRecord } from './journey.js';
+import { PAYMENT_WEBHOOK_PATH, type JourneyPlan, type JourneyRecord } from './journey.js';
+import { runJourneyOn, type JourneyRun } from './journey-run.js';
 import { httpsClient } from './journey-support.js';
 import { liveQueryProblems, podChoices, type DashboardVariables } from './live-queries.js';
 import { startService, type ServiceProcess } from './service-processes.js';
@@ -54,8 +53,7 @@ let prometheus: PrometheusServer | undefined;
 let cacheTraffic: { client: CacheClient<string>; timer: NodeJS.Timeout } | undefined;
 let record: JourneyRecord;
 const kubeNamespace = uniqueName('prom-e2e');
-let registryRedis: Redis | undefined;
-let schemaBefore: string | null = null;
+let journey: JourneyRun | undefined;
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -124,12 +122,10 @@ beforeAll(async () => {
   platform = await startTestPlatform({ kafkaBrokers: kafka.brokers });
   [controller, faultCache] = await Promise.all([startController(platform.targets.registry.url), startFaultCache(redis.url)]);
   prometheus = await startPrometheus(prometheusConfigFor(scrapeTargets(), INTERVAL_SECONDS));
-  registryRedis = new Redis(platform.registryStoreUrl);
-  schemaBefore = await registryRedis.get('graph:schema');
-  plan.graph.url = platform.gateway.url;
-  record = await runJourney(platform.targets, plan);
+  journey = await runJourneyOn(platform, plan);
+  record = journey.record;
   // A few scrapes and evaluations after the journey, and the controller's registration done.
-  await eventually('the controller to register the annotated Service', async () => ((await registryRedis!.get(`graph:${graphService}`)) === null ? undefined : true), 30_000);
+  await eventually('the controller to register the annotated Service', async () => ((await journey!.registryRedis.get(`graph:${graphService}`)) === null ? undefined : true), 30_000);
   await sleep(5 * INTERVAL_SECONDS * 1000);
 }, 240_000);
 
@@ -141,13 +137,7 @@ afterAll(async () => {
   await prometheus?.stop();
   await Promise.all([controller?.stop(5000), faultCache?.stop(5000), platform?.stop()]);
   await Promise.all([kafka?.close(), redis?.stop()]);
-  if (registryRedis !== undefined) {
-    await registryRedis.del(`graph:${plan.graph.name}`, `graph:${graphService}`);
-    if (schemaBefore === null) await registryRedis.del('graph:schema');
-    else await registryRedis.set('graph:schema', schemaBefore);
-    registryRedis.disconnect();
-  }
-  await deleteUsersNamed([plan.phoneNumber]).catch(() => undefined);
+  await journey?.cleanUp([graphService]);
 }, 60_000);
 
 /** Alerts that need kube-state-metrics (docs/deployment.md): no data outside a cluster, so never active here. */

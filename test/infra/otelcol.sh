@@ -28,41 +28,36 @@ go_mod() {
   sed -n '/^replaces:/,/^[^ ]/s/^  - /replace /p' "$MANIFEST"
 }
 
+# build_otelcol TARGET: the builder (ocb) at the release generates the distribution's sources from
+# the manifest; go builds them into TARGET.
+build_otelcol() {
+  local target=$1 tmp t0=$SECONDS
+  tmp=$(mktemp -d "$GODIR/otelcol.XXXXXX")
+  log "building the OpenTelemetry Collector $OTELCOL_VERSION with $("$GO" env GOVERSION) (builder from $MANIFEST)"
+  GOBIN="$tmp/bin" "$GO" install -trimpath "go.opentelemetry.io/collector/cmd/builder@$OTELCOL_VERSION" \
+    || { rm -rf "$tmp"; die "go install go.opentelemetry.io/collector/cmd/builder@$OTELCOL_VERSION failed"; }
+  sed "s|OUTPUT_PATH|$tmp/dist|" "$MANIFEST" > "$tmp/builder.yaml"
+  # ocb writes main.go and components.go. Its own module step (`go mod tidy`) also resolves the
+  # tests of every component, whose test-only modules (e.g. contrib's pkg/semconvtest) the Go
+  # module proxy does not serve; so go.mod is written here from the manifest (as ocb's template
+  # does) and `go build -mod=mod` resolves what the collector itself imports.
+  PATH="$(dirname "$GO"):$PATH" "$tmp/bin/builder" --config "$tmp/builder.yaml" --skip-get-modules --skip-compilation > "$tmp/builder.log" 2>&1 \
+    || { tail -n 30 "$tmp/builder.log" >&2; rm -rf "$tmp"; die "the collector's builder failed"; }
+  go_mod > "$tmp/dist/go.mod"
+  (cd "$tmp/dist" && GOFLAGS="$GOFLAGS -mod=mod" "$GO" build -trimpath -ldflags "-s -w" -o otelcol-sp .) > "$tmp/build.log" 2>&1 \
+    || { tail -n 30 "$tmp/build.log" >&2; rm -rf "$tmp"; die "the collector build failed"; }
+  mv -f "$tmp/dist/otelcol-sp" "$target"
+  rm -rf "$tmp"
+  log "built the OpenTelemetry Collector $OTELCOL_VERSION in $((SECONDS - t0))s"
+  # Drop binaries of other versions or manifests.
+  find "$BIN" -maxdepth 1 -type f -name 'otelcol-sp-v*' ! -name "$(basename "$target")" -delete
+}
+
 install_otelcol() {
   local hash target link="$BIN/otelcol-sp"
   hash=$(sha256sum "$MANIFEST" | cut -c 1-12)
   target="$BIN/otelcol-sp-$OTELCOL_VERSION-$hash"
-  if [ ! -x "$target" ]; then
-    mkdir -p "$BIN" "$GODIR"
-    # One Go build at a time per machine checkout (gotools.sh holds the same lock).
-    exec 9> "$GODIR/.lock"
-    flock 9
-    if [ ! -x "$target" ]; then
-      go_env
-      local tmp t0=$SECONDS
-      tmp=$(mktemp -d "$GODIR/otelcol.XXXXXX")
-      log "building the OpenTelemetry Collector $OTELCOL_VERSION with $("$GO" env GOVERSION) (builder from $MANIFEST)"
-      GOBIN="$tmp/bin" "$GO" install -trimpath "go.opentelemetry.io/collector/cmd/builder@$OTELCOL_VERSION" \
-        || { rm -rf "$tmp"; die "go install go.opentelemetry.io/collector/cmd/builder@$OTELCOL_VERSION failed"; }
-      sed "s|OUTPUT_PATH|$tmp/dist|" "$MANIFEST" > "$tmp/builder.yaml"
-      # ocb writes main.go and components.go. Its own module step (`go mod tidy`) also resolves
-      # the tests of every component, whose test-only modules (e.g. contrib's pkg/semconvtest)
-      # the Go module proxy does not serve; so go.mod is written here from the manifest (as ocb's
-      # template does) and `go build -mod=mod` resolves what the collector itself imports.
-      PATH="$(dirname "$GO"):$PATH" "$tmp/bin/builder" --config "$tmp/builder.yaml" --skip-get-modules --skip-compilation > "$tmp/builder.log" 2>&1 \
-        || { tail -n 30 "$tmp/builder.log" >&2; rm -rf "$tmp"; die "the collector's builder failed"; }
-      go_mod > "$tmp/dist/go.mod"
-      (cd "$tmp/dist" && GOFLAGS="$GOFLAGS -mod=mod" "$GO" build -trimpath -ldflags "-s -w" -o otelcol-sp .) > "$tmp/build.log" 2>&1 \
-        || { tail -n 30 "$tmp/build.log" >&2; rm -rf "$tmp"; die "the collector build failed"; }
-      mv -f "$tmp/dist/otelcol-sp" "$target"
-      rm -rf "$tmp"
-      log "built the OpenTelemetry Collector $OTELCOL_VERSION in $((SECONDS - t0))s"
-      # Drop binaries of other versions or manifests.
-      find "$BIN" -maxdepth 1 -type f -name 'otelcol-sp-v*' ! -name "$(basename "$target")" -delete
-    fi
-    flock -u 9
-    exec 9>&-
-  fi
+  go_build_once "$target" build_otelcol "$target"
   if [ "$(readlink "$link" 2> /dev/null)" != "$(basename "$target")" ]; then
     ln -sfn "$(basename "$target")" "$link.tmp.$$" && mv -Tf "$link.tmp.$$" "$link"
     local out

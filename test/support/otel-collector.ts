@@ -1,5 +1,4 @@
-import { execFile, spawn } from 'node:child_process';
-import { once } from 'node:events';
+import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +8,7 @@ import { stringify } from 'yaml';
 import { infra } from './infra.js';
 import { spansOf, type OtlpTraces, type ReceivedSpan } from './otlp-receiver.js';
 import { freePort } from './redis-server.js';
+import { startTool } from './tool-process.js';
 
 /** The project's example configuration (observability/otel-collector/config.yaml). */
 export const collectorConfig = fileURLToPath(new URL('../../observability/otel-collector/config.yaml', import.meta.url));
@@ -58,37 +58,19 @@ function testOverrides(ports: { http: number; grpc: number; health: number }, fi
   });
 }
 
-async function waitHealthy(url: string, exited: () => boolean, log: () => string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if (exited()) throw new Error(`the collector exited:\n${log()}`);
-    if (await fetch(url, { signal: AbortSignal.timeout(2000) }).then((response) => response.ok, () => false)) return;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`the collector was not healthy within 30 s:\n${log()}`);
-}
-
 /** The collector built by test/infra/otelcol.sh, running the example configuration with the test's overrides. */
 export async function startCollector(): Promise<RunningCollector> {
   const dir = mkdtempSync(join(tmpdir(), 'sp-otelcol-'));
   const traces = join(dir, 'traces.jsonl');
   const ports = { http: await freePort(), grpc: await freePort(), health: await freePort() };
   writeFileSync(join(dir, 'test.yaml'), testOverrides(ports, traces));
-  const output: string[] = [];
-  const child = spawn(infra('OTELCOL_BIN'), [`--config=${collectorConfig}`, `--config=${join(dir, 'test.yaml')}`], { env: { ...process.env, ...podEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const keep = (chunk: Buffer): void => void output.push(chunk.toString('utf8'));
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
+  const tool = startTool(infra('OTELCOL_BIN'), [`--config=${collectorConfig}`, `--config=${join(dir, 'test.yaml')}`], { ...process.env, ...podEnv });
   const stop = async (): Promise<void> => {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = once(child, 'exit');
-      child.kill('SIGTERM');
-      await exited;
-    }
+    await tool.stop('SIGTERM');
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    await waitHealthy(`http://127.0.0.1:${ports.health}/`, () => child.exitCode !== null, () => output.join('').slice(-4000));
+    await tool.waitForHttp(`http://127.0.0.1:${ports.health}/`);
   } catch (err) {
     await stop();
     throw err;

@@ -1,5 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { parse, stringify } from 'yaml';
 import { infra } from './infra.js';
 import { freePort } from './redis-server.js';
+import { startTool } from './tool-process.js';
 
 /** The Prometheus configuration for `make up` (scrapes its five management ports, loads the alert rules). */
 export const localPrometheusConfig = fileURLToPath(new URL('../../observability/prometheus/prometheus.local.yml', import.meta.url));
@@ -91,17 +90,6 @@ async function data<T>(url: string): Promise<T> {
   return answer.data;
 }
 
-async function waitReady(url: string, child: ChildProcess, log: () => string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`prometheus exited with ${child.exitCode}:\n${log()}`);
-    const ready = await fetch(`${url}/-/ready`, { signal: AbortSignal.timeout(2000) }).then((response) => response.ok, () => false);
-    if (ready) return;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`prometheus not ready within 30 s:\n${log()}`);
-}
-
 /**
  * The real Prometheus server (Debian's package, unpacked by test/infra/deploy-tools.sh) on a free
  * loopback port with the given configuration and a temporary TSDB.
@@ -112,25 +100,13 @@ export async function startPrometheus(configYaml: string): Promise<PrometheusSer
   writeFileSync(configFile, configYaml);
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const output: string[] = [];
-  const child = spawn(
-    infra('PROMETHEUS_BIN'),
-    [`--config.file=${configFile}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  const keep = (chunk: Buffer): void => void output.push(chunk.toString('utf8'));
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
+  const tool = startTool(infra('PROMETHEUS_BIN'), [`--config.file=${configFile}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn']);
   const stop = async (): Promise<void> => {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = once(child, 'exit');
-      child.kill('SIGKILL');
-      await exited;
-    }
+    await tool.stop('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    await waitReady(url, child, () => output.join('').slice(-3000));
+    await tool.waitForHttp(`${url}/-/ready`);
   } catch (err) {
     await stop();
     throw err;
