@@ -109,6 +109,6 @@ describe('the OpenTelemetry Collector example in a real collector', () => {
     });
     expect(gatewayCalls.map((span) => ({ traceId: span.traceId, method: span.attributes['http.request.method'] }))).toContainEqual({ traceId: request.traceId, method: 'POST' });
     expect(producer).toMatchObject({ service: 'webhooks', traceId: request.traceId });
-    expect(parseTraceparent(payment.paymentConfirmedEvent.headers.traceparent)!.parentId).toBe(producer!.spanId);
+    expect(parseTraceparent(payment.paymentConfirmedEvent.headers.traceparent)!.parentId).toBe(producer.spanId);
   }, 40_000);
 });
