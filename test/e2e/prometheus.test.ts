@@ -134,9 +134,7 @@ afterAll(async () => {
     clearInterval(cacheTraffic.timer);
     cacheTraffic.client.close();
   }
-  await prometheus?.stop();
-  await Promise.all([controller?.stop(5000), faultCache?.stop(5000), platform?.stop()]);
-  await Promise.all([kafka?.close(), redis?.stop()]);
+  await Promise.all([prometheus?.stop(), controller?.stop(5000), faultCache?.stop(5000), platform?.stop(), kafka?.close(), redis?.stop()]);
   await journey?.cleanUp([graphService]);
 }, 60_000);
 
