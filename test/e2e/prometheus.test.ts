@@ -119,7 +119,8 @@ function scrapeTargets(): ScrapeTarget[] {
 
 beforeAll(async () => {
   [kafka, redis] = await Promise.all([startPrivateKafka(), startPrivateRedis(), annotatedService()]);
-  platform = await startTestPlatform({ kafkaBrokers: kafka.brokers });
+  // The journey's number is German: with DE monitored, the fraud row's per-country panels have data.
+  platform = await startTestPlatform({ kafkaBrokers: kafka.brokers, settings: { auth: { Otp__MonitoredCountries: 'DE' } } });
   [controller, faultCache] = await Promise.all([startController(platform.targets.registry.url), startFaultCache(redis.url)]);
   prometheus = await startPrometheus(prometheusConfigFor(scrapeTargets(), INTERVAL_SECONDS));
   journey = await runJourneyOn(platform, plan);

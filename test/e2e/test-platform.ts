@@ -118,12 +118,15 @@ function webhooksEnv(cacheAddress: string, fixtures: Fixtures, brokers: string):
 /**
  * Starts the platform. `otlpEndpoint` goes to every service as `Otlp__Endpoint`; `kafkaBrokers`
  * (default: the shared broker) is where auth and webhooks publish, e.g. a test's own broker it
- * may stop. On a failed start, whatever started is stopped again before the error is thrown.
+ * may stop; `settings` adds to (or overrides) a service's environment. On a failed start,
+ * whatever started is stopped again before the error is thrown.
  */
-export async function startTestPlatform(options: { otlpEndpoint?: string; kafkaBrokers?: string } = {}): Promise<TestPlatform> {
+export async function startTestPlatform(
+  options: { otlpEndpoint?: string; kafkaBrokers?: string; settings?: Partial<Record<PlatformServiceName, Record<string, string>>> } = {},
+): Promise<TestPlatform> {
   const brokers = options.kafkaBrokers ?? infra('KAFKA_BROKERS');
   const common = { Log__Level: 'info', Shutdown__GracePeriodMs: '5000', ...(options.otlpEndpoint === undefined ? {} : { Otlp__Endpoint: options.otlpEndpoint }) };
-  const withCommon = (env: (port: number) => Record<string, string>) => (port: number) => ({ ...common, ...env(port) });
+  const withCommon = (env: (port: number) => Record<string, string>, name: PlatformServiceName) => (port: number) => ({ ...common, ...env(port), ...options.settings?.[name] });
   const registryStoreUrl = `${infra('REDIS_URL').replace(/\/\d*$/, '')}/${REGISTRY_DATABASE}`;
   const started: ServiceProcess[] = [];
   const keep = (service: ServiceProcess): ServiceProcess => {
@@ -134,13 +137,13 @@ export async function startTestPlatform(options: { otlpEndpoint?: string; kafkaB
   const tls = await authCertificate();
   try {
     fixtures = await startFixtures();
-    const cacheService = keep(await startService({ name: 'cache', env: withCommon(() => ({ Cache__Host: '127.0.0.1', Cache__Backend: 'memory' })) }));
+    const cacheService = keep(await startService({ name: 'cache', env: withCommon(() => ({ Cache__Host: '127.0.0.1', Cache__Backend: 'memory' }), 'cache') }));
     const cacheAddress = `127.0.0.1:${cacheService.port}`;
-    const registryEnv = withCommon(() => ({ Registry__Host: '127.0.0.1', STORE_URL: registryStoreUrl, MONITOR_API_KEY: localSecrets.registryApiKey }));
+    const registryEnv = withCommon(() => ({ Registry__Host: '127.0.0.1', STORE_URL: registryStoreUrl, MONITOR_API_KEY: localSecrets.registryApiKey }), 'graph-registry');
     const [registry, auth, webhooks] = await Promise.all([
       startService({ name: 'graph-registry', env: registryEnv }).then(keep),
-      startService({ name: 'auth', env: withCommon(authEnv(cacheAddress, tls, brokers)) }).then(keep),
-      startService({ name: 'webhooks', env: withCommon(webhooksEnv(cacheAddress, fixtures, brokers)) }).then(keep),
+      startService({ name: 'auth', env: withCommon(authEnv(cacheAddress, tls, brokers), 'auth') }).then(keep),
+      startService({ name: 'webhooks', env: withCommon(webhooksEnv(cacheAddress, fixtures, brokers), 'webhooks') }).then(keep),
     ]);
     return platformOf({ cache: cacheService, 'graph-registry': registry, auth, webhooks }, fixtures, { registryStoreUrl, authCa: tls.cert, brokers });
   } catch (err) {
