@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { DEFAULT_TOPICS, runJourney, STEP_TITLES, type JourneyPlan, type JourneyReporter, type JourneyTargets } from '../test/e2e/journey.js';
 import { sharedKeycloakAdmin } from '../test/e2e/journey-support.js';
 import { infra } from '../test/support/infra.js';
-import { demoData, localPorts, localSecrets, localUrls } from './local-platform.js';
+import { demoData, localKube, localPorts, localSecrets, localUrls } from './local-platform.js';
 
 // kafkajs 2 schedules negative timeouts on Node 22+, which Node warns about; nothing is wrong.
 process.removeAllListeners('warning');
@@ -23,6 +23,7 @@ const preflight: Array<{ name: string; url: string; readyz: boolean }> = [
   { name: 'graph-registry', url: `http://127.0.0.1:${localPorts.graphRegistryManagement}/readyz`, readyz: true },
   { name: 'auth', url: `http://127.0.0.1:${localPorts.authManagement}/readyz`, readyz: true },
   { name: 'webhooks', url: `http://127.0.0.1:${localPorts.webhooksManagement}/readyz`, readyz: true },
+  { name: 'graph-controller', url: `http://127.0.0.1:${localPorts.graphControllerManagement}/readyz`, readyz: true },
   { name: 'gateway fixture', url: localUrls.gateway, readyz: false },
   { name: 'localization fixture', url: localUrls.localization, readyz: false },
 ];
@@ -100,6 +101,18 @@ What the webhooks changed through the GraphQL gateway (${mutations.length} mutat
   for (const mutation of mutations) out(`    ${mutation.failed ? '✘ ' : ''}${mutation.fields.join(', ')} ${JSON.stringify(mutation.variables)}`);
 }
 
+/** What the graph controller registered from the example annotated Service that `make up` applies. */
+async function printControllerGraph(): Promise<void> {
+  const { exampleGraph, namespace } = localKube;
+  const response = await fetch(`${localUrls.graphRegistry}/${exampleGraph}`, { headers: { 'x-api-key': localSecrets.registryApiKey }, signal: AbortSignal.timeout(3000) });
+  const text = await response.text();
+  out(
+    response.status === 200
+      ? `\nThe graph controller registered ${exampleGraph} → ${text} (from the annotated Service ${namespace}/orders-graphql).`
+      : `\nThe graph controller has not registered ${exampleGraph} (GET /${exampleGraph} answered ${response.status}); see .cache/run/graph-controller.log.`,
+  );
+}
+
 const reporter: JourneyReporter = {
   start: (step, total, title) => out(`\n${step}/${total} ${title}`),
   saw: (line) => out(`    ${line}`),
@@ -129,6 +142,7 @@ async function main(): Promise<number> {
   const record = await runJourney(journeyTargets, plan(), reporter);
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   await printChanges(before).catch((err: unknown) => out(`\nThe gateway fixture's operations could not be read: ${(err as Error).message}`));
+  await printControllerGraph().catch((err: unknown) => out(`\nThe graph registry could not be asked for the controller's graph: ${(err as Error).message}`));
   const total = STEP_TITLES.length;
   if (record.failures.length === 0) {
     out(`\nDemo complete: ${total} of ${total} steps passed in ${seconds} s.`);

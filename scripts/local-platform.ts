@@ -18,6 +18,8 @@ export const localPorts = {
   authManagement: 9466,
   webhooks: 5000,
   webhooksManagement: 9467,
+  /** The graph controller has no API port, only its management port. */
+  graphControllerManagement: 9468,
   /** The GraphQL gateway fixture (scripts/local-fixtures.ts). */
   gateway: 4000,
   /** The localization service fixture (scripts/local-fixtures.ts). */
@@ -33,6 +35,17 @@ export const localPorts = {
 export const localCacheSizing = {
   capacity: 10_000,
   partitions: 'oidc:=10000/lru,otp:=20000/reject,ratelimit:=50000/reject',
+} as const;
+
+/**
+ * The graph controller of `make up` runs against the kube-apiserver of the local dependencies
+ * (test/infra/kube.sh) and watches this namespace, where `make up` applies the example annotated
+ * Service (k8s/examples/annotated-service.yaml): the registry then holds `orders` →
+ * http://orders-graphql.local.svc.cluster.local:8080/graphql. The Lease lives there too.
+ */
+export const localKube = {
+  namespace: 'local',
+  exampleGraph: 'orders',
 } as const;
 
 /** Development-only secrets `make up` configures and `make demo` signs and authenticates with. */
@@ -94,6 +107,8 @@ export function shellAssignments(): string {
     ['LOCAL_AUTH_MANAGEMENT_PORT', localPorts.authManagement],
     ['LOCAL_WEBHOOKS_PORT', localPorts.webhooks],
     ['LOCAL_WEBHOOKS_MANAGEMENT_PORT', localPorts.webhooksManagement],
+    ['LOCAL_CONTROLLER_MANAGEMENT_PORT', localPorts.graphControllerManagement],
+    ['LOCAL_KUBE_NAMESPACE', localKube.namespace],
     ['LOCAL_GATEWAY_PORT', localPorts.gateway],
     ['LOCAL_LOCALIZATION_PORT', localPorts.localization],
     ['LOCAL_AUTH_URL', localUrls.auth],

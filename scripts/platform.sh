@@ -10,7 +10,7 @@ source "$(dirname "$0")/../test/infra/lib.sh"
 # this script, `make demo` and the end-to-end tests.
 eval "$(node "$ROOT/scripts/local-platform.ts")"
 
-SERVICES=("cache|$LOCAL_CACHE_MANAGEMENT_PORT" "graph-registry|$LOCAL_REGISTRY_MANAGEMENT_PORT" "auth|$LOCAL_AUTH_MANAGEMENT_PORT" "webhooks|$LOCAL_WEBHOOKS_MANAGEMENT_PORT")
+SERVICES=("cache|$LOCAL_CACHE_MANAGEMENT_PORT" "graph-registry|$LOCAL_REGISTRY_MANAGEMENT_PORT" "auth|$LOCAL_AUTH_MANAGEMENT_PORT" "webhooks|$LOCAL_WEBHOOKS_MANAGEMENT_PORT" "graph-controller|$LOCAL_CONTROLLER_MANAGEMENT_PORT")
 
 # realm_secret CLIENT_ID: the dev secret of a client of the local realm (test/infra/keycloak/realm.json).
 realm_secret() {
@@ -42,6 +42,11 @@ service_env() {
         Oidc__ClientId="$(env_get KEYCLOAK_SERVICES_CLIENT_ID)" Oidc__ClientSecret="$(env_get KEYCLOAK_SERVICES_CLIENT_SECRET)" \
         AccountUrl=$LOCAL_ACCOUNT_URL BillingPortalUrl=$LOCAL_BILLING_PORTAL_URL ClientLinkBaseUri=$LOCAL_CLIENT_BASE_URL
       ;;
+    graph-controller)
+      printf '%s\n' Registry__Url=http://127.0.0.1:$LOCAL_REGISTRY_PORT Registry__ApiKey=$LOCAL_REGISTRY_KEY \
+        KUBECONFIG="$(env_get KUBECONFIG_PATH)" Controller__Namespaces=$LOCAL_KUBE_NAMESPACE Controller__LeaseNamespace=$LOCAL_KUBE_NAMESPACE \
+        POD_NAME=graph-controller-local
+      ;;
     *) die "unknown service $1" ;;
   esac
 }
@@ -63,6 +68,16 @@ service_up() {
   die "$name was not ready within 90s (log: $RUN/$name.log; readiness: $(curl -s "http://127.0.0.1:$management_port/readyz"))"
 }
 
+# The namespace the local graph controller watches, with the example annotated Service in it
+# (server-side apply: unchanged on a second `make up`). The kube-apiserver runs no controllers,
+# so nothing deletes either; `make down` stops the apiserver and drops its data.
+example_service_up() {
+  local kubectl
+  kubectl=("$(env_get KUBECTL_BIN)" --kubeconfig "$(env_get KUBECONFIG_PATH)")
+  "${kubectl[@]}" create namespace "$LOCAL_KUBE_NAMESPACE" --dry-run=client -o yaml | "${kubectl[@]}" apply --server-side -f - > /dev/null
+  "${kubectl[@]}" apply --server-side -n "$LOCAL_KUBE_NAMESPACE" -f "$ROOT/k8s/examples/annotated-service.yaml" > /dev/null
+}
+
 fixtures_up() {
   if is_running fixtures; then return 0; fi
   (cd "$ROOT" && start_bg fixtures npx tsx scripts/local-fixtures.ts)
@@ -73,6 +88,7 @@ fixtures_up() {
 up() {
   bash "$ROOT/test/infra/infra.sh" up
   fixtures_up
+  example_service_up
   local entry
   for entry in "${SERVICES[@]}"; do service_up "${entry%%|*}" "${entry##*|}"; done
   print_table
@@ -94,6 +110,7 @@ print_table() {
   printf '%-16s %s\n' graph-registry "http://127.0.0.1:$LOCAL_REGISTRY_PORT (X-Api-Key: $LOCAL_REGISTRY_KEY; metrics http://127.0.0.1:$LOCAL_REGISTRY_MANAGEMENT_PORT/metrics)"
   printf '%-16s %s\n' auth "$LOCAL_AUTH_URL (self-signed; metrics http://127.0.0.1:$LOCAL_AUTH_MANAGEMENT_PORT/metrics)"
   printf '%-16s %s\n' webhooks "$LOCAL_WEBHOOKS_PUBLIC_URL/api/PaymentProviderWebhookHandler?code=$LOCAL_WEBHOOKS_KEY (Stripe secret $LOCAL_STRIPE_WEBHOOK_SECRET), .../api/SmsProviderWebhookHandler?code=$LOCAL_WEBHOOKS_KEY (Twilio token $LOCAL_TWILIO_TOKEN)"
+  printf '%-16s %s\n' graph-controller "watches namespace $LOCAL_KUBE_NAMESPACE of $(env_get KUBE_APISERVER_URL) (example Service orders-graphql → graph orders; metrics http://127.0.0.1:$LOCAL_CONTROLLER_MANAGEMENT_PORT/metrics)"
   printf '%-16s %s\n' gateway "http://127.0.0.1:$LOCAL_GATEWAY_PORT/graphql (fixture: client #1 +15550000001, subscribers +15550000002 de, +15550000003 fr)"
   printf '%-16s %s\n' localization "http://127.0.0.1:$LOCAL_LOCALIZATION_PORT (fixture)"
   printf '%-16s %s\n' redis "$(env_get REDIS_URL)" kafka "$(env_get KAFKA_BROKERS)" \

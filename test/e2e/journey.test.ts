@@ -8,16 +8,15 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { Redis } from 'ioredis';
 import type { PlatformEventType } from '@sp/platform';
 import { parse } from 'yaml';
 import { demoData } from '../../scripts/local-platform.js';
-import { deleteUsersNamed } from '../../services/auth/test/support/keycloak.js';
 import { expectEventPayload } from '../support/asyncapi-contract.js';
 import { gatewayContractSdl } from '../support/graphql-gateway.js';
 import { fixtureTranslation } from '../support/localization-service.js';
 import type { TailedEvent } from './event-tail.js';
-import { runJourney, stepRecord, SMS_WEBHOOK_PATH, PAYMENT_WEBHOOK_PATH, type JourneyPlan, type JourneyRecord } from './journey.js';
+import { stepRecord, SMS_WEBHOOK_PATH, PAYMENT_WEBHOOK_PATH, type JourneyPlan, type JourneyRecord } from './journey.js';
+import { runJourneyOn, type JourneyRun } from './journey-run.js';
 import { http, jwtClaims } from './journey-support.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
 import type { ServiceExit } from './service-processes.js';
@@ -45,29 +44,20 @@ const validateHeaders = ajv.compile(asyncapi.components.messageTraits.cloudEvent
 let otlp: OtlpReceiver | undefined;
 let platform: TestPlatform | undefined;
 let record: JourneyRecord;
-let registryRedis: Redis | undefined;
-let schemaBefore: string | null = null;
+let journey: JourneyRun | undefined;
 
 beforeAll(async () => {
   otlp = await startOtlpReceiver();
   platform = await startTestPlatform({ otlpEndpoint: otlp.url });
-  registryRedis = new Redis(platform.registryStoreUrl);
-  schemaBefore = await registryRedis.get('graph:schema');
-  plan.graph.url = platform.gateway.url;
-  record = await runJourney(platform.targets, plan);
+  journey = await runJourneyOn(platform, plan);
+  record = journey.record;
 }, 90_000);
 
 afterAll(async () => {
   // Every service is stopped even when a test (or the start) failed.
   await platform?.stop();
   await otlp?.close();
-  if (registryRedis !== undefined) {
-    await registryRedis.del(`graph:${plan.graph.name}`);
-    if (schemaBefore === null) await registryRedis.del('graph:schema');
-    else await registryRedis.set('graph:schema', schemaBefore);
-    registryRedis.disconnect();
-  }
-  await deleteUsersNamed([plan.phoneNumber]).catch(() => undefined);
+  await journey?.cleanUp();
 }, 30_000);
 
 describe('the platform end to end', () => {
@@ -111,8 +101,8 @@ describe('the platform end to end', () => {
     expect([registry.registerGraph.status, registry.storeSchema.status]).toEqual([204, 204]);
     expect(registry.graphs[plan.graph.name]).toBe(plan.graph.url);
     expect(registry.schema).toBe(plan.graph.schema);
-    expect(await registryRedis!.get(`graph:${plan.graph.name}`)).toBe(plan.graph.url);
-    expect(await registryRedis!.get('graph:schema')).toBe(plan.graph.schema);
+    expect(await journey!.registryRedis.get(`graph:${plan.graph.name}`)).toBe(plan.graph.url);
+    expect(await journey!.registryRedis.get('graph:schema')).toBe(plan.graph.schema);
   });
 
   it('should create exactly one PaymentConfirmation and one PlanSubscription through the gateway and publish PaymentConfirmedEvent', () => {

@@ -6,14 +6,15 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../support/redis-server.js';
 
-export type ServiceName = 'cache' | 'graph-registry' | 'auth' | 'webhooks';
+export type ServiceName = 'cache' | 'graph-registry' | 'auth' | 'webhooks' | 'graph-controller';
 
-/** The variable naming each service's API port (DESIGN.md: several instances side by side). */
-const PORT_VARIABLE: Record<ServiceName, string> = {
+/** The variable naming each service's API port (DESIGN.md: several instances side by side); the controller serves none. */
+const PORT_VARIABLE: Record<ServiceName, string | undefined> = {
   cache: 'Cache__Port',
   'graph-registry': 'Registry__Port',
   auth: 'Auth__Port',
   webhooks: 'Webhooks__Port',
+  'graph-controller': undefined,
 };
 
 const servicesDir = fileURLToPath(new URL('../../services/', import.meta.url));
@@ -34,6 +35,7 @@ export interface ServiceExit {
 
 export interface ServiceProcess {
   name: ServiceName;
+  /** The API port; 0 for the graph controller, which has only its management port. */
   port: number;
   managementPort: number;
   pid: number;
@@ -97,7 +99,8 @@ async function waitReady(service: ServiceProcess, timeoutMs: number): Promise<vo
 }
 
 function launch(spec: ServiceSpec, port: number, managementPort: number, attempt: number): ServiceProcess {
-  const settings = { ...spec.env(port), [PORT_VARIABLE[spec.name]]: String(port), Management__Port: String(managementPort) };
+  const portVariable = PORT_VARIABLE[spec.name];
+  const settings = { ...spec.env(port), ...(portVariable === undefined ? {} : { [portVariable]: String(port) }), Management__Port: String(managementPort) };
   const child = spawn(process.execPath, ['--enable-source-maps', '--import', './dist/instrument.js', 'dist/main.js'], {
     cwd: join(servicesDir, spec.name),
     env: childEnv(settings),
@@ -152,7 +155,7 @@ function worthRetrying(spec: ServiceSpec, failed: ServiceProcess, attempt: numbe
 export async function startService(spec: ServiceSpec, readyTimeoutMs = 30_000): Promise<ServiceProcess> {
   if (!existsSync(join(servicesDir, spec.name, 'dist', 'main.js'))) throw new Error(`services/${spec.name} is not built: run npx tsc --build first`);
   for (let attempt = 0; ; attempt++) {
-    const port = spec.port ?? (await freePort());
+    const port = PORT_VARIABLE[spec.name] === undefined ? 0 : (spec.port ?? (await freePort()));
     const managementPort = spec.managementPort ?? (await freePort());
     const service = launch(spec, port, managementPort, attempt);
     try {

@@ -14,12 +14,15 @@ import { DEFAULT_TOPICS, type JourneyTargets } from './journey.js';
 import { sharedKeycloakAdmin } from './journey-support.js';
 import { startService, stopServices, type ServiceExit, type ServiceName, type ServiceProcess } from './service-processes.js';
 
+/** The four services of the platform's API (the graph controller runs in a cluster, or beside them in `make up`). */
+export type PlatformServiceName = Exclude<ServiceName, 'graph-controller'>;
+
 /** The graph registry's Redis database: the records must be `graph:{name}` exactly, so it gets a database of its own. */
 export const REGISTRY_DATABASE = 12;
 export const ALLOWED_REDIRECT = 'https://app.example.test';
 
 export interface TestPlatform {
-  services: Record<ServiceName, ServiceProcess>;
+  services: Record<PlatformServiceName, ServiceProcess>;
   gateway: GraphqlGatewayFixture;
   localization: LocalizationServiceFixture;
   /** The demo client as the gateway fixture has it. */
@@ -74,7 +77,7 @@ export async function startFixtures(gatewayOptions: GraphqlGatewayOptions = {}):
   return { gateway, localization, client };
 }
 
-function authEnv(cacheAddress: string, tls: { certPath: string; keyPath: string }): (port: number) => Record<string, string> {
+function authEnv(cacheAddress: string, tls: { certPath: string; keyPath: string }, brokers: string): (port: number) => Record<string, string> {
   return (port) => ({
     // NODE_ENV unset: Production, so the code travels only in the SMS event.
     Auth__Host: '127.0.0.1',
@@ -85,12 +88,12 @@ function authEnv(cacheAddress: string, tls: { certPath: string; keyPath: string 
     ...oidc('platform-auth', realmClientSecret('platform-auth')),
     Oidc__AdminCredentials__Username: infra('KEYCLOAK_ADMIN_USERNAME'),
     Oidc__AdminCredentials__Password: infra('KEYCLOAK_ADMIN_PASSWORD'),
-    MessageBroker__BrokerList: infra('KAFKA_BROKERS'),
+    MessageBroker__BrokerList: brokers,
     Cache__Url: cacheAddress,
   });
 }
 
-function webhooksEnv(cacheAddress: string, fixtures: Fixtures): (port: number) => Record<string, string> {
+function webhooksEnv(cacheAddress: string, fixtures: Fixtures, brokers: string): (port: number) => Record<string, string> {
   return (port) => ({
     Webhooks__Host: '127.0.0.1',
     Webhooks__PublicBaseUrl: `http://127.0.0.1:${port}`,
@@ -104,7 +107,7 @@ function webhooksEnv(cacheAddress: string, fixtures: Fixtures): (port: number) =
     LOCALIZATION_API_URL: fixtures.localization.url,
     STORE_URL: infra('REDIS_URL'),
     Cache__Url: cacheAddress,
-    MessageBroker__BrokerList: infra('KAFKA_BROKERS'),
+    MessageBroker__BrokerList: brokers,
     ...oidc(infra('KEYCLOAK_SERVICES_CLIENT_ID'), infra('KEYCLOAK_SERVICES_CLIENT_SECRET')),
     AccountUrl: localUrls.account,
     BillingPortalUrl: localUrls.billingPortal,
@@ -113,12 +116,17 @@ function webhooksEnv(cacheAddress: string, fixtures: Fixtures): (port: number) =
 }
 
 /**
- * Starts the platform. `otlpEndpoint` goes to every service as `Otlp__Endpoint`. On a failed
- * start, whatever started is stopped again before the error is thrown.
+ * Starts the platform. `otlpEndpoint` goes to every service as `Otlp__Endpoint`; `kafkaBrokers`
+ * (default: the shared broker) is where auth and webhooks publish, e.g. a test's own broker it
+ * may stop; `settings` adds to (or overrides) a service's environment. On a failed start,
+ * whatever started is stopped again before the error is thrown.
  */
-export async function startTestPlatform(options: { otlpEndpoint?: string } = {}): Promise<TestPlatform> {
+export async function startTestPlatform(
+  options: { otlpEndpoint?: string; kafkaBrokers?: string; settings?: Partial<Record<PlatformServiceName, Record<string, string>>> } = {},
+): Promise<TestPlatform> {
+  const brokers = options.kafkaBrokers ?? infra('KAFKA_BROKERS');
   const common = { Log__Level: 'info', Shutdown__GracePeriodMs: '5000', ...(options.otlpEndpoint === undefined ? {} : { Otlp__Endpoint: options.otlpEndpoint }) };
-  const withCommon = (env: (port: number) => Record<string, string>) => (port: number) => ({ ...common, ...env(port) });
+  const withCommon = (env: (port: number) => Record<string, string>, name: PlatformServiceName) => (port: number) => ({ ...common, ...env(port), ...options.settings?.[name] });
   const registryStoreUrl = `${infra('REDIS_URL').replace(/\/\d*$/, '')}/${REGISTRY_DATABASE}`;
   const started: ServiceProcess[] = [];
   const keep = (service: ServiceProcess): ServiceProcess => {
@@ -129,15 +137,15 @@ export async function startTestPlatform(options: { otlpEndpoint?: string } = {})
   const tls = await authCertificate();
   try {
     fixtures = await startFixtures();
-    const cacheService = keep(await startService({ name: 'cache', env: withCommon(() => ({ Cache__Host: '127.0.0.1', Cache__Backend: 'memory' })) }));
+    const cacheService = keep(await startService({ name: 'cache', env: withCommon(() => ({ Cache__Host: '127.0.0.1', Cache__Backend: 'memory' }), 'cache') }));
     const cacheAddress = `127.0.0.1:${cacheService.port}`;
-    const registryEnv = withCommon(() => ({ Registry__Host: '127.0.0.1', STORE_URL: registryStoreUrl, MONITOR_API_KEY: localSecrets.registryApiKey }));
+    const registryEnv = withCommon(() => ({ Registry__Host: '127.0.0.1', STORE_URL: registryStoreUrl, MONITOR_API_KEY: localSecrets.registryApiKey }), 'graph-registry');
     const [registry, auth, webhooks] = await Promise.all([
       startService({ name: 'graph-registry', env: registryEnv }).then(keep),
-      startService({ name: 'auth', env: withCommon(authEnv(cacheAddress, tls)) }).then(keep),
-      startService({ name: 'webhooks', env: withCommon(webhooksEnv(cacheAddress, fixtures)) }).then(keep),
+      startService({ name: 'auth', env: withCommon(authEnv(cacheAddress, tls, brokers), 'auth') }).then(keep),
+      startService({ name: 'webhooks', env: withCommon(webhooksEnv(cacheAddress, fixtures, brokers), 'webhooks') }).then(keep),
     ]);
-    return platformOf({ cache: cacheService, 'graph-registry': registry, auth, webhooks }, fixtures, registryStoreUrl, tls.cert);
+    return platformOf({ cache: cacheService, 'graph-registry': registry, auth, webhooks }, fixtures, { registryStoreUrl, authCa: tls.cert, brokers });
   } catch (err) {
     await stopServices(started, 5000);
     await Promise.all([fixtures?.gateway.close(), fixtures?.localization.close()]);
@@ -148,7 +156,8 @@ export async function startTestPlatform(options: { otlpEndpoint?: string } = {})
   }
 }
 
-function platformOf(services: Record<ServiceName, ServiceProcess>, fixtures: Fixtures, registryStoreUrl: string, authCa: string): TestPlatform {
+function platformOf(services: Record<PlatformServiceName, ServiceProcess>, fixtures: Fixtures, wiring: { registryStoreUrl: string; authCa: string; brokers: string }): TestPlatform {
+  const { registryStoreUrl, authCa, brokers } = wiring;
   const webhooksUrl = `http://127.0.0.1:${services.webhooks.port}`;
   let stopped: Promise<Record<string, ServiceExit>> | undefined;
   return {
@@ -167,7 +176,7 @@ function platformOf(services: Record<ServiceName, ServiceProcess>, fixtures: Fix
         twilioAccountSid: localSecrets.twilioAccountSid,
       },
       stripe: { apiUrl: infra('STRIPE_MOCK_URL'), apiKey: localSecrets.stripeApiKey },
-      kafka: { brokers: infra('KAFKA_BROKERS').split(','), topics: DEFAULT_TOPICS },
+      kafka: { brokers: brokers.split(','), topics: DEFAULT_TOPICS },
       keycloak: sharedKeycloakAdmin(),
     },
     stop() {

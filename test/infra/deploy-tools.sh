@@ -2,9 +2,10 @@
 # Tools and schemas of the deployment tests (test/deploy), all offline after the first run:
 #   bash test/infra/deploy-tools.sh install
 #
-# - promtool, from Debian's `prometheus` package. The .deb is fetched with `apt-get download`
-#   and only promtool is unpacked (dpkg-deb -x): installing the package would pull ~100 MB of
-#   web assets and start a Prometheus server through its maintainer scripts.
+# - promtool and the Prometheus server, from Debian's `prometheus` package. The .deb is fetched
+#   with `apt-get download` and only the two binaries are unpacked (dpkg-deb): installing the
+#   package would pull ~100 MB of web assets and start a Prometheus server through its maintainer
+#   scripts. The server's API needs no web assets; test/e2e/prometheus.test.ts runs it.
 # - Kubernetes JSON schemas (strict: additionalProperties false), from the PyPI package
 #   kubernetes-validate, which carries them for every Kubernetes minor from 1.25 on. Only the
 #   `-local-strict` trees of the versions in K8S_VERSIONS are kept. The tests validate rendered
@@ -13,7 +14,7 @@
 #   github.com/prometheus-operator/prometheus-operator, which carries them as YAML.
 #
 # Everything lands under .cache (git-ignored); a repeat install takes milliseconds.
-# Writes to .cache/run/infra.env: PROMTOOL_BIN, K8S_SCHEMA_DIR, PROMETHEUS_OPERATOR_CRD_DIR.
+# Writes to .cache/run/infra.env: PROMTOOL_BIN, PROMETHEUS_BIN, K8S_SCHEMA_DIR, PROMETHEUS_OPERATOR_CRD_DIR.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # Pinned versions. kubernetes-validate's version names the newest Kubernetes minor it carries.
@@ -27,7 +28,7 @@ SCHEMAS="$CACHE/k8s-schemas"
 
 install_promtool() {
   local dir="$CACHE/promtool" deb version
-  if [ ! -x "$dir/usr/bin/promtool" ]; then
+  if [ ! -x "$dir/usr/bin/promtool" ] || [ ! -x "$dir/usr/bin/prometheus" ]; then
     local t0=$SECONDS
     mkdir -p "$CACHE/apt/archives" "$dir.tmp"
     if [ ! -f "$CACHE/apt/.updated" ] || [ -n "$(find "$CACHE/apt/.updated" -mmin +1440)" ]; then
@@ -40,14 +41,17 @@ install_promtool() {
         || die "apt-get download prometheus failed"
       deb=$(find "$CACHE/apt/archives" -maxdepth 1 -name 'prometheus_*.deb' | sort | tail -n 1)
     fi
-    dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$dir.tmp" ./usr/bin/promtool
+    dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$dir.tmp" ./usr/bin/promtool ./usr/bin/prometheus
     rm -rf "$dir" && mv "$dir.tmp" "$dir"
-    log "promtool unpacked from $(basename "$deb") in $((SECONDS - t0))s"
+    log "promtool and prometheus unpacked from $(basename "$deb") in $((SECONDS - t0))s"
   fi
   mkdir -p "$BIN"
   ln -sfn "../promtool/usr/bin/promtool" "$BIN/promtool"
+  ln -sfn "../promtool/usr/bin/prometheus" "$BIN/prometheus"
   version=$("$BIN/promtool" --version 2>&1 | head -n 1) || die "promtool does not run: $version"
+  version=$("$BIN/prometheus" --version 2>&1 | head -n 1) || die "prometheus does not run: $version"
   env_set PROMTOOL_BIN "$BIN/promtool"
+  env_set PROMETHEUS_BIN "$BIN/prometheus"
 }
 
 install_k8s_schemas() {

@@ -45,36 +45,30 @@ ldflags_helm() {
   printf '%s' "-s -w -X $pkg.version=$HELM_VERSION -X $pkg.metadata= -X $pkg.gitTreeState=clean"
 }
 
+# build_tool NAME CMD_PACKAGE VERSION TARGET: go install with the tool's release ldflags, into TARGET.
+build_tool() {
+  local name=$1 pkg=$2 version=$3 target=$4 flags tmp t0=$SECONDS
+  case $name in
+    stripe-mock) flags=$(ldflags_stripe_mock) ;;
+    helm) flags=$(ldflags_helm) ;;
+    grpcurl) flags=$(ldflags_grpcurl) ;;
+  esac
+  tmp=$(mktemp -d "$GODIR/gobin.XXXXXX")
+  log "building $name $version with $("$GO" env GOVERSION) (go install $pkg@$version)"
+  GOBIN="$tmp" "$GO" install -trimpath -ldflags "$flags" "$pkg@$version" \
+    || { rm -rf "$tmp"; die "go install $pkg@$version failed"; }
+  mv -f "$tmp/$(basename "$pkg")" "$target"
+  rm -rf "$tmp"
+  log "built $name $version in $((SECONDS - t0))s"
+  # Drop binaries of other versions.
+  find "$BIN" -maxdepth 1 -type f -name "$name-v*" ! -name "$name-$version" -delete
+}
+
 # install_tool NAME CMD_PACKAGE VERSION ENV_KEY VERSION_ARGS...
 install_tool() {
   local name=$1 pkg=$2 version=$3 key=$4; shift 4
   local target="$BIN/$name-$version" link="$BIN/$name"
-  if [ ! -x "$target" ]; then
-    mkdir -p "$BIN" "$GODIR"
-    # One build at a time per machine checkout (start scripts may call this concurrently).
-    exec 9> "$GODIR/.lock"
-    flock 9
-    if [ ! -x "$target" ]; then
-      go_env
-      local flags tmp t0=$SECONDS
-      case $name in
-        stripe-mock) flags=$(ldflags_stripe_mock) ;;
-        helm) flags=$(ldflags_helm) ;;
-        grpcurl) flags=$(ldflags_grpcurl) ;;
-      esac
-      tmp=$(mktemp -d "$GODIR/gobin.XXXXXX")
-      log "building $name $version with $("$GO" env GOVERSION) (go install $pkg@$version)"
-      GOBIN="$tmp" "$GO" install -trimpath -ldflags "$flags" "$pkg@$version" \
-        || { rm -rf "$tmp"; die "go install $pkg@$version failed"; }
-      mv -f "$tmp/$(basename "$pkg")" "$target"
-      rm -rf "$tmp"
-      log "built $name $version in $((SECONDS - t0))s"
-      # Drop binaries of other versions.
-      find "$BIN" -maxdepth 1 -type f -name "$name-v*" ! -name "$name-$version" -delete
-    fi
-    flock -u 9
-    exec 9>&-
-  fi
+  go_build_once "$target" build_tool "$name" "$pkg" "$version" "$target"
   if [ "$(readlink "$link" 2> /dev/null)" != "$name-$version" ]; then
     ln -sfn "$name-$version" "$link.tmp.$$" && mv -Tf "$link.tmp.$$" "$link"
     # Check the fresh link once: the binary runs and reports the pinned version.

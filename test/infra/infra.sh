@@ -40,6 +40,8 @@ case "$action" in
     bash "$ROOT/test/infra/kafka.sh" install
     bash "$ROOT/test/infra/keycloak.sh" install
     bash "$ROOT/test/infra/deploy-tools.sh" install
+    # First run on a machine: builds the OpenTelemetry Collector (see otelcol.sh for the time).
+    bash "$ROOT/test/infra/otelcol.sh" install
     bash "$ROOT/test/infra/browser.sh" install
     # First run on a machine: builds kube-apiserver, kubectl and etcd (~6 min on 2 cores).
     bash "$ROOT/test/infra/kube.sh" install

@@ -131,6 +131,24 @@ go_env() {
   unset GOBIN
 }
 
+# go_build_once TARGET COMMAND...: unless TARGET exists, run COMMAND (which builds it) after go_env,
+# holding the checkout's Go build lock: one Go build at a time (start scripts may install
+# concurrently), and a caller that waited finds the target the first one built.
+go_build_once() {
+  local target=$1
+  shift
+  [ -x "$target" ] && return 0
+  mkdir -p "$(dirname "$target")" "$CACHE/go"
+  exec 9> "$CACHE/go/.lock"
+  flock 9
+  if [ ! -x "$target" ]; then
+    go_env
+    "$@"
+  fi
+  flock -u 9
+  exec 9>&-
+}
+
 # module_dir MODULE VERSION: download the module source (go_env first), print its directory.
 module_dir() {
   "$GO" mod download -json "$1@$2" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p'

@@ -33,7 +33,7 @@ interface OtlpSpan {
   kind: number;
   attributes?: OtlpAttribute[];
 }
-interface OtlpTraces {
+export interface OtlpTraces {
   resourceSpans?: Array<{ resource?: { attributes?: OtlpAttribute[] }; scopeSpans?: Array<{ spans?: OtlpSpan[] }> }>;
 }
 
@@ -57,7 +57,8 @@ function valueOf(value: OtlpValue): string | number | boolean {
 const flatten = (attributes: OtlpAttribute[] = []): Record<string, string | number | boolean> =>
   Object.fromEntries(attributes.map((attribute) => [attribute.key, valueOf(attribute.value)]));
 
-function spansOf(request: OtlpTraces): ReceivedSpan[] {
+/** The spans of an OTLP/JSON traces message (an export request, or a line of the collector's file exporter). */
+export function spansOf(request: OtlpTraces): ReceivedSpan[] {
   return (request.resourceSpans ?? []).flatMap((resourceSpans) => {
     const service = String(flatten(resourceSpans.resource?.attributes)['service.name'] ?? '');
     return (resourceSpans.scopeSpans ?? []).flatMap((scope) =>

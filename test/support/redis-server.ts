@@ -60,7 +60,8 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
     await waitForPing(port, 5000);
   };
   const stop = async (): Promise<void> => {
-    if (!child || child.exitCode !== null) return;
+    // A killed child has a signalCode and no exitCode: without that check a second stop waits forever.
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = once(child, 'exit');
     child.kill('SIGKILL');
     await exited;

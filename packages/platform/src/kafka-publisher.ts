@@ -33,6 +33,12 @@ export interface KafkaPublisherOptions {
   registry?: Registry;
   /** Upper bound for one publish, retries included; past it the caller gets a 503. */
   publishTimeoutMs?: number;
+  /**
+   * The topic and event type pairs this publisher sends. Their published and failure counters
+   * exist at 0 from the start, so a first failure is an increase Prometheus sees (increase() and
+   * rate() need a sample before it) and the dashboards' panels show 0 rather than "No data".
+   */
+  events?: ReadonlyArray<{ topic: string; type: string }>;
 }
 
 function withDeadline<T>(promise: Promise<T>, ms: number, what: string, onTimeout?: () => void): Promise<T> {
@@ -93,6 +99,10 @@ export function createKafkaPublisher(options: KafkaPublisherOptions): EventPubli
   const published = options.registry
     ? new Counter({ name: 'kafka_events_published_total', help: 'Events published', labelNames: ['topic', 'type'], registers: [options.registry] })
     : undefined;
+  for (const labels of options.events ?? []) {
+    failures?.inc(labels, 0);
+    published?.inc(labels, 0);
+  }
   let producer: Producer | undefined;
   let connecting: Promise<Producer> | undefined;
 

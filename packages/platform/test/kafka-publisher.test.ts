@@ -63,4 +63,16 @@ describe('Kafka publisher (real broker)', () => {
     expect(Date.now() - started).toBeLessThan(5000);
     await expect(publisher.check()).rejects.toThrow();
   });
+
+  it('should count its known events at 0 from the start, and a failed publish as 1 of them', async () => {
+    const registry = createRegistry('test');
+    const events = [{ topic: 'notifications', type: 'SendSmsNotificationEvent' }];
+    const publisher = createKafkaPublisher({ brokers: ['127.0.0.1:1'], clientId: 'platform-test', source: '/test', logger, registry, publishTimeoutMs: 500, events });
+    closers.push(() => publisher.close());
+    const series = async (name: string): Promise<string[]> => (await registry.getSingleMetricAsString(name)).split('\n').filter((line) => !line.startsWith('#'));
+    expect(await series('kafka_publish_failures_total')).toEqual(['kafka_publish_failures_total{topic="notifications",type="SendSmsNotificationEvent",service="test"} 0']);
+    expect(await series('kafka_events_published_total')).toEqual(['kafka_events_published_total{topic="notifications",type="SendSmsNotificationEvent",service="test"} 0']);
+    await expect(publisher.publish('notifications', { type: 'SendSmsNotificationEvent', key: 'k', data: {} })).rejects.toMatchObject({ status: 503 });
+    expect(await series('kafka_publish_failures_total')).toEqual(['kafka_publish_failures_total{topic="notifications",type="SendSmsNotificationEvent",service="test"} 1']);
+  });
 });

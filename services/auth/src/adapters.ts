@@ -26,6 +26,10 @@ export function createAuthAdapters(config: Pick<AuthConfig, 'cache' | 'kafka' | 
     logger: deps.logger,
     registry: deps.registry,
     publishTimeoutMs: config.kafka.publishTimeoutMs,
+    events: [
+      { topic: config.kafka.notificationsTopic, type: 'SendSmsNotificationEvent' },
+      { topic: config.kafka.userAuthenticationTopic, type: 'UserLoggedInEvent' },
+    ],
   });
   const http = createIdpHttp({ timeoutMs: config.oidc.timeoutMs, ignoreCertificateErrors: config.oidc.ignoreCertificateErrors });
   const adminTokens = createOidcTokenClient({

@@ -1,10 +1,13 @@
 import { Counter, type Registry } from 'prom-client';
-import type { OtpRefusalReason } from './otp-refusals.js';
+import { OTP_REFUSAL_REASONS, type OtpRefusalReason } from './otp-refusals.js';
 
-export type VerificationResult = 'success' | 'wrong_code' | 'expired' | 'reused' | 'too_many_attempts' | 'bad_request';
-export type LoginMethod = 'otp' | 'oidc';
+const VERIFICATION_RESULTS = ['success', 'wrong_code', 'expired', 'reused', 'too_many_attempts', 'bad_request'] as const;
+export type VerificationResult = (typeof VERIFICATION_RESULTS)[number];
+const LOGIN_METHODS = ['otp', 'oidc'] as const;
+export type LoginMethod = (typeof LOGIN_METHODS)[number];
 /** `rejected`: the caller's request was refused (4xx); `error`: a dependency failed (5xx). */
-export type LoginResult = 'success' | 'rejected' | 'error';
+const LOGIN_RESULTS = ['success', 'rejected', 'error'] as const;
+export type LoginResult = (typeof LOGIN_RESULTS)[number];
 
 export interface AuthMetrics {
   otpVerification(result: VerificationResult): void;
@@ -37,6 +40,12 @@ export function createAuthMetrics(registry: Registry): AuthMetrics {
   const verified = new Counter({ name: 'auth_otp_verified_total', help: 'Codes entered right, by the country of the number', labelNames: ['country'], registers });
   const monitoredSent = new Counter({ name: 'auth_otp_monitored_total', help: 'Codes sent to numbers of a monitored country (Otp__MonitoredCountries)', labelNames: ['country'], registers });
   const refused = new Counter({ name: 'auth_otp_refused_total', help: 'POST /otp refusals by reason (the reason of the answer)', labelNames: ['reason'], registers });
+  // Every known outcome at 0 from the start: panels show 0 rather than "No data", and increase()
+  // sees the first refusal or failure.
+  for (const result of VERIFICATION_RESULTS) verifications.inc({ result }, 0);
+  for (const method of LOGIN_METHODS) for (const result of LOGIN_RESULTS) logins.inc({ method, result }, 0);
+  for (const reason of OTP_REFUSAL_REASONS) refused.inc({ reason }, 0);
+  for (const scope of Object.values(LIMIT_SCOPES)) limited.inc({ scope }, 0);
   return {
     otpVerification: (result) => verifications.inc({ result }),
     login: (method, result) => logins.inc({ method, result }),

@@ -1,6 +1,7 @@
 import { Counter, type Registry } from 'prom-client';
 
-export type WebhookProvider = 'stripe' | 'twilio';
+const PROVIDERS = ['stripe', 'twilio'] as const;
+export type WebhookProvider = (typeof PROVIDERS)[number];
 
 /** What became of one webhook delivery. */
 export type WebhookResult = 'processed' | 'ignored' | 'duplicate' | 'deferred' | 'stale' | 'refused' | 'retry' | 'failed';
@@ -26,6 +27,8 @@ export function createWebhooksMetrics(registry: Registry): WebhooksMetrics {
     labelNames: ['provider'],
     registers: [registry],
   });
+  // At 0 from the start for both providers: the alert on increase() sees the first refusals.
+  for (const provider of PROVIDERS) signatureFailures.inc({ provider }, 0);
   const commands = new Counter({ name: 'sms_commands_total', help: 'Incoming SMS by command', labelNames: ['command'], registers: [registry] });
   const announcements = new Counter({ name: 'announcements_sent_total', help: 'Announcements confirmed and sent', registers: [registry] });
   const recipients = new Counter({

@@ -50,6 +50,11 @@ export function createWebhooks(config: WebhooksConfig, runtime: WebhooksRuntime)
     logger,
     registry,
     ...(timeouts.publishMs === undefined ? {} : { publishTimeoutMs: timeouts.publishMs }),
+    events: [
+      { topic: config.topics.payments, type: 'PaymentConfirmedEvent' },
+      { topic: config.topics.notifications, type: 'SendSmsNotificationEvent' },
+      { topic: config.topics.foreignProducts, type: 'ProviderProductCreatedEvent' },
+    ],
   });
   const issuer = keycloakIssuer(config.oidc);
   const tokens = createOidcTokenClient({
