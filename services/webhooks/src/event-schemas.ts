@@ -19,6 +19,8 @@ export const envelopeSchema = z.looseObject({
   id,
   type: z.string().min(1),
   created: unixSeconds,
+  /** True for live-mode events; compared with the mode of the configured API key. */
+  livemode: z.boolean(),
   data: z.looseObject({ object: z.looseObject({}) }),
 });
 

@@ -1,5 +1,6 @@
 import type Koa from 'koa';
-import { readBody, toAppError } from '@sp/platform';
+import { jsonDepth, readBody, toAppError } from '@sp/platform';
+import { livemodeMismatch, malformedEvent } from './errors.js';
 import { parseEnvelope, type Envelope } from './event-schemas.js';
 import { paymentEventActions, type PaymentActionDeps } from './payment-event-actions.js';
 import { processOnce } from './process-once.js';
@@ -7,12 +8,23 @@ import type { WebhooksMetrics } from './webhooks-metrics.js';
 
 /** Stripe's events are a few KiB; 256 KiB leaves room for large line item lists and metadata. */
 export const PAYMENT_BODY_LIMIT_BYTES = 256 * 1024;
+/**
+ * Stripe's events nest about 8 levels (an invoice's line's price's recurring settings). Parsing
+ * costs more than linear time in the nesting (256 KiB nested 128k deep: ~200 ms of event loop, in
+ * which every other request waits), so deeper bodies are refused before anything parses them.
+ */
+export const PAYMENT_BODY_MAX_DEPTH = 64;
 
 export interface PaymentWebhookDeps extends PaymentActionDeps {
   metrics: WebhooksMetrics;
+  /** The mode of the configured API key: events of the other mode are refused. */
+  livemode: boolean;
 }
 
-/** The signed body as an event envelope: 400 `invalid signature`, or 400 `malformed event` naming the field. */
+/**
+ * The signed body as an event envelope: 400 `invalid signature`, 400 `malformed event` naming the
+ * field, or 400 when its livemode is not the configured key's (nothing is done with such an event).
+ */
 function verifiedEnvelope(ctx: Koa.Context, rawBody: Buffer, deps: PaymentWebhookDeps): Envelope {
   let body: unknown;
   try {
@@ -21,18 +33,25 @@ function verifiedEnvelope(ctx: Koa.Context, rawBody: Buffer, deps: PaymentWebhoo
     if (toAppError(err).code === 'invalid_signature') deps.metrics.signatureFailure('stripe');
     throw err;
   }
+  let envelope: Envelope;
   try {
-    return parseEnvelope(body);
+    envelope = parseEnvelope(body);
   } catch (err) {
     deps.metrics.event('stripe', 'other', 'refused');
     throw err;
   }
+  if (envelope.livemode !== deps.livemode) {
+    deps.metrics.livemodeMismatch(envelope.livemode);
+    deps.logger.error({ eventId: envelope.id, type: envelope.type, eventLivemode: envelope.livemode }, 'payment provider event of the other mode than PAYMENT_PROVIDER_API_KEY refused: check the webhook signing secret and the API key');
+    throw livemodeMismatch(envelope.livemode);
+  }
+  return envelope;
 }
 
 /**
  * POST /api/PaymentProviderWebhookHandler (after the `code` check). Order: media type (415),
- * size (413), signature over the raw body (400), the envelope (`id`, `type`, `created`,
- * `data.object`: 400 naming the field), then: an unlisted type is 200 `ignored` and touches
+ * size (413), nesting depth (400, before anything parses it), signature over the raw body (400), the envelope (`id`, `type`, `created`,
+ * `livemode`, `data.object`: 400 naming the field), livemode against the key's mode (400), then: an unlisted type is 200 `ignored` and touches
  * nothing; a listed one has its object validated (400 naming the field, before any side effect),
  * runs once (see processOnce) and answers 200 `processed`, `deferred`, `duplicate` or `stale`,
  * or the error that makes the provider retry (409, 502, 503).
@@ -40,6 +59,10 @@ function verifiedEnvelope(ctx: Koa.Context, rawBody: Buffer, deps: PaymentWebhoo
 export function paymentProviderWebhook(deps: PaymentWebhookDeps): Koa.Middleware {
   return async (ctx) => {
     const rawBody = await readBody(ctx, { limitBytes: PAYMENT_BODY_LIMIT_BYTES, types: ['application/json'] });
+    if (jsonDepth(rawBody, PAYMENT_BODY_MAX_DEPTH + 1) > PAYMENT_BODY_MAX_DEPTH) {
+      deps.metrics.event('stripe', 'other', 'refused');
+      throw malformedEvent(`nested deeper than ${PAYMENT_BODY_MAX_DEPTH} levels`);
+    }
     const event = verifiedEnvelope(ctx, rawBody, deps);
     const handler = paymentEventActions.get(event.type);
     if (handler === undefined) {

@@ -8,6 +8,8 @@ export type WebhookResult = 'processed' | 'ignored' | 'duplicate' | 'deferred' |
 export interface WebhooksMetrics {
   event(provider: WebhookProvider, type: string, result: WebhookResult): void;
   signatureFailure(provider: WebhookProvider): void;
+  /** A payment provider event of the other mode (live/test) than the configured key: a misconfiguration. */
+  livemodeMismatch(eventLivemode: boolean): void;
   smsCommand(command: string): void;
   announcementSent(recipients: number): void;
 }
@@ -26,6 +28,12 @@ export function createWebhooksMetrics(registry: Registry): WebhooksMetrics {
     labelNames: ['provider'],
     registers: [registry],
   });
+  const livemodeMismatches = new Counter({
+    name: 'webhook_livemode_mismatches_total',
+    help: 'Payment provider events refused because their livemode differs from the mode of the configured API key (a misconfiguration)',
+    labelNames: ['event_mode'],
+    registers: [registry],
+  });
   const commands = new Counter({ name: 'sms_commands_total', help: 'Incoming SMS by command', labelNames: ['command'], registers: [registry] });
   const announcements = new Counter({ name: 'announcements_sent_total', help: 'Announcements confirmed and sent', registers: [registry] });
   const recipients = new Counter({
@@ -36,6 +44,7 @@ export function createWebhooksMetrics(registry: Registry): WebhooksMetrics {
   return {
     event: (provider, type, result) => events.inc({ provider, type, result }),
     signatureFailure: (provider) => signatureFailures.inc({ provider }),
+    livemodeMismatch: (eventLivemode) => livemodeMismatches.inc({ event_mode: eventLivemode ? 'live' : 'test' }),
     smsCommand: (command) => commands.inc({ command }),
     announcementSent(count) {
       announcements.inc();

@@ -34,6 +34,8 @@ const MALFORMED: [string, () => unknown, string][] = [
   ['a numeric id', () => ({ ...stripeEvent('product.created', productObject()), id: 42 }), 'id:'],
   ['no created', () => without(stripeEvent('product.created', productObject()), 'created'), 'created:'],
   ['created as a string', () => ({ ...stripeEvent('product.created', productObject()), created: '1700000000' }), 'created:'],
+  ['no livemode', () => without(stripeEvent('product.created', productObject()), 'livemode'), 'livemode:'],
+  ['livemode as a string', () => ({ ...stripeEvent('product.created', productObject()), livemode: 'false' }), 'livemode:'],
   ['no type', () => without(stripeEvent('product.created', productObject()), 'type'), 'type:'],
   ['a checkout without session id', () => checkout(without(checkoutSessionObject(), 'id')), 'data.object.id:'],
   ['a checkout without customer', () => checkout(without(checkoutSessionObject(), 'customer')), 'data.object.customer:'],
