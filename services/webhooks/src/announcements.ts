@@ -47,20 +47,41 @@ async function allSubscribers(gateway: Gateway, clientId: string): Promise<Subsc
   return subscribers;
 }
 
-/** The text in each distinct locale (one call per locale); where localization fails, the original text. */
+/**
+ * Localization calls in flight at once, and the most distinct locales translated per announcement
+ * (the most common ones; subscribers of the others get the original text): the locales come from
+ * subscriber records, so their count is not bounded by anything the service controls, and one
+ * CONFIRM must not open thousands of calls at once or run for minutes.
+ */
+const LOCALIZE_CONCURRENCY = 8;
+export const MAX_LOCALES = 50;
+
+/** Distinct locales of the subscribers, the most common first, at most MAX_LOCALES. */
+function localesOf(subscribers: readonly Subscriber[]): string[] {
+  const counts = new Map<string, number>();
+  for (const { locale } of subscribers) if (locale !== null && locale !== '') counts.set(locale, (counts.get(locale) ?? 0) + 1);
+  return [...counts.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, MAX_LOCALES)
+    .map(([locale]) => locale);
+}
+
+/** The text in each translated locale (one call per locale, a few at a time); where localization fails, the original text. */
 async function localize(text: string, subscribers: readonly Subscriber[], deps: AnnouncementDeps): Promise<Map<string, string>> {
-  const locales = [...new Set(subscribers.map((s) => s.locale).filter((locale): locale is string => locale !== null && locale !== ''))];
-  const entries = await Promise.all(
-    locales.map(async (locale) => {
-      try {
-        return [locale, await deps.localization.translate(text, locale)] as const;
-      } catch (err) {
-        deps.logger.warn({ err, locale }, 'localization failed; sending the original text');
-        return [locale, text] as const;
-      }
-    }),
-  );
-  return new Map(entries);
+  const translate = async (locale: string): Promise<[string, string]> => {
+    try {
+      return [locale, await deps.localization.translate(text, locale)];
+    } catch (err) {
+      deps.logger.warn({ err, locale }, 'localization failed; sending the original text');
+      return [locale, text];
+    }
+  };
+  const locales = localesOf(subscribers);
+  const texts = new Map<string, string>();
+  for (let start = 0; start < locales.length; start += LOCALIZE_CONCURRENCY) {
+    for (const [locale, localized] of await Promise.all(locales.slice(start, start + LOCALIZE_CONCURRENCY).map(translate))) texts.set(locale, localized);
+  }
+  return texts;
 }
 
 interface Announcement {

@@ -166,6 +166,24 @@ describe('announcements', () => {
     });
   });
 
+  it('should translate at most 50 distinct locales, the most common, and send the others the original text', async () => {
+    const text = `Many locales ${owner}`;
+    // 60 rare locales (one subscriber each) besides the four subscribers of beforeEach (es, fr, de, none).
+    const rare = Array.from({ length: 60 }, (_, i) => `x-rare${String(i).padStart(2, '0')}`);
+    rare.forEach((locale, i) => deps.gateway.addSubscriber(client.id, `+4470000${String(i).padStart(5, '0')}`, locale));
+    for (const phone of ['+34600000091', '+34600000092']) deps.gateway.addSubscriber(client.id, phone, 'es');
+    await send(owner, text);
+    expect(replyText(await send(owner, 'CONFIRM'))).toBe('Your announcement was sent to 66 subscribers.');
+    const translated = deps.localization.requests.map((r) => r.targetLocale);
+    expect(translated).toHaveLength(50);
+    expect(translated).toContain('es');
+    await settle();
+    const sent = notifications(text);
+    expect(sent).toHaveLength(66);
+    // Untranslated: the 13 rarest locales (ties keep the subscribers' order) and the subscriber without one.
+    expect(sent.filter((e) => e.value.text === text)).toHaveLength(rare.length - 47 + 1);
+  });
+
   it('should reply that nothing is pending on CONFIRM without a draft, sending nothing', async () => {
     const answer = await send(owner, 'CONFIRM');
     expect(replyText(answer)).toBe('You have no announcement waiting. Text your announcement first, then CONFIRM.');
