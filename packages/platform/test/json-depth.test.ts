@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { jsonDepth } from '../src/json-depth.js';
+import { jsonDepth, jsonShape } from '../src/json-depth.js';
 
 const depthOf = (text: string, limit?: number): number => jsonDepth(Buffer.from(text, 'utf8'), limit);
 
@@ -22,5 +22,11 @@ describe('jsonDepth', () => {
     const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
     expect(depthOf(deep, 64)).toBe(64);
     expect(depthOf(deep)).toBe(100_000);
+  });
+
+  it('should count separators outside strings, up to the limit', () => {
+    expect(jsonShape(Buffer.from('{"a": "x,y:z", "b": [1, 2, 3]}'))).toEqual({ depth: 2, separators: 5 });
+    const wide = Buffer.from(`[${Array.from({ length: 100_000 }, () => '1').join(',')}]`);
+    expect(jsonShape(wide, { separators: 1000 })).toEqual({ depth: 1, separators: 1000 });
   });
 });

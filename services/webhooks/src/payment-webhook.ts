@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import { jsonDepth, readBody, toAppError } from '@sp/platform';
+import { jsonShape, readBody, toAppError } from '@sp/platform';
 import { livemodeMismatch, malformedEvent } from './errors.js';
 import { parseEnvelope, type Envelope } from './event-schemas.js';
 import { paymentEventActions, type PaymentActionDeps } from './payment-event-actions.js';
@@ -14,6 +14,27 @@ export const PAYMENT_BODY_LIMIT_BYTES = 256 * 1024;
  * which every other request waits), so deeper bodies are refused before anything parses them.
  */
 export const PAYMENT_BODY_MAX_DEPTH = 64;
+/**
+ * Commas and colons (about two per field or element): parsing cost grows with them, and a 256 KiB
+ * body can hold 40,000 fields (tens of ms of event loop). Stripe's objects have a few hundred (an
+ * invoice with one line: ~320, a checkout session with its line items: ~340); 8,000 (about 4,000
+ * fields) leaves room for lists of ten items and bounds the parse to a few ms.
+ */
+export const PAYMENT_BODY_MAX_SEPARATORS = 8_000;
+
+/** A body built unlike any event (too deep, too many fields) is refused before anything parses it. */
+function checkShape(rawBody: Buffer, deps: PaymentWebhookDeps): void {
+  const shape = jsonShape(rawBody, { depth: PAYMENT_BODY_MAX_DEPTH + 1, separators: PAYMENT_BODY_MAX_SEPARATORS + 1 });
+  const problem =
+    shape.depth > PAYMENT_BODY_MAX_DEPTH
+      ? `nested deeper than ${PAYMENT_BODY_MAX_DEPTH} levels`
+      : shape.separators > PAYMENT_BODY_MAX_SEPARATORS
+        ? `more than ${PAYMENT_BODY_MAX_SEPARATORS} commas and colons (about ${PAYMENT_BODY_MAX_SEPARATORS / 2} fields)`
+        : undefined;
+  if (problem === undefined) return;
+  deps.metrics.event('stripe', 'other', 'refused');
+  throw malformedEvent(problem);
+}
 
 export interface PaymentWebhookDeps extends PaymentActionDeps {
   metrics: WebhooksMetrics;
@@ -50,7 +71,7 @@ function verifiedEnvelope(ctx: Koa.Context, rawBody: Buffer, deps: PaymentWebhoo
 
 /**
  * POST /api/PaymentProviderWebhookHandler (after the `code` check). Order: media type (415),
- * size (413), nesting depth (400, before anything parses it), signature over the raw body (400), the envelope (`id`, `type`, `created`,
+ * size (413), shape (400: nesting and field count, before anything parses it), signature over the raw body (400), the envelope (`id`, `type`, `created`,
  * `livemode`, `data.object`: 400 naming the field), livemode against the key's mode (400), then: an unlisted type is 200 `ignored` and touches
  * nothing; a listed one has its object validated (400 naming the field, before any side effect),
  * runs once (see processOnce) and answers 200 `processed`, `deferred`, `duplicate` or `stale`,
@@ -59,10 +80,7 @@ function verifiedEnvelope(ctx: Koa.Context, rawBody: Buffer, deps: PaymentWebhoo
 export function paymentProviderWebhook(deps: PaymentWebhookDeps): Koa.Middleware {
   return async (ctx) => {
     const rawBody = await readBody(ctx, { limitBytes: PAYMENT_BODY_LIMIT_BYTES, types: ['application/json'] });
-    if (jsonDepth(rawBody, PAYMENT_BODY_MAX_DEPTH + 1) > PAYMENT_BODY_MAX_DEPTH) {
-      deps.metrics.event('stripe', 'other', 'refused');
-      throw malformedEvent(`nested deeper than ${PAYMENT_BODY_MAX_DEPTH} levels`);
-    }
+    checkShape(rawBody, deps);
     const event = verifiedEnvelope(ctx, rawBody, deps);
     const handler = paymentEventActions.get(event.type);
     if (handler === undefined) {

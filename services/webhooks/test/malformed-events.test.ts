@@ -43,6 +43,8 @@ const MALFORMED: [string, () => unknown, string][] = [
   ['a checkout with a numeric amount_total as text', () => checkout(checkoutSessionObject({ amount_total: '1000' })), 'data.object.amount_total:'],
   ['a product without name', () => stripeEvent('product.updated', without(productObject({ id: 'prod_malformed' }), 'name')), 'data.object.name:'],
   ['a product with active as a string', () => stripeEvent('product.created', productObject({ active: 'yes' })), 'data.object.active:'],
+  ['a product with more metadata than Stripe allows (50 keys)', () => stripeEvent('product.created', productObject({ metadata: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, 'v'])) })), 'data.object.metadata:'],
+  ['a product with a number in its metadata', () => stripeEvent('product.created', productObject({ metadata: { planId: 42 } })), 'data.object.metadata:'],
   ['a product with images as a string', () => stripeEvent('product.created', productObject({ images: 'https://x.example.com/a.png' })), 'data.object.images:'],
   ['a deleted product without id', () => stripeEvent('product.deleted', without(productObject({ id: 'prod_malformed' }), 'id')), 'data.object.id:'],
   ['a price without product', () => stripeEvent('price.created', without(priceObject(mock.productId), 'product')), 'data.object.product:'],
