@@ -1,22 +1,14 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { beforeEach, describe, expect, it } from '@jest/globals';
 import type { GatewayClient } from '../../../test/support/graphql-gateway.js';
 import { createCacheAnnouncementDrafts } from '../src/announcement-drafts.js';
+import { useTwoReplicas } from './support/replicas-suite.js';
 import { freshPhone, notificationsOf, sendSms, settleNotifications } from './support/sms-suite.js';
-import { counterValue, postSms, replyText, sleep, smsForm, startDependencies, startWebhooks, type Dependencies, type WebhooksInstance } from './support/webhooks-env.js';
+import { counterValue, postSms, replyText, sleep, smsForm, type Dependencies, type WebhooksInstance } from './support/webhooks-env.js';
 
 let deps: Dependencies;
 /** Two replicas sharing the store and the cache service: a replay may reach either. */
 let replicas: [WebhooksInstance, WebhooksInstance];
-
-beforeAll(async () => {
-  deps = await startDependencies();
-  replicas = [await startWebhooks(deps), await startWebhooks(deps)];
-});
-
-afterAll(async () => {
-  await Promise.all((replicas ?? []).map((replica) => replica?.close()));
-  await deps?.close();
-});
+useTwoReplicas((suite) => ({ deps, replicas } = suite));
 
 const EMPTY = '<?xml version="1.0" encoding="UTF-8"?><Response/>';
 const SENT_TO_3 = 'Your announcement was sent to 3 subscribers.';
