@@ -11,12 +11,17 @@ export class AppError extends Error {
   readonly expose: boolean;
   /** Extra response headers, e.g. Retry-After on 429. */
   readonly headers: Readonly<Record<string, string>>;
+  /**
+   * A stable, documented code the caller may act on (answered as `reason` beside `error`), for
+   * endpoints whose refusals differ in what the caller should do. Unset: the body is `{error}` only.
+   */
+  readonly reason: string | undefined;
 
   constructor(
     status: number,
     code: string,
     message: string,
-    options: { cause?: unknown; headers?: Record<string, string> } = {},
+    options: { cause?: unknown; headers?: Record<string, string>; reason?: string } = {},
   ) {
     super(message, { cause: options.cause });
     this.name = 'AppError';
@@ -24,6 +29,7 @@ export class AppError extends Error {
     this.code = code;
     this.expose = status < 500;
     this.headers = options.headers ?? {};
+    this.reason = options.reason;
   }
 }
 

@@ -7,15 +7,18 @@ import { payloadTooLarge, toAppError, unsupportedMediaType, type AppError } from
 import { createRequestMetrics } from './request-metrics.js';
 
 /**
- * Answers an error as one JSON body `{"error": message}` with the error's status and headers.
- * Unexposed (5xx) errors are logged with their cause and answered with a generic message.
+ * Answers an error as one JSON body `{"error": message}` (with `"reason"` when the error names
+ * one) with the error's status and headers.
+ * Unexposed (5xx) errors are logged with their cause and answered with a generic message, except
+ * refusals that carry a reason.
  */
 function answerError(ctx: Koa.Context, err: unknown, logger: Logger): void {
   const appError = toAppError(err);
-  if (appError.status >= 500) logger.error({ err: appError.cause ?? err, method: ctx.method, path: ctx.path }, appError.message);
+  // A 5xx with a reason is a refusal the service decided (a budget spent), not a failure: the service logs it its own way.
+  if (appError.status >= 500 && appError.reason === undefined) logger.error({ err: appError.cause ?? err, method: ctx.method, path: ctx.path }, appError.message);
   ctx.status = appError.status;
   ctx.set(appError.headers);
-  ctx.body = { error: appError.message };
+  ctx.body = appError.reason === undefined ? { error: appError.message } : { error: appError.message, reason: appError.reason };
 }
 
 /**

@@ -31,6 +31,7 @@ beforeAll(async () => {
       throw badRequest('thrown before any promise');
     }],
     ['/rejects', () => Promise.reject(new AppError(409, 'conflict', 'rejected later'))],
+    ['/refuses', () => Promise.reject(new AppError(429, 'too_many_requests', 'slow down', { reason: 'ip_limit', headers: { 'Retry-After': '7' } }))],
     ['/crashes', () => {
       throw new Error('secret detail');
     }],
@@ -65,6 +66,8 @@ describe('createHttpApp routes', () => {
   it('should answer a route that throws or rejects as a JSON error with the constant headers', async () => {
     expect(await get('/throws')).toEqual({ status: 400, body: '{"error":"thrown before any promise"}', frame: 'DENY' });
     expect(await get('/rejects')).toEqual({ status: 409, body: '{"error":"rejected later"}', frame: 'DENY' });
+    const refused = await fetch(`${base}/refuses`);
+    expect({ status: refused.status, retryAfter: refused.headers.get('retry-after'), body: await refused.text() }).toEqual({ status: 429, retryAfter: '7', body: '{"error":"slow down","reason":"ip_limit"}' });
     const crash = await get('/crashes');
     expect(crash.status).toBe(500);
     expect(crash.body).not.toContain('secret detail');

@@ -1,5 +1,5 @@
 import { Counter, type Registry } from 'prom-client';
-import type { LimitScope } from './rate-limiter.js';
+import type { OtpRefusalReason } from './otp-refusals.js';
 
 export type VerificationResult = 'success' | 'wrong_code' | 'expired' | 'reused' | 'too_many_attempts' | 'bad_request';
 export type LoginMethod = 'otp' | 'oidc';
@@ -7,11 +7,24 @@ export type LoginMethod = 'otp' | 'oidc';
 export type LoginResult = 'success' | 'rejected' | 'error';
 
 export interface AuthMetrics {
-  otpIssued(): void;
   otpVerification(result: VerificationResult): void;
   login(method: LoginMethod, result: LoginResult): void;
-  rateLimited(scope: LimitScope): void;
+  // OTP fraud signals (issue #32): per country, and every refusal by its reason.
+  /** A code was sent (its SMS event published) to a number of `country`: otp_issued_total and the per-country counters. */
+  otpSent(country: string, monitored: boolean): void;
+  /** A code sent to a number of `country` was entered right (before the login's own steps). */
+  otpVerified(country: string): void;
+  otpRefused(reason: OtpRefusalReason): void;
 }
+
+/** rate_limited_total's scope of each limit's refusal (the label it had before the fraud controls). */
+const LIMIT_SCOPES: Partial<Record<OtpRefusalReason, string>> = {
+  resend_cooldown: 'phone_cooldown',
+  phone_limit: 'phone',
+  ip_limit: 'ip',
+  prefix_limit: 'prefix',
+  sms_budget_exhausted: 'budget',
+};
 
 /** The service's own counters (HTTP RED metrics come from the platform's Koa app). */
 export function createAuthMetrics(registry: Registry): AuthMetrics {
@@ -19,11 +32,24 @@ export function createAuthMetrics(registry: Registry): AuthMetrics {
   const issued = new Counter({ name: 'otp_issued_total', help: 'One-time passwords issued and sent', registers });
   const verifications = new Counter({ name: 'otp_verifications_total', help: 'POST /otp/verify outcomes', labelNames: ['result'], registers });
   const logins = new Counter({ name: 'logins_total', help: 'Logins by method and outcome', labelNames: ['method', 'result'], registers });
-  const limited = new Counter({ name: 'rate_limited_total', help: 'OTP requests refused by a resend limit', labelNames: ['scope'], registers });
+  const limited = new Counter({ name: 'rate_limited_total', help: 'OTP requests refused by a resend limit or the SMS budget', labelNames: ['scope'], registers });
+  const sent = new Counter({ name: 'auth_otp_sent_total', help: 'Codes sent, by the country of the number (ISO 3166-1 alpha-2; 001: no country)', labelNames: ['country'], registers });
+  const verified = new Counter({ name: 'auth_otp_verified_total', help: 'Codes entered right, by the country of the number', labelNames: ['country'], registers });
+  const monitoredSent = new Counter({ name: 'auth_otp_monitored_total', help: 'Codes sent to numbers of a monitored country (Otp__MonitoredCountries)', labelNames: ['country'], registers });
+  const refused = new Counter({ name: 'auth_otp_refused_total', help: 'POST /otp refusals by reason (the reason of the answer)', labelNames: ['reason'], registers });
   return {
-    otpIssued: () => issued.inc(),
     otpVerification: (result) => verifications.inc({ result }),
     login: (method, result) => logins.inc({ method, result }),
-    rateLimited: (scope) => limited.inc({ scope }),
+    otpSent: (country, monitored) => {
+      issued.inc();
+      sent.inc({ country });
+      if (monitored) monitoredSent.inc({ country });
+    },
+    otpVerified: (country) => verified.inc({ country }),
+    otpRefused: (reason) => {
+      refused.inc({ reason });
+      const scope = LIMIT_SCOPES[reason];
+      if (scope !== undefined) limited.inc({ scope });
+    },
   };
 }

@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { env, isTrueFlag, parseEnv, type Env } from '@sp/platform';
 import { parseAllowlist, type RedirectAllowlist } from './redirect-allowlist.js';
+import { KNOWN_COUNTRIES, NON_GEOGRAPHIC, NUMBER_TYPES, type NumberType } from './phone.js';
 
 export type Role = 'client' | 'subscriber';
 
@@ -20,6 +21,59 @@ export interface OtpLimits {
   maxPerIp: number;
   windowSeconds: number;
 }
+
+// --- OTP fraud controls (issue #32): prefix velocity, country policy, number types, SMS budget ---
+
+/** Controls against SMS pumping on POST /otp; see README "Fraud controls". */
+export interface OtpFraudControls {
+  /** National digits after the country code that make the prefix a number is counted under. */
+  prefixDigits: number;
+  /** Codes per prefix within OtpLimits.windowSeconds. */
+  maxPerPrefix: number;
+  /** Codes per minute for the whole platform, all replicas together. */
+  maxPerMinute: number;
+  /** ISO 3166-1 alpha-2 codes, `001` (numbers of no country) and `*` (every country). */
+  allowedCountries: ReadonlySet<string>;
+  blockedCountries: ReadonlySet<string>;
+  /** Allowed, but every code sent there is counted and logged as risky. */
+  monitoredCountries: ReadonlySet<string>;
+  allowedNumberTypes: ReadonlySet<NumberType>;
+}
+
+/** The country codes of a list (any case, kept upper case) that the phone metadata knows; `*` where accepted. */
+const countryCodes =
+  (acceptsStar: boolean) =>
+  (items: string[], ctx: z.RefinementCtx): Set<string> => {
+    const codes = items.map((item) => item.toUpperCase());
+    const unknown = codes.filter((code) => !KNOWN_COUNTRIES.has(code) && !(acceptsStar && code === '*'));
+    if (unknown.length > 0) {
+      ctx.addIssue({ code: 'custom', message: `unknown country ${unknown.join(', ')}: use ISO 3166-1 alpha-2 codes such as DE, 001 for numbers of no country${acceptsStar ? ', or *' : ''}` });
+    }
+    return new Set(codes);
+  };
+
+/** A monitored country that is never allowed is a mistake in the settings (over the raw values). */
+function otpFraudProblems(input: Input): string[] {
+  const list = (name: string): string[] => (input[name] ?? '').split(',').map((item) => item.trim().toUpperCase()).filter((item) => item !== '');
+  const allowed = input.Otp__AllowedCountries === undefined ? ['*'] : list('Otp__AllowedCountries');
+  const blocked = list('Otp__BlockedCountries');
+  const never = list('Otp__MonitoredCountries').filter((code) => blocked.includes(code) || !(allowed.includes(code) || (allowed.includes('*') && code !== NON_GEOGRAPHIC)));
+  return never.length > 0 ? [`Otp__MonitoredCountries: ${never.join(', ')} never get a code (blocked, or not in Otp__AllowedCountries)`] : [];
+}
+
+function otpFraudControls(vars: Vars): OtpFraudControls {
+  return {
+    prefixDigits: vars.Otp__PrefixDigits,
+    maxPerPrefix: vars.Otp__MaxPerPrefix,
+    maxPerMinute: vars.Otp__MaxPerMinute,
+    allowedCountries: vars.Otp__AllowedCountries,
+    blockedCountries: vars.Otp__BlockedCountries,
+    monitoredCountries: vars.Otp__MonitoredCountries,
+    allowedNumberTypes: vars.Otp__AllowedNumberTypes,
+  };
+}
+
+// --- end of OTP fraud controls ---
 
 /** Lifetimes of a login session (the TokenId cookie's server-side record); see README "Sessions". */
 export interface SessionLifetimes {
@@ -70,6 +124,7 @@ export interface AuthConfig {
   groups: Readonly<Record<Role, string>>;
   locales: { supported: readonly string[]; fallback: string };
   otp: OtpLimits;
+  otpFraud: OtpFraudControls;
   kafka: { brokers: readonly string[]; notificationsTopic: string; userAuthenticationTopic: string; publishTimeoutMs: number };
   cache: { address: string; deadlineMs: number };
   logLevel: string;
@@ -138,6 +193,19 @@ const schema = {
   Otp__MaxPerPhone: env.positiveInt(5),
   Otp__MaxPerIp: env.positiveInt(20),
   Otp__RateLimitWindowSeconds: env.positiveInt(3600),
+  // OTP fraud controls (OtpFraudControls; README "Fraud controls")
+  Otp__PrefixDigits: z.coerce.number().int().min(1).max(14).default(6),
+  Otp__MaxPerPrefix: env.positiveInt(20),
+  Otp__MaxPerMinute: env.positiveInt(600),
+  Otp__AllowedCountries: env.list().transform(countryCodes(true)).default(new Set(['*'])),
+  Otp__BlockedCountries: env.list().transform(countryCodes(false)).default(new Set()),
+  Otp__MonitoredCountries: env.list().transform(countryCodes(false)).default(new Set()),
+  Otp__AllowedNumberTypes: env
+    .list()
+    .transform((items) => items.map((item) => item.toUpperCase()))
+    .refine((items): items is NumberType[] => items.every((item) => (NUMBER_TYPES as readonly string[]).includes(item)), { message: `must list types among ${NUMBER_TYPES.join(', ')}` })
+    .transform((items) => new Set(items))
+    .default(new Set<NumberType>(['MOBILE', 'FIXED_LINE_OR_MOBILE'])),
   Management__Port: env.port(9464),
   Log__Level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   Shutdown__GracePeriodMs: env.positiveInt(10_000),
@@ -201,6 +269,7 @@ function crossCheck(input: Input): string[] {
     problems.push('Tls__CertPath and Tls__KeyPath: give both or neither');
   }
   problems.push(...sessionProblems(input));
+  problems.push(...otpFraudProblems(input));
   for (const name of ['Tls__CertPath', 'Tls__KeyPath'] as const) {
     const path = input[name];
     if (path !== undefined && !readable(path)) problems.push(`${name}: cannot read ${path}`);
@@ -273,6 +342,7 @@ export function loadConfig(environment: Env = process.env): AuthConfig {
     groups: { client: vars.Auth__Groups__Client, subscriber: vars.Auth__Groups__Subscriber },
     locales: { supported, fallback: vars.Auth__DefaultLocale },
     otp: otpLimits(vars),
+    otpFraud: otpFraudControls(vars),
     kafka: {
       brokers: vars.MessageBroker__BrokerList,
       notificationsTopic: vars.MessageBroker__NotificationsTopic,

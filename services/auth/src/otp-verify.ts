@@ -6,7 +6,7 @@ import { readJsonObject } from './json-body.js';
 import { resolveLocale } from './locale.js';
 import { checkPhoneCode, REFUSALS } from './otp-check.js';
 import { isOtpCodeFormat } from './otp-codes.js';
-import { normalizePhoneNumber } from './phone.js';
+import { parsePhoneNumber } from './phone.js';
 import type { AuthServices, AuthSettings } from './services.js';
 import { loginByPhone } from './user-provisioning.js';
 
@@ -33,10 +33,13 @@ export function verifyOtp(deps: VerifyOtpDeps): Koa.Middleware {
     try {
       const role = roleOf(ctx);
       const body = await readJsonObject(ctx);
-      const phoneNumber = normalizePhoneNumber(body.phoneNumber);
+      const phone = parsePhoneNumber(body.phoneNumber);
+      const phoneNumber = phone.number;
       if (!isOtpCodeFormat(body.code)) throw badRequest('code must be a string of 6 digits');
       result = await checkPhoneCode(deps.otps, { phoneNumber, code: body.code, nowMs: deps.now(), maxAttempts: deps.settings.otp.maxAttempts });
       if (result !== 'success') throw badRequest(REFUSALS[result]);
+      // The SMS reached someone who typed the code: the conversion the pumping alert watches per country.
+      deps.metrics.otpVerified(phone.country);
       const locale = resolveLocale(body.locale, ctx.get('accept-language'), deps.settings.locales);
       const tokens = await loginByPhone(deps, { phoneNumber, locale, group: deps.settings.groups[role] });
       const userLocale = resolveLocale(tokens.locale, undefined, { supported: deps.settings.locales.supported, fallback: locale });

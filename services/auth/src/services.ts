@@ -13,7 +13,7 @@ import { createSessionPolicy } from './session-policy.js';
 import { createTokenStore, type TokenStore } from './token-store.js';
 
 /** The part of the configuration the HTTP app uses. */
-export type AuthSettings = Pick<AuthConfig, 'publicBaseUrl' | 'allowedRedirects' | 'proxyHops' | 'sessionCacheMs' | 'session' | 'environment' | 'groups' | 'locales' | 'otp' | 'kafka'> & {
+export type AuthSettings = Pick<AuthConfig, 'publicBaseUrl' | 'allowedRedirects' | 'proxyHops' | 'sessionCacheMs' | 'session' | 'environment' | 'groups' | 'locales' | 'otp' | 'otpFraud' | 'kafka'> & {
   oidc: Pick<AuthConfig['oidc'], 'stateTtlSeconds' | 'timeoutMs'>;
 };
 
@@ -53,7 +53,7 @@ export function createAuthServices(deps: AuthDeps): AuthServices {
     now,
     metrics,
     otps: createOtpStore(deps.cache, deps.settings.otp),
-    limiter: createOtpRateLimiter(deps.cache, deps.settings.otp, { now, onLimited: (scope) => metrics.rateLimited(scope) }),
+    limiter: createOtpRateLimiter(deps.cache, { ...deps.settings.otp, ...deps.settings.otpFraud }, { now, logger: deps.logger }),
     tokens,
     sessions: createSessionKeeper({
       cache: deps.cache,

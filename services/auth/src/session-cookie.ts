@@ -19,7 +19,10 @@ export function clearedSessionCookie(): string {
 
 /**
  * A cookie's value, read straight from the Cookie header (the first one when repeated). Scanned in
- * place rather than split: GET /auth reads the TokenId cookie on every authenticated request.
+ * place rather than split: GET /auth reads the TokenId cookie on every authenticated request. Each
+ * pair is searched for its `=` within itself only, so the work is linear in the header's length:
+ * searching the rest of the header from every pair took quadratic time for a header of pairs
+ * without `=` (5 ms for 16 KiB, the most Node accepts, on every request).
  */
 export function readCookie(headers: IncomingHttpHeaders, name: string): string | undefined {
   const header = headers.cookie;
@@ -27,8 +30,9 @@ export function readCookie(headers: IncomingHttpHeaders, name: string): string |
   for (let start = 0; start < header.length; ) {
     const semicolon = header.indexOf(';', start);
     const end = semicolon === -1 ? header.length : semicolon;
-    const eq = header.indexOf('=', start);
-    if (eq !== -1 && eq < end && header.slice(start, eq).trim() === name) return header.slice(eq + 1, end).trim();
+    const pair = header.slice(start, end);
+    const eq = pair.indexOf('=');
+    if (eq !== -1 && pair.slice(0, eq).trim() === name) return pair.slice(eq + 1).trim();
     start = end + 1;
   }
   return undefined;

@@ -56,9 +56,15 @@ export interface TokenStore {
   recall(tokenId: string | undefined): TokenRecord | undefined;
   /** The record in the cache service, past this replica's memory (which it then updates). */
   read(tokenId: string): Promise<TokenRecord | undefined>;
-  /** Overwrites the record of an existing token id for `ttlMs`, here and in the cache service. */
+  /**
+   * Overwrites the record of an existing token id for `ttlMs`, here and in the cache service. A
+   * write that meets this replica's removal of the same token id is removed again.
+   */
   replace(tokenId: string, record: TokenRecord, ttlMs: number): Promise<void>;
-  /** Removes the record and returns what it held. */
+  /**
+   * Removes the record and returns what it held. From the moment it is called, this replica
+   * answers the token id as unknown, even to reads that were already under way.
+   */
   remove(tokenId: string | undefined): Promise<TokenRecord | undefined>;
 }
 
@@ -71,6 +77,12 @@ export interface TokenStoreOptions {
   localTtlMs: number;
   /** Most tokens remembered locally; past it, the one remembered longest ago is forgotten. */
   localMax?: number;
+  /**
+   * How long this replica keeps answering a token id it removed as unknown, whatever a read that
+   * was under way at the time or a late write brings back: longer than any one call to the cache
+   * service (Cache__DeadlineMs). Default 60 s.
+   */
+  removedTtlMs?: number;
   now?: () => number;
 }
 
@@ -86,6 +98,12 @@ interface Remembered {
  * ingress asks /auth and one page load sends a burst of them: without it each of them costs a
  * gRPC round trip to the cache service, which is most of the hot path's time (bench/auth.bench.ts).
  * Only live tokens are remembered, so a new session is never refused for having been looked up.
+ *
+ * A token id removed here (logout) is marked as removed before anything else happens, and stays
+ * marked for `removedTtlMs`: a GET /auth that read the record from the cache service while the
+ * logout was removing it would otherwise put it back into this replica's memory, which would then
+ * answer 200 for up to `localTtlMs` after the logout's 204. Token ids are never reused, so the mark
+ * can only ever refuse a session that has ended.
  */
 export function createTokenStore(cache: CacheClient<unknown>, options: TokenStoreOptions = { localTtlMs: 0 }): TokenStore {
   const now = options.now ?? Date.now;
@@ -97,13 +115,28 @@ export function createTokenStore(cache: CacheClient<unknown>, options: TokenStor
   // order they were read in is close enough to the order they are used in, and a lookup is one
   // Map read and one clock read on the path of every authenticated request.
   const local = new Map<string, Remembered>();
+  const removedTtlMs = options.removedTtlMs ?? 60_000;
+  /** Token ids removed here, with when their mark expires (local clock), oldest first. */
+  const removed = new Map<string, number>();
   const key = (tokenId: string): string => `token:${tokenId}`;
   const valid = isTokenId;
+
+  const markRemoved = (tokenId: string): void => {
+    const at = localNow();
+    for (const [id, untilMs] of removed) {
+      if (untilMs > at && removed.size < localMax) break;
+      removed.delete(id);
+    }
+    removed.delete(tokenId);
+    removed.set(tokenId, at + removedTtlMs);
+    local.delete(tokenId);
+  };
+  const wasRemoved = (tokenId: string): boolean => (removed.get(tokenId) ?? -Infinity) > localNow();
 
   const remember = (tokenId: string, record: TokenRecord): void => {
     const ttl = Math.min(options.localTtlMs, record.expiresAtMs - now());
     local.delete(tokenId);
-    if (ttl <= 0) return;
+    if (ttl <= 0 || wasRemoved(tokenId)) return;
     local.set(tokenId, { record, untilMs: localNow() + ttl });
     if (local.size > localMax) local.delete(local.keys().next().value!);
   };
@@ -120,7 +153,8 @@ export function createTokenStore(cache: CacheClient<unknown>, options: TokenStor
 
   const read = async (tokenId: string): Promise<TokenRecord | undefined> => {
     const value = await cache.get(key(tokenId));
-    if (!isTokenRecord(value)) {
+    // Checked after the read: a logout may have started while it was under way.
+    if (!isTokenRecord(value) || wasRemoved(tokenId)) {
       local.delete(tokenId);
       return undefined;
     }
@@ -144,11 +178,13 @@ export function createTokenStore(cache: CacheClient<unknown>, options: TokenStor
     read: (tokenId) => (valid(tokenId) ? read(tokenId) : Promise.resolve(undefined)),
     async replace(tokenId, record, ttlMs) {
       await cache.set(key(tokenId), record, ttlMs);
-      remember(tokenId, record);
+      // A renewal that outlived the logout's wait for it must not bring the session back.
+      if (wasRemoved(tokenId)) await cache.remove(key(tokenId));
+      else remember(tokenId, record);
     },
     async remove(tokenId) {
       if (!valid(tokenId)) return undefined;
-      local.delete(tokenId);
+      markRemoved(tokenId);
       const value = await cache.get(key(tokenId));
       await cache.remove(key(tokenId));
       return isTokenRecord(value) ? value : undefined;

@@ -150,4 +150,38 @@ describe('loadConfig', () => {
       expect.stringMatching(/^Auth__SessionRenewBeforeSeconds: /),
     ]);
   });
+  describe('OTP fraud controls', () => {
+    it('should default to 6 prefix digits, 20 codes a prefix, 600 a minute, every country, mobile and fixed-line-or-mobile numbers', () => {
+      expect(loadConfig(production).otpFraud).toEqual({
+        prefixDigits: 6,
+        maxPerPrefix: 20,
+        maxPerMinute: 600,
+        allowedCountries: new Set(['*']),
+        blockedCountries: new Set(),
+        monitoredCountries: new Set(),
+        allowedNumberTypes: new Set(['MOBILE', 'FIXED_LINE_OR_MOBILE']),
+      });
+    });
+
+    it('should read country codes in any case and number types', () => {
+      const config = loadConfig({ ...production, Otp__AllowedCountries: 'de, Fr,001', Otp__MonitoredCountries: 'fr', Otp__BlockedCountries: 'ru', Otp__AllowedNumberTypes: 'mobile,FIXED_LINE', Otp__PrefixDigits: '4' });
+      expect(config.otpFraud).toMatchObject({ prefixDigits: 4, allowedCountries: new Set(['DE', 'FR', '001']), monitoredCountries: new Set(['FR']), blockedCountries: new Set(['RU']), allowedNumberTypes: new Set(['MOBILE', 'FIXED_LINE']) });
+    });
+
+    it('should refuse unknown countries and types, * outside the allow list, and monitored countries that never get a code', () => {
+      expect(
+        problemsOf({ ...production, Otp__AllowedCountries: 'DE,XX', Otp__BlockedCountries: '*', Otp__MonitoredCountries: 'GB', Otp__AllowedNumberTypes: 'MOBILE,SATELLITE', Otp__MaxPerPrefix: '0', Otp__MaxPerMinute: 'many' }),
+      ).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(/^Otp__AllowedCountries: unknown country XX/),
+          expect.stringMatching(/^Otp__BlockedCountries: unknown country \*/),
+          expect.stringMatching(/^Otp__AllowedNumberTypes: must list types among MOBILE, /),
+          expect.stringMatching(/^Otp__MaxPerPrefix: /),
+          expect.stringMatching(/^Otp__MaxPerMinute: /),
+          'Otp__MonitoredCountries: GB never get a code (blocked, or not in Otp__AllowedCountries)',
+        ]),
+      );
+      expect(problemsOf({ ...production, Otp__BlockedCountries: 'RU', Otp__MonitoredCountries: 'RU,001' })).toEqual(['Otp__MonitoredCountries: RU, 001 never get a code (blocked, or not in Otp__AllowedCountries)']);
+    });
+  });
 });

@@ -82,6 +82,9 @@ describe('OTP login against real Keycloak, Kafka and cache service', () => {
     expect(info.status).toBe(200);
     expect(info.claims).toMatchObject({ sub: user!.id, preferred_username: phoneNumber, phone_number: phoneNumber, locale: 'de' });
     expect(await counterValue(auth.registry, 'otp_issued_total')).toBeGreaterThanOrEqual(1);
+    // The conversion the pumping alert watches: codes sent and codes entered right, by country.
+    expect(await counterValue(auth.registry, 'auth_otp_sent_total', { country: 'DE' })).toBeGreaterThanOrEqual(1);
+    expect(await counterValue(auth.registry, 'auth_otp_verified_total', { country: 'DE' })).toBeGreaterThanOrEqual(1);
     // Neither the code, the TokenId nor the token ever reaches the logs.
     const logs = logLines.join('\n');
     for (const secret of [code, cookieValue(verified.cookies, 'TokenId')!, bearer!]) expect(logs).not.toContain(secret);

@@ -3,14 +3,12 @@ import { startCacheService, type RunningCacheService } from '../../../test/suppo
 import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
 import { counterValue, startAuth, type RunningAuth } from './support/auth-fixture.js';
 import type { Reply } from './support/https-client.js';
+import { expectRefused } from './support/otp-answers.js';
 import { newPhoneNumber } from './support/phones.js';
 
-function expectLimited(reply: Reply, maxRetryAfter: number): void {
-  expect(reply.status).toBe(429);
-  expect(reply.json()).toEqual({ error: 'too many requests' });
-  const retryAfter = Number(reply.headers.get('retry-after'));
-  expect(retryAfter).toBeGreaterThanOrEqual(1);
-  expect(retryAfter).toBeLessThanOrEqual(maxRetryAfter);
+/** A 429 with the limit's reason and a Retry-After of at most `maxRetryAfter` seconds. */
+function expectLimited(reply: Reply, maxRetryAfter: number, reason: 'resend_cooldown' | 'phone_limit' | 'ip_limit'): void {
+  expectRefused(reply, 429, reason, maxRetryAfter);
 }
 
 describe.each([
@@ -47,9 +45,9 @@ describe.each([
   it('should answer 429 with Retry-After to a resend within the cooldown, on any replica', async () => {
     const phoneNumber = newPhoneNumber();
     expect((await request(replicaA, phoneNumber, '192.0.2.10')).status).toBe(200);
-    expectLimited(await request(replicaA, phoneNumber, '192.0.2.10'), 30);
+    expectLimited(await request(replicaA, phoneNumber, '192.0.2.10'), 30, 'resend_cooldown');
     // Another replica and another IP: the cooldown belongs to the number and lives in the cache service.
-    expectLimited(await request(replicaB, phoneNumber, '192.0.2.11'), 30);
+    expectLimited(await request(replicaB, phoneNumber, '192.0.2.11'), 30, 'resend_cooldown');
     expect(await replicaA.cache.get(`otp:${phoneNumber}:cooldown`)).toEqual({ id: expect.any(String), untilMs: expect.any(Number) });
     expect(await counterValue(replicaB.registry, 'rate_limited_total', { scope: 'phone_cooldown' })).toBe(1);
     // Other numbers are not affected.
@@ -60,7 +58,7 @@ describe.each([
     const phoneNumber = newPhoneNumber();
     expect((await request(strict, phoneNumber, '192.0.2.20')).status).toBe(200);
     expect((await request(strict, phoneNumber, '192.0.2.21')).status).toBe(200);
-    expectLimited(await request(strict, phoneNumber, '192.0.2.22'), 3600);
+    expectLimited(await request(strict, phoneNumber, '192.0.2.22'), 3600, 'phone_limit');
     expect(await counterValue(strict.registry, 'rate_limited_total', { scope: 'phone' })).toBe(1);
   });
 
@@ -69,7 +67,7 @@ describe.each([
     for (const spoofed of ['203.0.113.1', '203.0.113.2', '203.0.113.3']) {
       expect((await request(strict, newPhoneNumber(), `${spoofed}, 198.51.100.77`)).status).toBe(200);
     }
-    expectLimited(await request(strict, newPhoneNumber(), '203.0.113.4, 198.51.100.77'), 3600);
+    expectLimited(await request(strict, newPhoneNumber(), '203.0.113.4, 198.51.100.77'), 3600, 'ip_limit');
     expect((await request(strict, newPhoneNumber(), '198.51.100.78')).status).toBe(200);
     expect(await counterValue(strict.registry, 'rate_limited_total', { scope: 'ip' })).toBe(1);
   });
@@ -78,7 +76,7 @@ describe.each([
     for (const host of ['1', 'a:b:c:d', 'ffff:0:0:1']) {
       expect((await request(strict, newPhoneNumber(), `2001:db8:5:6:${host.includes(':') ? host : `0:0:0:${host}`}`)).status).toBe(200);
     }
-    expectLimited(await request(strict, newPhoneNumber(), '2001:db8:5:6::99'), 3600);
+    expectLimited(await request(strict, newPhoneNumber(), '2001:db8:5:6::99'), 3600, 'ip_limit');
     expect((await request(strict, newPhoneNumber(), '2001:db8:5:7::1')).status).toBe(200);
   });
 
@@ -86,13 +84,13 @@ describe.each([
     const phoneNumber = newPhoneNumber();
     const replies = await Promise.all(Array.from({ length: 50 }, (_, i) => request(i % 2 === 0 ? replicaA : replicaB, phoneNumber, `192.0.2.${100 + (i % 50)}`)));
     expect(replies.filter((reply) => reply.status === 200)).toHaveLength(1);
-    for (const reply of replies.filter((r) => r.status !== 200)) expectLimited(reply, 30);
+    for (const reply of replies.filter((r) => r.status !== 200)) expectLimited(reply, 30, 'resend_cooldown');
   });
 
   it('should admit exactly the per-IP limit of 60 concurrent requests for distinct numbers from one IP, over two replicas', async () => {
     const replies = await Promise.all(Array.from({ length: 60 }, (_, i) => request(i % 2 === 0 ? replicaA : replicaB, newPhoneNumber(), '198.51.100.200')));
     expect(replies.filter((reply) => reply.status === 200)).toHaveLength(20);
-    for (const reply of replies.filter((r) => r.status !== 200)) expectLimited(reply, 3600);
+    for (const reply of replies.filter((r) => r.status !== 200)) expectLimited(reply, 3600, 'ip_limit');
   });
 
   it('should hand the number its budget back when its request was refused for the IP', async () => {
@@ -100,10 +98,10 @@ describe.each([
     for (let i = 0; i < 3; i++) expect((await request(strict, newPhoneNumber(), ip)).status).toBe(200);
     const victim = newPhoneNumber();
     // From the exhausted IP, however often: refused for the IP, and nothing of the number's is spent.
-    for (let i = 0; i < 4; i++) expectLimited(await request(strict, victim, ip), 3600);
+    for (let i = 0; i < 4; i++) expectLimited(await request(strict, victim, ip), 3600, 'ip_limit');
     expect((await request(strict, victim, '198.51.100.211')).status).toBe(200);
     expect((await request(strict, victim, '198.51.100.212')).status).toBe(200);
-    expectLimited(await request(strict, victim, '198.51.100.213'), 3600);
+    expectLimited(await request(strict, victim, '198.51.100.213'), 3600, 'phone_limit');
   });
 
   it('should hold a number to its hourly limit through bursts of concurrent requests', async () => {

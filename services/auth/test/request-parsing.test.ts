@@ -109,5 +109,8 @@ describe('session cookie', () => {
     expect(readSessionCookie({ cookie: 'x=a=b; TokenId=c=d' })).toBe('c=d');
     expect(readSessionCookie({ cookie: 'TokenId=' })).toBe('');
     expect(readSessionCookie({ cookie: 'a=1;' })).toBeUndefined();
+    // Thousands of pairs without "=" (the old scan searched the rest of the header from each one).
+    expect(readSessionCookie({ cookie: `${'a;'.repeat(8000)}TokenId=last` })).toBe('last');
+    expect(readSessionCookie({ cookie: `${'a;'.repeat(8000)}b` })).toBeUndefined();
   });
 });

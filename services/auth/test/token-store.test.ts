@@ -83,4 +83,45 @@ describe('token store on the real cache service', () => {
     expect(replica.recall(first)).toBeDefined();
     expect(replica.recall(second)).toBeUndefined();
   });
+
+  it('should never put a token back into memory once its removal has started, whatever reads were under way', async () => {
+    for (let trial = 0; trial < 20; trial++) {
+      const replica = createTokenStore(cache, { localTtlMs: 60_000, now });
+      const tokenId = await replica.save(record(60_000), 60_000);
+      const before = replica.get(tokenId); // under way when the logout starts
+      const removal = replica.remove(tokenId);
+      const during = replica.get(tokenId); // asks the cache service while the removal does
+      expect(await removal).toMatchObject({ subject: 'user-1' });
+      expect(await before).toBeUndefined();
+      expect(await during).toBeUndefined();
+      expect(replica.recall(tokenId)).toBeUndefined();
+      expect(await replica.get(tokenId)).toBeUndefined();
+    }
+  });
+
+  it('should remove again a renewal written back after the removal of its token, here and in the cache service', async () => {
+    const replica = createTokenStore(cache, { localTtlMs: 60_000, now });
+    const tokenId = await replica.save(record(60_000), 60_000);
+    await replica.remove(tokenId);
+    await replica.replace(tokenId, record(60_000), 60_000);
+    expect(replica.recall(tokenId)).toBeUndefined();
+    expect(await cache.get(`token:${tokenId}`)).toBeUndefined();
+  });
+
+  it('should forget removed token ids after removedTtlMs, and keep at most localMax of them', async () => {
+    const replica = createTokenStore(cache, { localTtlMs: 60_000, removedTtlMs: 5000, localMax: 2, now });
+    const ids = await Promise.all([1, 2, 3].map(() => replica.save(record(60_000), 60_000)));
+    await replica.remove(ids[0]);
+    // A late write of the first (the cache service's Set that timed out and landed after all).
+    await cache.set(`token:${ids[0]}`, record(60_000), 60_000);
+    expect(await replica.get(ids[0])).toBeUndefined();
+    clock += 5001;
+    expect(await replica.get(ids[0])).toBeDefined(); // the mark has gone; only the cache service decides
+    await replica.remove(ids[1]);
+    await replica.remove(ids[2]);
+    await replica.remove(ids[0]);
+    for (const id of ids) await cache.set(`token:${id}`, record(60_000), 60_000);
+    // Two marks kept, the newest: the third and the first; the second's was dropped.
+    expect(await Promise.all(ids.map(async (id) => (await replica.get(id)) !== undefined))).toEqual([false, true, false]);
+  });
 });

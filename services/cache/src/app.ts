@@ -33,7 +33,7 @@ export function createCacheApp(config: Pick<CacheConfig, 'backend' | 'maxValueBy
   // The items gauge reads the store when scraped, by which time it exists.
   const metrics = createCacheMetrics(deps.registry, () => store.size());
   const store: CacheStore = config.backend.kind === 'redis' ? createRedisStore(connectRedis(parseRedisUrl(config.backend.url)), config.backend.keyPrefix) : memoryStore(config.backend, metrics);
-  const grpc = createCacheServer(createCacheService({ store, metrics, logger: deps.logger, maxValueBytes: config.maxValueBytes }));
+  const grpc = createCacheServer(createCacheService({ store, metrics, logger: deps.logger, maxValueBytes: config.maxValueBytes }), { maxValueBytes: config.maxValueBytes });
   const readiness: ReadinessCheck[] = config.backend.kind === 'redis' ? [{ name: 'redis', check: () => store.check() }] : [];
   const refreshHealth = async (): Promise<void> => {
     const serving = await store.check().then(() => true, () => false);

@@ -3,8 +3,20 @@ import { HealthImplementation, type ServingStatus } from 'grpc-health-check';
 import { ReflectionService } from '@grpc/reflection';
 import { cacheServiceDefinition } from '@sp/cache-client';
 import { reflectionPackageDefinition } from './reflection-descriptors.js';
+import { refusingInvalidUtf8Keys } from './utf8-keys.js';
 
 export const CACHE_SERVICE_NAME = 'cache.v1.CacheGrpcService';
+
+/**
+ * Concurrent calls (HTTP/2 streams) one connection may have open; a client's further calls wait
+ * in its own queue until one ends. grpc-js would otherwise advertise 2^32 - 1, letting a single
+ * connection hold any number of calls (each with up to a full message buffered) at once. 100 is
+ * the least RFC 9113 recommends; the platform's clients keep a few calls in flight per
+ * connection, each well under a millisecond.
+ */
+export const MAX_CONCURRENT_STREAMS = 100;
+/** Room in a message for everything but the value: a key of 1024 bytes, the TTL and the framing. */
+const MESSAGE_OVERHEAD_BYTES = 4096;
 
 export interface CacheServer {
   server: Server;
@@ -16,10 +28,17 @@ export interface CacheServer {
   close(graceMs: number): Promise<void>;
 }
 
-/** One gRPC server carrying the cache service, grpc.health.v1.Health and server reflection. */
-export function createCacheServer(cacheService: UntypedServiceImplementation): CacheServer {
-  const server = new Server({ 'grpc.max_receive_message_length': 8 * 1024 * 1024 });
-  server.addService(cacheServiceDefinition(), cacheService);
+/**
+ * One gRPC server carrying the cache service, grpc.health.v1.Health and server reflection. A
+ * message is received only up to the largest value accepted (`maxValueBytes`) and a key: a larger
+ * one is refused (RESOURCE_EXHAUSTED) before it is buffered and decoded whole.
+ */
+export function createCacheServer(cacheService: UntypedServiceImplementation, options: { maxValueBytes: number }): CacheServer {
+  const server = new Server({
+    'grpc.max_receive_message_length': options.maxValueBytes + MESSAGE_OVERHEAD_BYTES,
+    'grpc.max_concurrent_streams': MAX_CONCURRENT_STREAMS,
+  });
+  server.addService(refusingInvalidUtf8Keys(cacheServiceDefinition()), cacheService);
   const health = new HealthImplementation({ '': 'NOT_SERVING', [CACHE_SERVICE_NAME]: 'NOT_SERVING' });
   health.addToServer(server);
   new ReflectionService(reflectionPackageDefinition()).addToServer(server);

@@ -1,5 +1,6 @@
 import { badRequest } from '@sp/platform';
 import type { CacheRequest__Output, IncrementRequest__Output } from '@sp/cache-client';
+import { keyIsUtf8 } from './utf8-keys.js';
 
 export const MAX_KEY_BYTES = 1024;
 /** The longest time to live: 365 days. Longer-lived entries use 0 (no expiry). */
@@ -8,6 +9,8 @@ export const MAX_TTL_MS = 365 * 24 * 60 * 60 * 1000;
 export function validateKey(request: { key: string }): string {
   const { key } = request;
   if (key === '') throw badRequest('key is required');
+  // The proto's `string`: bytes that are not UTF-8 would decode to U+FFFD and share an entry.
+  if (!keyIsUtf8(request)) throw badRequest('key must be valid UTF-8');
   if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) throw badRequest(`key exceeds ${MAX_KEY_BYTES} bytes`);
   return key;
 }

@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { credentials, type ChannelOptions, type Client, type ServiceError } from '@grpc/grpc-js';
-import { cacheServiceClient, type CacheRequest, type CacheResponse__Output, type IncrementRequest, type IncrementResponse__Output } from '@sp/cache-client';
+import protobuf from 'protobufjs';
+import { cacheServiceClient, cacheServiceDefinition, type CacheRequest, type CacheResponse__Output, type IncrementRequest, type IncrementResponse__Output } from '@sp/cache-client';
 import { createLogger, createRegistry, type Registry } from '@sp/platform';
 import { createCacheApp, type CacheApp } from '../src/app.js';
 import type { CacheConfig } from '../src/config.js';
@@ -46,4 +47,21 @@ export function rawClient(address: string, options: ChannelOptions = {}): RawCli
 
 export function rawCall(client: RawClient, method: RpcName, request: RawRequest): Promise<RawResponse> {
   return new Promise((resolve, reject) => client[method](request, (err, response) => (err ? reject(err) : resolve(response!))));
+}
+
+/** A CacheRequest (or IncrementRequest) whose key is exactly these bytes, encoded by protobufjs' writer. */
+export function requestWithKeyBytes(key: Buffer, value?: Buffer): Buffer {
+  const writer = protobuf.Writer.create().uint32((1 << 3) | 2).bytes(key);
+  if (value !== undefined) writer.uint32((2 << 3) | 2).bytes(value);
+  return Buffer.from(writer.finish());
+}
+
+/** One call whose request bytes are sent as they are: a client that sends what grpcurl cannot. */
+export function callWithBytes(client: Client, method: RpcName, request: Buffer): Promise<CacheResponse__Output> {
+  const { path, responseDeserialize } = cacheServiceDefinition()[method];
+  return new Promise((resolve, reject) =>
+    client.makeUnaryRequest(path, (bytes: Buffer) => bytes, (bytes: Buffer) => responseDeserialize(bytes) as CacheResponse__Output, request, (err: ServiceError | null, response?: CacheResponse__Output) =>
+      err ? reject(err) : resolve(response!),
+    ),
+  );
 }

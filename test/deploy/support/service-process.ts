@@ -129,6 +129,8 @@ const environments: Record<Service, EnvOf> = {
     Oidc__AdminCredentials__Password: infra('KEYCLOAK_ADMIN_PASSWORD'),
     MessageBroker__BrokerList: infra('KAFKA_BROKERS'),
     Cache__Url: deps.cacheAddress ?? '',
+    // The traffic's +1 415 numbers are monitored, so auth_otp_monitored_total{country} gets a sample.
+    Otp__MonitoredCountries: 'US',
   }),
   webhooks: (deps) => ({
     ...keycloak(),

@@ -41,6 +41,17 @@ Otp__ResendCooldownSeconds: {{ .Values.otp.resendCooldownSeconds | int64 | quote
 Otp__MaxPerPhone: {{ .Values.otp.maxPerPhone | int64 | quote }}
 Otp__MaxPerIp: {{ .Values.otp.maxPerIp | int64 | quote }}
 Otp__RateLimitWindowSeconds: {{ .Values.otp.rateLimitWindowSeconds | int64 | quote }}
+Otp__PrefixDigits: {{ .Values.otp.prefixDigits | int64 | quote }}
+Otp__MaxPerPrefix: {{ .Values.otp.maxPerPrefix | int64 | quote }}
+Otp__MaxPerMinute: {{ .Values.otp.maxPerMinute | int64 | quote }}
+Otp__AllowedCountries: {{ join "," .Values.otp.allowedCountries | quote }}
+{{- with .Values.otp.blockedCountries }}
+Otp__BlockedCountries: {{ join "," . | quote }}
+{{- end }}
+{{- with .Values.otp.monitoredCountries }}
+Otp__MonitoredCountries: {{ join "," . | quote }}
+{{- end }}
+Otp__AllowedNumberTypes: {{ join "," .Values.otp.allowedNumberTypes | quote }}
 {{- if .Values.tls.existingSecret }}
 Tls__CertPath: /etc/auth/tls/tls.crt
 Tls__KeyPath: /etc/auth/tls/tls.key

@@ -1,0 +1,76 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export interface LoadOptions {
+  /** One request of another caller, timed: it must succeed (it throws otherwise). */
+  probe: () => Promise<void>;
+  /** Hostile requests, each run in a loop of its own for the whole measurement. */
+  hostile: ReadonlyArray<() => Promise<void>>;
+  /** Probes timed, one after the other. Default 300. */
+  samples?: number;
+  /** Pause between two probes, so they sample latency over the load rather than add to it. Default 5 ms. */
+  pauseMs?: number;
+}
+
+export interface LoadResult {
+  /** 99th percentile of the probes' latency, in ms. */
+  p99Ms: number;
+  /** The same without the hostile requests, measured just before: what the machine itself adds. */
+  baselineP99Ms: number;
+  /** Slowest probe, in ms. */
+  maxMs: number;
+  probes: number;
+  /** Hostile requests completed while the probes ran (a test checks the load was really there). */
+  hostileCompleted: number;
+}
+
+async function timeProbes(options: LoadOptions, failed: () => boolean): Promise<number[]> {
+  const latencies: number[] = [];
+  for (let i = 0; i < (options.samples ?? 300) && !failed(); i++) {
+    const begin = performance.now();
+    await options.probe();
+    latencies.push(performance.now() - begin);
+    await sleep(options.pauseMs ?? 5);
+  }
+  return latencies.sort((a, b) => a - b);
+}
+
+const p99 = (sorted: readonly number[]): number => sorted[Math.ceil(sorted.length * 0.99) - 1]!;
+
+/**
+ * "The worst request keeps others' p99": times `samples` probes alone (the baseline: on a shared,
+ * loaded machine its p99 alone can be tens of ms), then runs every hostile request in its own loop,
+ * waits until each has completed once (so the load is established), times `samples` probes again
+ * and stops the loops. A failing hostile request fails the measurement: it must answer as the test
+ * expects every time.
+ */
+export async function latencyUnderLoad(options: LoadOptions): Promise<LoadResult> {
+  const baseline = await timeProbes(options, () => false);
+  let stopped = false;
+  let completed = 0;
+  let failure: Error | undefined;
+  const started = new Set<number>();
+  const loops = options.hostile.map(async (request, index) => {
+    try {
+      while (!stopped && failure === undefined) {
+        await request();
+        started.add(index);
+        completed++;
+      }
+    } catch (err) {
+      failure ??= err instanceof Error ? err : new Error('a hostile request failed', { cause: err });
+    }
+  });
+  try {
+    while (started.size < options.hostile.length && failure === undefined) await sleep(10);
+    const atStart = completed;
+    const latencies = await timeProbes(options, () => failure !== undefined);
+    const hostileCompleted = completed - atStart;
+    stopped = true;
+    await Promise.all(loops);
+    if (failure !== undefined) throw failure;
+    return { p99Ms: p99(latencies), baselineP99Ms: p99(baseline), maxMs: latencies[latencies.length - 1]!, probes: latencies.length, hostileCompleted };
+  } finally {
+    stopped = true;
+    await Promise.all(loops);
+  }
+}
