@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -95,8 +95,8 @@ const traffic: Record<Service, (service: RunningService) => Promise<void>> = {
   },
   async webhooks(service) {
     const base = `http://127.0.0.1:${service.port}/api`;
-    // A whole envelope (`created` included): the service refuses events without one with 400.
-    const payload = JSON.stringify({ id: `evt_deploy_${Date.now()}`, object: 'event', type: 'customer.created', created: Math.floor(Date.now() / 1000), data: { object: { id: 'cus_1', object: 'customer' } } });
+    // A whole envelope (`created` and `livemode` included): the service refuses events without them with 400.
+    const payload = JSON.stringify({ id: `evt_deploy_${Date.now()}`, object: 'event', type: 'customer.created', created: Math.floor(Date.now() / 1000), livemode: false, data: { object: { id: 'cus_1', object: 'customer' } } });
     const signature = new Stripe('sk_test_123').webhooks.generateTestHeaderString({ payload, secret: TEST_KEYS.stripeSecret });
     const stripe = (sig: string): Promise<Response> =>
       fetch(`${base}/PaymentProviderWebhookHandler?code=${TEST_KEYS.webhooksCode}`, { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': sig }, body: payload });
@@ -109,7 +109,7 @@ const traffic: Record<Service, (service: RunningService) => Promise<void>> = {
     });
     expect(sms.status).toBe(403);
     const url = `https://webhooks.example.com/api/SmsProviderWebhookHandler?code=${TEST_KEYS.webhooksCode}`;
-    const params = { AccountSid: TEST_ACCOUNT_SID, From: '+14155552671', To: '+14155550100', Body: 'COMMANDS', MessageSid: `SM${'1'.repeat(32)}` };
+    const params = { AccountSid: TEST_ACCOUNT_SID, From: '+14155552671', To: '+14155550100', Body: 'COMMANDS', MessageSid: `SM${randomUUID().replace(/-/g, '')}` }; // a new message each run: a MessageSid is processed once
     const signed = await fetch(`${base}/SmsProviderWebhookHandler?code=${TEST_KEYS.webhooksCode}`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilioSignature(TEST_KEYS.twilioToken, url, params) },

@@ -136,7 +136,7 @@ describe('the platform end to end', () => {
     expect(sent.map((event) => [event.key, event.value]).sort()).toEqual(
       demoData.subscribers.map(({ phoneNumber, locale }) => [phoneNumber, { phoneNumber, resourceKey: 'Announcement', text: fixtureTranslation(plan.announcement, locale), locale }]),
     );
-    expect(sent.map((event) => event.headers.ce_id).sort()).toEqual(demoData.subscribers.map(({ phoneNumber }) => `${announcement.confirmMessageSid}:${phoneNumber}`));
+    expect(sent.map((event) => event.headers.ce_id).sort()).toEqual(demoData.subscribers.map(({ phoneNumber }) => `${announcement.draftMessageSid}:${phoneNumber}`));
     expect(platform!.localization.requests.map((request) => request.targetLocale).sort()).toEqual(['de', 'fr']);
   });
 

@@ -89,8 +89,8 @@ export interface AnnouncementRecord {
   draftReply: string;
   confirm: HttpAnswer;
   confirmReply: string;
-  /** The MessageSid of the CONFIRM SMS (the events' ce_id is `{MessageSid}:{phone}`). */
-  confirmMessageSid: string;
+  /** The MessageSid of the draft SMS (the events' ce_id is `{draft MessageSid}:{phone}`). */
+  draftMessageSid: string;
   notifications: TailedEvent[];
 }
 
@@ -322,7 +322,7 @@ async function announcement(ctx: Context): Promise<AnnouncementRecord> {
     check(event.value.locale === subscriber.locale, `the announcement to ${subscriber.phoneNumber} is in ${String(event.value.locale)}, not ${subscriber.locale}`);
     ctx.saw(`${describeEvent(event)} to ${subscriber.phoneNumber} [${subscriber.locale}]: "${String(event.value.text)}"`);
   }
-  return { draft: draft.answer, draftReply: draft.reply, confirm: confirm.answer, confirmReply: confirm.reply, confirmMessageSid: confirm.sid, notifications };
+  return { draft: draft.answer, draftReply: draft.reply, confirm: confirm.answer, confirmReply: confirm.reply, draftMessageSid: draft.sid, notifications };
 }
 
 // Runner -------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { buildSchema, execute as executeDocument, Kind, parse, validate, type DocumentNode, type GraphQLError, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
@@ -64,6 +65,15 @@ export interface FailureOptions {
   field?: string;
 }
 
+export interface DelayOptions {
+  /** How long each matching operation is held before it is executed (its effect lands then, whether or not the caller still waits). */
+  ms: number;
+  /** How many matching operations are held; default 1. */
+  count?: number;
+  /** Only operations selecting this root field (e.g. `updatePriceTier`); default every operation. */
+  field?: string;
+}
+
 export interface GraphqlGatewayFixture {
   /** The GraphQL endpoint, for GRAPHQL_API_URL. */
   url: string;
@@ -82,7 +92,13 @@ export interface GraphqlGatewayFixture {
   addSubscriber(clientId: string, phoneNumber: string, locale: string | null): void;
   /** Makes the next matching operation(s) fail (replacing failures still pending). */
   failNext(options: FailureOptions): void;
-  /** Drops failures still pending. */
+  /**
+   * Holds the next matching operation(s) for `ms` before executing them, as a slow or congested
+   * gateway would: a caller that gives up meanwhile does not stop the write from landing later.
+   * Replaces delays still pending.
+   */
+  delayNext(options: DelayOptions): void;
+  /** Drops failures and delays still pending. */
   clearFailures(): void;
   /** Stops listening (connections are refused) until `up()`; the port is kept. */
   down(): Promise<void>;
@@ -118,7 +134,32 @@ function emptyData(): GatewayData {
 type Args = Record<string, unknown>;
 type Input = Record<string, unknown>;
 
-/** Resolvers of the contract's root fields over the in-memory records, with the contract's idempotency rules. */
+/** The contract's ProviderVersion: an integer 0..2^53-1 (a resolver error otherwise, as a real gateway's scalar would refuse it). */
+function providerVersionOf(fields: Input): number {
+  const version = fields.providerVersion;
+  if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 0) throw new TypeError(`ProviderVersion must be an integer from 0 to 2^53-1, got ${JSON.stringify(version)}`);
+  return version;
+}
+
+/**
+ * The contract's conditional write: `changes` are applied to `record` only when the write's
+ * version is not older than the one the record holds; the comparison and the change happen in
+ * one synchronous step, so no other write can come between them.
+ */
+function writeIfNotOlder<T extends { providerVersion: number | null }>(record: T, changes: Input): boolean {
+  const version = providerVersionOf(changes);
+  if (record.providerVersion !== null && record.providerVersion !== undefined && version < record.providerVersion) return false;
+  Object.assign(record, changes);
+  return true;
+}
+
+/** updatePriceTier's fields: an omitted (null) `active` leaves it unchanged; `amount: null` is a value. */
+function tierChanges(fields: Input): Input {
+  const { active, ...rest } = fields;
+  return active === null || active === undefined ? rest : { ...rest, active };
+}
+
+/** Resolvers of the contract's root fields over the in-memory records, with the contract's idempotency and version rules. */
 function rootValue(data: GatewayData, nextId: (kind: string) => string): Record<string, (args: Args) => unknown> {
   const remove = <T extends { id: string }>(list: T[], id: unknown): boolean => {
     const index = list.findIndex((item) => item.id === id);
@@ -139,31 +180,32 @@ function rootValue(data: GatewayData, nextId: (kind: string) => string): Record<
       return { items: all.slice(start, end), nextCursor: end < all.length ? String(end) : null };
     },
     createPlan: (args) => {
-      const fields = input(args);
-      const existing = data.plans.find((p) => p.providerProductId === fields.providerProductId);
-      if (existing) return existing;
-      const plan = { id: nextId('plan'), ...fields } as unknown as GatewayPlan;
+      const { providerProductId, ...fields } = input(args);
+      providerVersionOf(fields);
+      const existing = data.plans.find((p) => p.providerProductId === providerProductId);
+      if (existing) return { applied: writeIfNotOlder(existing, fields), plan: existing };
+      const plan = { id: nextId('plan'), providerProductId, ...fields } as unknown as GatewayPlan;
       data.plans.push(plan);
-      return plan;
+      return { applied: true, plan };
     },
     updatePlan: (args) => {
       const plan = data.plans.find((p) => p.id === args.id);
-      return plan ? Object.assign(plan, input(args)) : null;
+      return plan ? { applied: writeIfNotOlder(plan, input(args)), plan } : { applied: false, plan: null };
     },
     deletePlan: ({ id }) => remove(data.plans, id),
     createPriceTier: (args) => {
-      const fields = input(args);
-      const existing = data.priceTiers.find((t) => t.providerPriceId === fields.providerPriceId);
-      if (existing) return existing;
-      const tier = { id: nextId('tier'), ...fields } as unknown as GatewayPriceTier;
-      data.priceTiers.push(tier);
-      return tier;
+      const { providerPriceId, amount, active, providerVersion } = input(args);
+      providerVersionOf({ providerVersion });
+      const existing = data.priceTiers.find((t) => t.providerPriceId === providerPriceId);
+      // A price's plan, currency and interval never change at the provider: only these can.
+      if (existing) return { applied: writeIfNotOlder(existing, tierChanges({ amount, active, providerVersion })), priceTier: existing };
+      const priceTier = { id: nextId('tier'), ...input(args) } as unknown as GatewayPriceTier;
+      data.priceTiers.push(priceTier);
+      return { applied: true, priceTier };
     },
     updatePriceTier: (args) => {
       const tier = data.priceTiers.find((t) => t.id === args.id);
-      const { active, ...fields } = input(args);
-      // The contract: an omitted (null) `active` leaves it unchanged; `amount: null` is a value.
-      return tier ? Object.assign(tier, fields, active === null || active === undefined ? {} : { active }) : null;
+      return tier ? { applied: writeIfNotOlder(tier, tierChanges(input(args))), priceTier: tier } : { applied: false, priceTier: null };
     },
     deletePriceTier: ({ id }) => remove(data.priceTiers, id),
     createPaymentConfirmation: (args) => {
@@ -285,6 +327,7 @@ export async function startGraphqlGateway(options: GraphqlGatewayOptions = {}): 
   };
   const tokens = { accepted: 0, refused: 0, distinct: new Set<string>() };
   let failures: Required<Pick<FailureOptions, 'mode' | 'count'>> & { field?: string } = { mode: 'http-503', count: 0 };
+  let delays: Required<Pick<DelayOptions, 'ms' | 'count'>> & { field?: string } = { ms: 0, count: 0 };
 
   const authorize = async (req: IncomingMessage): Promise<boolean> => {
     const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
@@ -308,6 +351,12 @@ export async function startGraphqlGateway(options: GraphqlGatewayOptions = {}): 
     return failures.mode;
   };
 
+  const delayFor = (fields: readonly string[]): number => {
+    if (delays.count <= 0 || (delays.field !== undefined && !fields.includes(delays.field))) return 0;
+    delays.count -= 1;
+    return delays.ms;
+  };
+
   const fail = (res: ServerResponse, mode: GatewayFailureMode): void => {
     if (mode === 'disconnect') res.socket?.destroy();
     else if (mode === 'http-503') sendJson(res, 503, { errors: [{ message: 'gateway unavailable (injected)' }] });
@@ -325,6 +374,8 @@ export async function startGraphqlGateway(options: GraphqlGatewayOptions = {}): 
     const failure = described ? failureFor(described.fields) : undefined;
     if (described) recordOperation({ operationName, ...described, variables, failed: failure !== undefined });
     if (failure) return fail(res, failure);
+    const delay = described ? delayFor(described.fields) : 0;
+    if (delay > 0) await sleep(delay);
     const result = await executeDocument({ schema, document: prepared.document, rootValue: root, variableValues: variables, operationName });
     sendJson(res, 200, result);
   };
@@ -377,12 +428,12 @@ export async function startGraphqlGateway(options: GraphqlGatewayOptions = {}): 
       return record;
     },
     addPlan(plan) {
-      const record: GatewayPlan = { id: nextId('plan'), description: null, icon: null, active: true, providerProductId: null, ...plan };
+      const record: GatewayPlan = { id: nextId('plan'), description: null, icon: null, active: true, providerProductId: null, providerVersion: null, ...plan };
       data.plans.push(record);
       return record;
     },
     addPriceTier(tier) {
-      const record: GatewayPriceTier = { id: nextId('tier'), amount: 1000, currency: 'usd', interval: 'month', active: true, ...tier };
+      const record: GatewayPriceTier = { id: nextId('tier'), amount: 1000, currency: 'usd', interval: 'month', active: true, providerVersion: null, ...tier };
       data.priceTiers.push(record);
       return record;
     },
@@ -392,8 +443,12 @@ export async function startGraphqlGateway(options: GraphqlGatewayOptions = {}): 
     failNext(failure) {
       failures = { mode: failure.mode, count: failure.count ?? 1, ...(failure.field === undefined ? {} : { field: failure.field }) };
     },
+    delayNext(delay) {
+      delays = { ms: delay.ms, count: delay.count ?? 1, ...(delay.field === undefined ? {} : { field: delay.field }) };
+    },
     clearFailures() {
       failures = { mode: 'http-503', count: 0 };
+      delays = { ms: 0, count: 0 };
     },
     down: stop,
     async up() {
@@ -408,6 +463,7 @@ export async function startGraphqlGateway(options: GraphqlGatewayOptions = {}): 
       tokens.distinct.clear();
       verified.clear();
       failures = { mode: 'http-503', count: 0 };
+      delays = { ms: 0, count: 0 };
     },
     close: stop,
   };

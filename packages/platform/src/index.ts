@@ -20,3 +20,4 @@ export * from './oidc-errors.js';
 export * from './oidc-token-client.js';
 export * from './redis-store-base.js';
 export * from './serve-http.js';
+export * from './json-depth.js';

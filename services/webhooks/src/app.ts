@@ -26,6 +26,8 @@ export interface WebhooksAppDeps {
   /** WEBHOOKS_API_KEY values accepted in `code`. */
   apiKeys: readonly string[];
   paymentProvider: PaymentProvider;
+  /** Whether PAYMENT_PROVIDER_API_KEY is a live-mode key: events of the other mode are refused. */
+  livemode: boolean;
   smsProvider: SmsProvider;
   gateway: Gateway;
   dedup: DedupStore;
@@ -34,16 +36,16 @@ export interface WebhooksAppDeps {
   publisher: EventPublisher;
   topics: Topics;
   links: ReplyLinks;
-  sms: { accountSid: string; validateSignature: boolean; publicBaseUrl: string; draftTtlMs: number };
+  sms: { accountSid: string; validateSignature: boolean; publicBaseUrl: string; draftTtlMs: number; messageRetentionMs: number };
   logger: Logger;
   registry: Registry;
   processOnceOptions?: ProcessOnceOptions;
 }
 
-/** The de-duplication store chosen by configuration; the memory store warns, since it is for local runs only. */
+/** The de-duplication store chosen by configuration (payment events, SMS message ids); the memory store warns, since it is for local runs only. */
 export function createDedupStore(config: StoreConfig, logger: Logger, keyPrefix?: string): DedupStore {
   if (config.kind === 'redis') return createRedisDedupStore(connectRedis(parseRedisUrl(config.url)), logger, keyPrefix);
-  logger.warn('STORE_URL is memory://: processed payment events are remembered in this process only; use redis:// outside local runs');
+  logger.warn('STORE_URL is memory://: processed payment events and SMS are remembered in this process only; use redis:// outside local runs');
   return createMemoryDedupStore();
 }
 

@@ -12,6 +12,8 @@ export interface WebhooksConfig {
   apiKeys: readonly string[];
   paymentProvider: {
     apiKey: string;
+    /** Whether the API key is a live-mode key (`sk_live_`/`rk_live_`) or a test-mode one: events of the other mode are refused. */
+    livemode: boolean;
     /** Stripe API base URL; undefined means Stripe's own (tests point it at stripe-mock). */
     apiUrl: string | undefined;
     /** Webhook signing secrets (`whsec_…`); any of them verifies a signature. */
@@ -23,6 +25,8 @@ export interface WebhooksConfig {
     /** Accepted for compatibility with the specification; replies go back as TwiML, so it is not used. */
     messageServiceSid: string | undefined;
     validateSignature: boolean;
+    /** How long a processed MessageSid is remembered: a replayed message within it does nothing. */
+    messageRetentionMs: number;
   };
   /** The public base URL the SMS provider calls (signatures are computed over it). */
   publicBaseUrl: string;
@@ -60,7 +64,8 @@ const variables = {
   Webhooks__Host: env.string().default('0.0.0.0'),
   Webhooks__PublicBaseUrl: httpUrl(),
   WEBHOOKS_API_KEY: env.list(),
-  PAYMENT_PROVIDER_API_KEY: env.string(),
+  // The key's mode decides which events are accepted (see the README, livemode): it must be stated.
+  PAYMENT_PROVIDER_API_KEY: env.string().regex(/^(sk|rk)_(test|live)_\S+$/, { message: 'must be a Stripe secret or restricted key (sk_test_…, sk_live_…, rk_test_…, rk_live_…)' }),
   PAYMENT_PROVIDER_API_URL: httpUrl().optional(),
   PAYMENT_PROVIDER_WEBHOOKS_SECRET: env.list(),
   SMS_PROVIDER_ACCOUNT_SID: env.string().regex(/^AC[0-9a-fA-F]{32}$/, { message: 'must be a Twilio account SID (AC followed by 32 hex digits)' }),
@@ -70,6 +75,7 @@ const variables = {
     .regex(/^MG[0-9a-fA-F]{32}$/, { message: 'must be a Twilio messaging service SID (MG followed by 32 hex digits)' })
     .optional(),
   SmsProvider__ValidateSignature: env.bool(true),
+  SmsProvider__MessageRetentionMs: env.positiveInt(30 * 24 * 60 * 60 * 1000),
   GRAPHQL_API_URL: httpUrl(),
   LOCALIZATION_API_URL: httpUrl(),
   AUTH_API_URL: httpUrl().optional(),
@@ -108,6 +114,7 @@ export function loadConfig(environment: Env = process.env): WebhooksConfig {
     apiKeys: vars.WEBHOOKS_API_KEY,
     paymentProvider: {
       apiKey: vars.PAYMENT_PROVIDER_API_KEY,
+      livemode: /^(sk|rk)_live_/.test(vars.PAYMENT_PROVIDER_API_KEY),
       apiUrl: vars.PAYMENT_PROVIDER_API_URL,
       webhookSecrets: vars.PAYMENT_PROVIDER_WEBHOOKS_SECRET,
     },
@@ -116,6 +123,7 @@ export function loadConfig(environment: Env = process.env): WebhooksConfig {
       authTokens: vars.SMS_PROVIDER_AUTH_TOKEN,
       messageServiceSid: vars.SMS_PROVIDER_MESSAGE_SERVICE_SID,
       validateSignature: vars.SmsProvider__ValidateSignature,
+      messageRetentionMs: vars.SmsProvider__MessageRetentionMs,
     },
     publicBaseUrl: withoutTrailingSlash(vars.Webhooks__PublicBaseUrl),
     graphqlUrl: vars.GRAPHQL_API_URL,

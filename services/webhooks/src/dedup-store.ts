@@ -35,7 +35,10 @@ export interface DedupStore {
   release(eventId: string, token: string): Promise<void>;
   /** The version of `objectKey` (e.g. `product:prod_1`) last recorded, null when unknown (never seen, or forgotten). */
   readVersion(objectKey: string): Promise<ObjectVersion | null>;
-  /** Records the version of `objectKey` for `retentionMs` (callers hold the object's claim). */
+  /**
+   * Records the version of `objectKey` for `retentionMs` (callers hold the object's claim),
+   * atomically never lowering it and never replacing a tombstone with a live version.
+   */
   recordVersion(objectKey: string, version: ObjectVersion, retentionMs: number): Promise<void>;
   /** Readiness: rejects when the backend is unusable. */
   check(): Promise<void>;

@@ -16,3 +16,15 @@ export const invalidSignature = (): AppError => new AppError(400, 'invalid_signa
 /** A signed event that is not what its type promises (not JSON, a field missing or of the wrong type). */
 export const malformedEvent = (detail: string): AppError => new AppError(400, 'malformed_event', `malformed event: ${detail}`);
 
+
+/**
+ * A live-mode event at a deployment with a test-mode key, or the reverse: a misconfiguration (the
+ * endpoint's signing secret and the API key are of different modes). 400 so the provider keeps
+ * retrying and shows the failure in its dashboard, and nothing is lost once the configuration is fixed.
+ */
+export const livemodeMismatch = (eventLivemode: boolean): AppError =>
+  new AppError(
+    400,
+    'livemode_mismatch',
+    `${eventLivemode ? 'live' : 'test'}-mode event refused: this deployment's PAYMENT_PROVIDER_API_KEY is a ${eventLivemode ? 'test' : 'live'}-mode key`,
+  );

@@ -15,11 +15,37 @@ const optionalReference = reference.nullable().transform((value) => (value === n
 const currency = z.string().regex(/^[a-z]{3}$/, 'expected a three-letter ISO 4217 code in lower case');
 const unixSeconds = z.number().int().positive();
 
+/**
+ * Any JSON object, checked without copying it: a loose zod object copies every unknown key into a
+ * new object, which for a large `data.object` (an unlisted type with thousands of fields) costs more
+ * event loop than parsing it. Each handled type's schema reads its object afterwards.
+ */
+const anyObject = z.custom<Record<string, unknown>>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), 'Invalid input: expected object');
+
+/** Stripe's own limit on metadata: 50 keys (https://docs.stripe.com/metadata). */
+export const MAX_METADATA_KEYS = 50;
+
+/**
+ * Metadata: at most 50 string values, checked without copying (a zod record validates and copies
+ * every entry, so thousands of them in a signed 256 KiB body would cost the event loop for nothing).
+ */
+const metadataSchema = z.custom<Record<string, string>>(
+  (value) =>
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    Object.keys(value).length <= MAX_METADATA_KEYS &&
+    Object.values(value).every((entry) => typeof entry === 'string'),
+  `Invalid input: expected an object of at most ${MAX_METADATA_KEYS} string values`,
+);
+
 export const envelopeSchema = z.looseObject({
   id,
   type: z.string().min(1),
   created: unixSeconds,
-  data: z.looseObject({ object: z.looseObject({}) }),
+  /** True for live-mode events; compared with the mode of the configured API key. */
+  livemode: z.boolean(),
+  data: z.looseObject({ object: anyObject }),
 });
 
 export const productSchema = z.looseObject({
@@ -28,7 +54,7 @@ export const productSchema = z.looseObject({
   description: z.string().nullable().optional(),
   images: z.array(z.string()).optional(),
   active: z.boolean(),
-  metadata: z.record(z.string(), z.string()).optional(),
+  metadata: metadataSchema.optional(),
   /** Unix seconds of the product's last change; absent in older API versions. */
   updated: unixSeconds.optional(),
 });

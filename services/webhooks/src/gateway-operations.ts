@@ -5,20 +5,22 @@
  */
 
 const CLIENT_FIELDS = 'id number name phoneNumber providerCustomerId';
-const PLAN_FIELDS = 'id name description icon active providerProductId';
-const PRICE_TIER_FIELDS = 'id planId amount currency interval active providerPriceId';
+const PLAN_FIELDS = 'id name description icon active providerProductId providerVersion';
+const PRICE_TIER_FIELDS = 'id planId amount currency interval active providerPriceId providerVersion';
 
 /**
  * The create, update and delete mutations of a record the service keeps in step with the payment
  * provider's object (plans with products, price tiers with prices): the contract names them alike.
+ * Creates and updates are conditional writes answering `{ applied, <record> }`.
  */
 function versionedRecordMutations(type: 'Plan' | 'PriceTier', fields: string): Record<'create' | 'update' | 'delete', string> {
+  const record = type === 'Plan' ? 'plan' : 'priceTier';
   return {
     create: `mutation Create${type}($input: Create${type}Input!) {
-  create${type}(input: $input) { ${fields} }
+  create${type}(input: $input) { applied ${record} { ${fields} } }
 }`,
     update: `mutation Update${type}($id: ID!, $input: Update${type}Input!) {
-  update${type}(id: $id, input: $input) { ${fields} }
+  update${type}(id: $id, input: $input) { applied ${record} { ${fields} } }
 }`,
     delete: `mutation Delete${type}($id: ID!) {
   delete${type}(id: $id)

@@ -11,13 +11,15 @@ export interface Gateway {
   planByProviderProductId(providerProductId: string): Promise<Plan | null>;
   priceTierByProviderPriceId(providerPriceId: string): Promise<PriceTier | null>;
   subscribers(clientId: string, first: number, after?: string): Promise<SubscriberPage>;
-  /** Idempotent on `providerProductId`. */
-  createPlan(input: CreatePlanInput): Promise<Plan>;
-  updatePlan(id: string, input: UpdatePlanInput): Promise<Plan | null>;
+  /** Idempotent on `providerProductId`; an existing plan is updated as by updatePlan. Conditional on `providerVersion`. */
+  createPlan(input: CreatePlanInput): Promise<PlanWrite>;
+  /** Applied only when `input.providerVersion` is not older than the plan's (see contract/gateway.graphql). */
+  updatePlan(id: string, input: UpdatePlanInput): Promise<PlanWrite>;
   deletePlan(id: string): Promise<boolean>;
-  /** Idempotent on `providerPriceId`. */
-  createPriceTier(input: CreatePriceTierInput): Promise<PriceTier>;
-  updatePriceTier(id: string, input: UpdatePriceTierInput): Promise<PriceTier | null>;
+  /** Idempotent on `providerPriceId`; an existing tier is updated as by updatePriceTier. Conditional on `providerVersion`. */
+  createPriceTier(input: CreatePriceTierInput): Promise<PriceTierWrite>;
+  /** Applied only when `input.providerVersion` is not older than the tier's (see contract/gateway.graphql). */
+  updatePriceTier(id: string, input: UpdatePriceTierInput): Promise<PriceTierWrite>;
   deletePriceTier(id: string): Promise<boolean>;
   /** Idempotent on `checkoutSessionId`. */
   createPaymentConfirmation(input: CreatePaymentConfirmationInput): Promise<PaymentConfirmation>;
@@ -56,6 +58,8 @@ export interface Plan {
   icon: string | null;
   active: boolean;
   providerProductId: string | null;
+  /** Unix seconds of the provider state the plan holds; null when none was written. */
+  providerVersion: number | null;
 }
 
 export interface PriceTier {
@@ -66,6 +70,19 @@ export interface PriceTier {
   interval: string | null;
   active: boolean;
   providerPriceId: string;
+  providerVersion: number | null;
+}
+
+/** What a conditional write did: `applied` false when the record holds a newer version (and was left as it was). */
+export interface PlanWrite {
+  applied: boolean;
+  /** Null when no plan has the id. */
+  plan: Plan | null;
+}
+
+export interface PriceTierWrite {
+  applied: boolean;
+  priceTier: PriceTier | null;
 }
 
 export interface PaymentConfirmation {
@@ -93,6 +110,8 @@ export interface CreatePlanInput {
   description: string | null;
   icon: string | null;
   active: boolean;
+  /** Unix seconds of the provider state written: the write is applied only when not older than the record's. */
+  providerVersion: number;
 }
 
 export type UpdatePlanInput = Omit<CreatePlanInput, 'providerProductId'>;
@@ -104,12 +123,14 @@ export interface CreatePriceTierInput {
   currency: string;
   interval: string | null;
   active: boolean;
+  providerVersion: number;
 }
 
 export interface UpdatePriceTierInput {
   amount: number | null;
   /** False for an archived price. */
   active: boolean;
+  providerVersion: number;
 }
 
 export interface CreatePaymentConfirmationInput {

@@ -36,6 +36,10 @@ export function createMemoryDedupStore(now: () => number = Date.now): DedupStore
       return Promise.resolve(entry !== undefined && live(entry.expiresAt) ? { ...entry.version } : null);
     },
     recordVersion(objectKey, version, retentionMs) {
+      const entry = versions.get(objectKey);
+      const held = entry !== undefined && live(entry.expiresAt) ? entry.version : undefined;
+      // As the Redis store: never lower a version, keep a tombstone.
+      if (held !== undefined && ((held.deleted && !version.deleted) || version.created < held.created)) return Promise.resolve();
       versions.set(objectKey, { version: { ...version }, expiresAt: now() + retentionMs });
       return Promise.resolve();
     },

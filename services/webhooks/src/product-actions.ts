@@ -1,14 +1,14 @@
 import { providerProductCreatedEvent } from '@sp/platform';
 import { notSynchronized } from './errors.js';
-import type { ProductObject, ValidEvent } from './event-schemas.js';
+import type { ProductObject } from './event-schemas.js';
 import type { Plan, UpdatePlanInput } from './gateway.js';
 import type { PaymentActionDeps } from './payment-event-actions.js';
-import { versionedDelete, versionedUpsert, type VersionedObject } from './versioned-object-actions.js';
+import { versionedDelete, versionedUpsert, type VersionedObject, type VersionedWrite } from './versioned-object-actions.js';
 
 export const productKey = (productId: string): string => `product:${productId}`;
 
-function planFields(product: ProductObject): UpdatePlanInput {
-  return { name: product.name, description: product.description ?? null, icon: product.images?.[0] ?? null, active: product.active };
+function planFields(product: ProductObject, providerVersion: number): UpdatePlanInput {
+  return { name: product.name, description: product.description ?? null, icon: product.images?.[0] ?? null, active: product.active, providerVersion };
 }
 
 /**
@@ -16,21 +16,17 @@ function planFields(product: ProductObject): UpdatePlanInput {
  * made by the platform for a plan (PlanCreatedEvent → consumer → provider) names the plan in
  * `metadata.planId`; on its creation ProviderProductCreatedEvent tells the plan its product id,
  * later changes wait (409) until the plan knows it. Any other product was made at the provider:
- * create its plan (also from an update that overtook the creation).
+ * create its plan (also from an update that overtook the creation). False when the gateway holds
+ * a newer version of the plan (the write was refused).
  */
-async function applyProduct(product: ProductObject, plan: Plan | null, event: ValidEvent<unknown>, deps: PaymentActionDeps): Promise<void> {
-  if (plan !== null) {
-    await deps.gateway.updatePlan(plan.id, planFields(product));
-    return;
-  }
+async function applyProduct(product: ProductObject, plan: Plan | null, { event, version }: VersionedWrite, deps: PaymentActionDeps): Promise<boolean> {
+  if (plan !== null) return (await deps.gateway.updatePlan(plan.id, planFields(product, version))).applied;
   const planId = product.metadata?.planId;
-  if (planId === undefined || planId === '') {
-    await deps.gateway.createPlan({ providerProductId: product.id, ...planFields(product) });
-    return;
-  }
+  if (planId === undefined || planId === '') return (await deps.gateway.createPlan({ providerProductId: product.id, ...planFields(product, version) })).applied;
   if (event.type !== 'product.created') throw notSynchronized(`no plan has payment provider product ${product.id}`);
   const data = { planId, providerProductId: product.id, name: product.name, active: product.active };
   await deps.publisher.publish(deps.topics.foreignProducts, providerProductCreatedEvent(data, event.id));
+  return true;
 }
 
 /** Products as plans; the provider's current product stands for its own `updated` time when later. */

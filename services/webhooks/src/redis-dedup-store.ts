@@ -38,6 +38,18 @@ async function replicated(redis: Connection, key: string): Promise<void> {
   if (failure) throw failure;
 }
 
+// KEYS[1] = version; ARGV = created, '1' when deleted, retention. Never lowers a version and keeps a
+// tombstone: the comparison and the write are one step, so a write of an older state (a holder whose
+// object claim ran out, a late retry) cannot undo a newer one.
+const RECORD_VERSION = `
+local held = redis.call('GET', KEYS[1])
+if held then
+  local created, rest = string.match(held, '^(%d+)(.*)$')
+  if created and (rest == ':deleted' and ARGV[2] ~= '1' or tonumber(ARGV[1]) < tonumber(created)) then return 0 end
+end
+redis.call('SET', KEYS[1], ARGV[2] == '1' and (ARGV[1] .. ':deleted') or ARGV[1], 'PX', ARGV[3])
+return 1`;
+
 function parseVersion(value: string | null): ObjectVersion | null {
   const match = value === null ? null : /^(\d+)(:deleted)?$/.exec(value);
   return match === null ? null : { created: Number(match[1]), deleted: match[2] !== undefined };
@@ -47,6 +59,7 @@ interface DedupCommands {
   dedupClaim(done: string, claim: string, token: string, leaseMs: number): Promise<[ClaimOutcome['state'], number]>;
   dedupComplete(done: string, claim: string, token: string, retentionMs: number): Promise<number>;
   dedupRelease(done: string, claim: string, token: string): Promise<number>;
+  dedupRecordVersion(version: string, created: number, deleted: '1' | '0', retentionMs: number): Promise<number>;
 }
 
 /** The scripts as commands of the connection: ioredis sends EVALSHA, and the script body only once. */
@@ -54,6 +67,7 @@ function defineCommands(redis: Connection): Connection & DedupCommands {
   redis.defineCommand('dedupClaim', { numberOfKeys: 2, lua: CLAIM });
   redis.defineCommand('dedupComplete', { numberOfKeys: 2, lua: COMPLETE });
   redis.defineCommand('dedupRelease', { numberOfKeys: 2, lua: RELEASE });
+  redis.defineCommand('dedupRecordVersion', { numberOfKeys: 1, lua: RECORD_VERSION });
   return redis as Connection & DedupCommands;
 }
 
@@ -100,8 +114,7 @@ export function createRedisDedupStore(connection: Connection, logger: Logger, pr
       return parseVersion(await run(() => redis.get(versionKey(objectKey))));
     },
     async recordVersion(objectKey, version, retentionMs) {
-      const value = version.deleted ? `${version.created}:deleted` : String(version.created);
-      await run(() => redis.set(versionKey(objectKey), value, 'PX', retentionMs));
+      await run(() => redis.dedupRecordVersion(versionKey(objectKey), version.created, version.deleted ? '1' : '0', retentionMs));
     },
     check,
     close,

@@ -20,6 +20,7 @@ export const smsReplies = {
       `Clients: ${links.clientBase}`,
     ].join('\n'),
   unknownClient: (clientNumber: number): string => `There is no client number ${clientNumber}. Text COMMANDS for help.`,
+  clientNumberTooLarge: (maxClientNumber: number): string => `There is no client with that number: client numbers go up to ${maxClientNumber}. Text COMMANDS for help.`,
   unsubscribed: (name: string, clientNumber: number, links: ReplyLinks): string =>
     `You are unsubscribed from ${name} (${clientNumber}). To subscribe again: ${links.clientBase}/${clientNumber}`,
   notSubscribed: (name: string, clientNumber: number): string => `You are not subscribed to ${name} (${clientNumber}).`,

@@ -1,7 +1,8 @@
 import type Koa from 'koa';
-import { badRequest, readBody, toAppError } from '@sp/platform';
-import { confirmAnnouncement, draftAnnouncement, type AnnouncementDeps } from './announcements.js';
-import { forbidden } from '@sp/platform';
+import { badRequest, forbidden, readBody, toAppError } from '@sp/platform';
+import { confirmAnnouncement, draftAnnouncement, type AnnouncementDeps, type IncomingMessage } from './announcements.js';
+import type { DedupStore } from './dedup-store.js';
+import { defaultProcessOnceOptions, processOnce, type ProcessOnceOptions } from './process-once.js';
 import type { SmsProvider } from './sms-provider.js';
 import { parseSmsCommand, type SmsCommand } from './sms-commands.js';
 import { smsReplies, type ReplyLinks } from './sms-replies.js';
@@ -28,13 +29,19 @@ export interface SmsWebhookDeps extends AnnouncementDeps {
   /** Webhooks__PublicBaseUrl: the signed URL is `{publicBaseUrl}/api/SmsProviderWebhookHandler?{query}`. */
   publicBaseUrl: string;
   links: ReplyLinks;
+  /** Remembers processed MessageSids (the store shared by the replicas, as for payment events). */
+  dedup: DedupStore;
+  /** How long a MessageSid is remembered: a replay within it is a duplicate. */
+  messageRetentionMs: number;
+  processOnceOptions?: ProcessOnceOptions;
 }
 
-interface IncomingSms {
-  from: string;
+interface IncomingSms extends IncomingMessage {
   body: string;
-  messageSid: string | undefined;
 }
+
+/** Twilio's message SIDs: `SM` (SMS) or `MM` (MMS) and 32 hex digits. */
+const MESSAGE_SID = /^(SM|MM)[0-9a-fA-F]{32}$/;
 
 function checkSignature(ctx: Koa.Context, params: Record<string, string>, deps: SmsWebhookDeps): void {
   if (!deps.validateSignature) return;
@@ -49,7 +56,10 @@ function incomingSms(params: Record<string, string>, deps: SmsWebhookDeps): Inco
   if (params.AccountSid !== deps.accountSid) throw forbidden('message for another account');
   const from = params.From?.trim();
   if (from === undefined || from === '') throw badRequest('From is required');
-  return { from, body: params.Body ?? '', messageSid: params.MessageSid };
+  // Every message is processed once by its id: one that has none (or another shape) cannot be.
+  const messageSid = params.MessageSid ?? '';
+  if (!MESSAGE_SID.test(messageSid)) throw badRequest('MessageSid must be a Twilio message SID (SM or MM and 32 hex digits)');
+  return { from, body: params.Body ?? '', messageSid };
 }
 
 function run(command: SmsCommand, sms: IncomingSms, deps: SmsWebhookDeps): Promise<string | undefined> {
@@ -61,18 +71,58 @@ function run(command: SmsCommand, sms: IncomingSms, deps: SmsWebhookDeps): Promi
     case 'unsub':
       return unsubscribe(sms.from, command.clientNumber, deps);
     case 'confirm':
-      return confirmAnnouncement(sms.from, sms.messageSid, deps);
+      return confirmAnnouncement(sms, deps);
     case 'draft':
-      return draftAnnouncement(sms.from, command.text, deps);
+      return draftAnnouncement(sms, command.text, deps);
+  }
+}
+
+/**
+ * Runs the command and answers its reply; a dependency failing is answered with "try again later"
+ * (the provider does not redeliver incoming messages, and the sender sends a new one), so the
+ * message counts as processed either way and a replay of it is a duplicate.
+ */
+async function reply(command: SmsCommand, sms: IncomingSms, deps: SmsWebhookDeps): Promise<string | undefined> {
+  try {
+    const text = await run(command, sms, deps);
+    deps.metrics.event('twilio', 'sms', command.kind === 'opt-in-keyword' ? 'ignored' : 'processed');
+    return text;
+  } catch (err) {
+    return tryLater(err, deps, { command: command.kind, messageSid: sms.messageSid });
+  }
+}
+
+/** A dependency's failure (5xx) as the "try again later" reply, logged and counted; anything else is rethrown. */
+function tryLater(err: unknown, deps: SmsWebhookDeps, context: Record<string, string>): string {
+  const appError = toAppError(err);
+  if (appError.status < 500) throw err;
+  deps.metrics.event('twilio', 'sms', 'failed');
+  deps.logger.error({ err: appError.cause ?? err, ...context }, 'SMS not processed');
+  return smsReplies.tryLater();
+}
+
+/**
+ * The command run at most once per MessageSid, across replicas and replays (Twilio's signatures
+ * never expire, so a captured request verifies forever): a replay within the retention is answered
+ * with an empty response and does nothing. The store failing before the command runs: try later.
+ */
+async function replyOnce(command: SmsCommand, sms: IncomingSms, deps: SmsWebhookDeps): Promise<{ duplicate: boolean; text: string | undefined }> {
+  const options = { ...(deps.processOnceOptions ?? defaultProcessOnceOptions), retentionMs: deps.messageRetentionMs };
+  try {
+    const outcome = await processOnce(deps.dedup, `twilio-message:${sms.messageSid}`, () => reply(command, sms, deps), options);
+    return outcome.duplicate ? { duplicate: true, text: undefined } : { duplicate: false, text: outcome.value };
+  } catch (err) {
+    return { duplicate: false, text: tryLater(err, deps, { messageSid: sms.messageSid, failed: 'store of processed messages' }) };
   }
 }
 
 /**
  * POST /api/SmsProviderWebhookHandler (after the `code` check). Order: media type (415), size
- * (413), signature (403), account (403), sender (400), message length (a reply saying it is too
- * long), then the command. The answer is TwiML: a
- * reply SMS, or an empty `<Response/>` for the opt-in keywords. When a dependency fails the sender
- * is asked to try again later (200 with that reply: the provider would not redeliver anyway).
+ * (413), signature (403), account (403), sender and MessageSid (400), message length (a reply
+ * saying it is too long), then the command, once per MessageSid. The answer is TwiML: a reply
+ * SMS, or an empty `<Response/>` for the opt-in keywords and for a message processed before. When
+ * a dependency fails the sender is asked to try again later (200 with that reply: the provider
+ * would not redeliver anyway).
  */
 export function smsProviderWebhook(deps: SmsWebhookDeps): Koa.Middleware {
   return async (ctx) => {
@@ -89,16 +139,10 @@ export function smsProviderWebhook(deps: SmsWebhookDeps): Koa.Middleware {
     }
     const command = parseSmsCommand(sms.body);
     deps.metrics.smsCommand(command.kind);
-    let text: string | undefined;
-    try {
-      text = await run(command, sms, deps);
-      deps.metrics.event('twilio', 'sms', command.kind === 'opt-in-keyword' ? 'ignored' : 'processed');
-    } catch (err) {
-      const appError = toAppError(err);
-      if (appError.status < 500) throw err;
-      deps.metrics.event('twilio', 'sms', 'failed');
-      deps.logger.error({ err: appError.cause ?? err, command: command.kind }, 'SMS command failed');
-      text = smsReplies.tryLater();
+    const { duplicate, text } = await replyOnce(command, sms, deps);
+    if (duplicate) {
+      deps.metrics.event('twilio', 'sms', 'duplicate');
+      deps.logger.info({ messageSid: sms.messageSid, command: command.kind }, 'SMS processed before (a replay or a repeated delivery): nothing done');
     }
     answer(ctx, deps.smsProvider, text);
   };

@@ -1,8 +1,13 @@
 import type { Gateway } from './gateway.js';
+import { MAX_CLIENT_NUMBER } from './sms-commands.js';
 import { smsReplies, type ReplyLinks } from './sms-replies.js';
 
-/** UNSUB n: ends the sender's (a subscriber's) subscription to client number n. */
-export async function unsubscribe(from: string, clientNumber: number, deps: { gateway: Gateway; links: ReplyLinks }): Promise<string> {
+/**
+ * UNSUB n: ends the sender's (a subscriber's) subscription to client number n. A number beyond
+ * the gateway's Int (`clientNumber` undefined) names no client: answered without asking the gateway.
+ */
+export async function unsubscribe(from: string, clientNumber: number | undefined, deps: { gateway: Gateway; links: ReplyLinks }): Promise<string> {
+  if (clientNumber === undefined) return smsReplies.clientNumberTooLarge(MAX_CLIENT_NUMBER);
   const client = await deps.gateway.clientByNumber(clientNumber);
   if (client === null) return smsReplies.unknownClient(clientNumber);
   const ended = await deps.gateway.unsubscribe(client.id, from);

@@ -66,6 +66,7 @@ export function createWebhooks(config: WebhooksConfig, runtime: WebhooksRuntime)
   const deps: WebhooksAppDeps = {
     apiKeys: config.apiKeys,
     paymentProvider: createStripePaymentProvider(config.paymentProvider),
+    livemode: config.paymentProvider.livemode,
     smsProvider: createTwilioSmsProvider(config.smsProvider.authTokens),
     gateway,
     dedup,
@@ -79,6 +80,7 @@ export function createWebhooks(config: WebhooksConfig, runtime: WebhooksRuntime)
       validateSignature: config.smsProvider.validateSignature,
       publicBaseUrl: config.publicBaseUrl,
       draftTtlMs: config.announcementTtlMs,
+      messageRetentionMs: config.smsProvider.messageRetentionMs,
     },
     logger,
     registry,

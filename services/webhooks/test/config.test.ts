@@ -126,8 +126,23 @@ describe('configuration', () => {
       Webhooks__Port: '0',
     });
     expect(config.apiKeys).toEqual(['old', 'new']);
-    expect(config.paymentProvider).toEqual({ apiKey: 'sk_test_123', apiUrl: 'http://127.0.0.1:12111', webhookSecrets: ['whsec_old', 'whsec_new'] });
-    expect(config.smsProvider).toMatchObject({ authTokens: ['a', 'b', 'c'], validateSignature: false });
+    expect(config.paymentProvider).toEqual({ apiKey: 'sk_test_123', livemode: false, apiUrl: 'http://127.0.0.1:12111', webhookSecrets: ['whsec_old', 'whsec_new'] });
+    expect(config.smsProvider).toMatchObject({ authTokens: ['a', 'b', 'c'], validateSignature: false, messageRetentionMs: 30 * 24 * 3_600_000 });
     expect(config).toMatchObject({ announcementTtlMs: 3_600_000, port: 0, store: { kind: 'memory' }, topics: { payments: 'payments-v2' } });
+  });
+
+  it.each([
+    ['sk_test_123', false],
+    ['rk_test_abc', false],
+    ['sk_live_51Habc', true],
+    ['rk_live_51Habc', true],
+  ])('should read the mode of PAYMENT_PROVIDER_API_KEY=%s (live: %s)', (key, livemode) => {
+    expect(loadConfig({ ...valid, PAYMENT_PROVIDER_API_KEY: key }).paymentProvider.livemode).toBe(livemode);
+  });
+
+  it.each([['pk_test_123'], ['sk_123'], ['whsec_123'], ['sk_prod_123']])('should refuse PAYMENT_PROVIDER_API_KEY=%s, whose mode cannot be told', (key) => {
+    expect(problemsOf({ ...valid, PAYMENT_PROVIDER_API_KEY: key })).toEqual([
+      'PAYMENT_PROVIDER_API_KEY: must be a Stripe secret or restricted key (sk_test_…, sk_live_…, rk_test_…, rk_live_…)',
+    ]);
   });
 });

@@ -56,6 +56,16 @@ describe.each([
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(await dedup.readVersion('product:prod_v')).toBeNull();
   });
+
+  it('should never lower a recorded version nor bring an object back from its tombstone', async () => {
+    const dedup = storeOf();
+    await dedup.recordVersion('product:prod_m', { created: 1_700_000_100, deleted: false }, 60_000);
+    await dedup.recordVersion('product:prod_m', { created: 1_700_000_050, deleted: false }, 60_000);
+    expect(await dedup.readVersion('product:prod_m')).toEqual({ created: 1_700_000_100, deleted: false });
+    await dedup.recordVersion('product:prod_m', { created: 1_700_000_100, deleted: true }, 60_000);
+    await dedup.recordVersion('product:prod_m', { created: 1_700_000_900, deleted: false }, 60_000);
+    expect(await dedup.readVersion('product:prod_m')).toEqual({ created: 1_700_000_100, deleted: true });
+  });
 });
 
 describe('withClaim', () => {

@@ -1,21 +1,13 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { beforeEach, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { priceObject, productObject, stripeEvent, stripeMockFixtures } from './support/stripe-events.js';
-import { postStripeEvent, startDependencies, startWebhooks, type Answer, type Dependencies, type WebhooksInstance } from './support/webhooks-env.js';
+import { useTwoReplicas } from './support/replicas-suite.js';
+import { postStripeEvent, type Answer, type Dependencies, type WebhooksInstance } from './support/webhooks-env.js';
 
 let deps: Dependencies;
 /** Two replicas sharing Redis: deliveries of one batch go to either. */
 let replicas: [WebhooksInstance, WebhooksInstance];
-
-beforeAll(async () => {
-  deps = await startDependencies();
-  replicas = [await startWebhooks(deps), await startWebhooks(deps)];
-});
-
-afterAll(async () => {
-  await Promise.all((replicas ?? []).map((replica) => replica?.close()));
-  await deps?.close();
-});
+useTwoReplicas((suite) => ({ deps, replicas } = suite));
 
 beforeEach(() => {
   deps.gateway.reset();

@@ -22,7 +22,8 @@ const eventsWithKey = (key: string): ConsumedEvent[] => deps.events.events.filte
 describe('product events', () => {
   it('should create a plan from product.created when the product names no plan', async () => {
     const product = productObject();
-    const answer = await postStripeEvent(service.baseUrl, stripeEvent('product.created', product));
+    const event = stripeEvent('product.created', product);
+    const answer = await postStripeEvent(service.baseUrl, event);
     expect(answer.status).toBe(200);
     expect(answer.json).toEqual({ received: true, result: 'processed' });
     expect(deps.gateway.mutations().map((op) => op.fields)).toEqual([['createPlan']]);
@@ -33,6 +34,7 @@ describe('product events', () => {
         description: 'Weekly deals by SMS',
         icon: 'https://files.example.com/plans/weekly-deals.png',
         active: true,
+        providerVersion: event.created,
       },
     });
     expect(deps.gateway.data.plans).toEqual([expect.objectContaining({ providerProductId: product.id, name: 'Weekly deals' })]);
@@ -61,10 +63,11 @@ describe('product events', () => {
     expect((await postStripeEvent(service.baseUrl, { ...stripeEvent('product.created', created), created: now() - 60 })).json).toEqual({ received: true, result: 'processed' });
     const plan = deps.gateway.data.plans[0]!;
     const product = productObject({ id: 'prod_update_1', name: 'New name', description: 'new', images: ['https://files.example.com/new.png'], active: false });
-    const answer = await postStripeEvent(service.baseUrl, stripeEvent('product.updated', product));
+    const updated = stripeEvent('product.updated', product);
+    const answer = await postStripeEvent(service.baseUrl, updated);
     expect(answer.status).toBe(200);
     expect(deps.gateway.mutations('updatePlan').map((op) => op.variables)).toEqual([
-      { id: plan.id, input: { name: 'New name', description: 'new', icon: 'https://files.example.com/new.png', active: false } },
+      { id: plan.id, input: { name: 'New name', description: 'new', icon: 'https://files.example.com/new.png', active: false, providerVersion: updated.created } },
     ]);
     expect(deps.gateway.data.plans[0]).toMatchObject({ id: plan.id, name: 'New name', description: 'new', icon: 'https://files.example.com/new.png', active: false });
   });
@@ -86,9 +89,10 @@ describe('price events', () => {
   it('should create a price tier of the product plan on price.created', async () => {
     const plan = deps.gateway.addPlan({ name: 'Gold', providerProductId: 'prod_prices_1' });
     const price = priceObject('prod_prices_1', { unit_amount: 2500, currency: 'eur', recurring: { interval: 'year', interval_count: 1, usage_type: 'licensed' } });
-    expect((await postStripeEvent(service.baseUrl, stripeEvent('price.created', price))).status).toBe(200);
+    const event = stripeEvent('price.created', price);
+    expect((await postStripeEvent(service.baseUrl, event)).status).toBe(200);
     expect(deps.gateway.mutations('createPriceTier').map((op) => op.variables)).toEqual([
-      { input: { providerPriceId: price.id, planId: plan.id, amount: 2500, currency: 'eur', interval: 'year', active: true } },
+      { input: { providerPriceId: price.id, planId: plan.id, amount: 2500, currency: 'eur', interval: 'year', active: true, providerVersion: event.created } },
     ]);
     expect(deps.gateway.data.priceTiers).toEqual([expect.objectContaining({ providerPriceId: price.id, planId: plan.id, amount: 2500 })]);
   });
@@ -99,13 +103,15 @@ describe('price events', () => {
     expect((await postStripeEvent(service.baseUrl, { ...stripeEvent('price.created', created), created: now() - 60 })).json).toEqual({ received: true, result: 'processed' });
     const tier = deps.gateway.data.priceTiers[0]!;
     const archived = priceObject('prod_prices_2', { id: 'price_update_1', unit_amount: 1200, active: false });
-    expect((await postStripeEvent(service.baseUrl, { ...stripeEvent('price.updated', archived), created: now() - 30 })).status).toBe(200);
+    const archivedAt = now() - 30;
+    expect((await postStripeEvent(service.baseUrl, { ...stripeEvent('price.updated', archived), created: archivedAt })).status).toBe(200);
     expect(deps.gateway.data.priceTiers[0]).toMatchObject({ amount: 1200, active: false });
     const unarchived = priceObject('prod_prices_2', { id: 'price_update_1', unit_amount: 1200, active: true });
-    expect((await postStripeEvent(service.baseUrl, stripeEvent('price.updated', unarchived))).status).toBe(200);
+    const offeredAgain = stripeEvent('price.updated', unarchived);
+    expect((await postStripeEvent(service.baseUrl, offeredAgain)).status).toBe(200);
     expect(deps.gateway.mutations('updatePriceTier').map((op) => op.variables)).toEqual([
-      { id: tier.id, input: { amount: 1200, active: false } },
-      { id: tier.id, input: { amount: 1200, active: true } },
+      { id: tier.id, input: { amount: 1200, active: false, providerVersion: archivedAt } },
+      { id: tier.id, input: { amount: 1200, active: true, providerVersion: offeredAgain.created } },
     ]);
     expect(deps.gateway.data.priceTiers[0]).toMatchObject({ amount: 1200, active: true });
   });
@@ -114,9 +120,12 @@ describe('price events', () => {
     const plan = deps.gateway.addPlan({ name: 'Gold', providerProductId: 'prod_prices_4' });
     const tier = deps.gateway.addPriceTier({ planId: plan.id, providerPriceId: 'price_unknown_1', amount: 1 });
     const price = priceObject('prod_prices_4', { id: 'price_unknown_1', unit_amount: 1 });
-    expect((await postStripeEvent(service.baseUrl, stripeEvent('price.updated', price))).json).toEqual({ received: true, result: 'processed' });
+    const event = stripeEvent('price.updated', price);
+    expect((await postStripeEvent(service.baseUrl, event)).json).toEqual({ received: true, result: 'processed' });
     // stripe-mock answers its fixture price, whatever the id: its amount, not the event's.
-    expect(deps.gateway.mutations('updatePriceTier').map((op) => op.variables)).toEqual([{ id: tier.id, input: { amount: mock.priceAmount, active: mock.priceActive } }]);
+    expect(deps.gateway.mutations('updatePriceTier').map((op) => op.variables)).toEqual([
+      { id: tier.id, input: { amount: mock.priceAmount, active: mock.priceActive, providerVersion: event.created } },
+    ]);
   });
 
   it('should delete the price tier on price.deleted', async () => {

@@ -18,6 +18,8 @@ import {
   type Dependencies,
   type WebhooksInstance,
 } from './support/webhooks-env.js';
+import { createCacheAnnouncementDrafts } from '../src/announcement-drafts.js';
+import { freshPhone, notificationsOf, sendSms, settleNotifications } from './support/sms-suite.js';
 
 const SMS_PATH = '/api/SmsProviderWebhookHandler';
 
@@ -34,9 +36,6 @@ afterAll(async () => {
   await deps?.close();
 });
 
-let phoneCounter = 0;
-/** A phone number of this test alone, so drafts in the (shared) cache service never collide. */
-const freshPhone = (): string => `+1555${String(Date.now() % 1_000_000).padStart(6, '0')}${String(++phoneCounter).padStart(2, '0')}`.slice(0, 13);
 
 let owner: string;
 let client: GatewayClient;
@@ -55,19 +54,11 @@ beforeEach(() => {
   for (const subscriber of SUBSCRIBERS) deps.gateway.addSubscriber(client.id, subscriber.phoneNumber, subscriber.locale);
 });
 
-const send = (from: string, body: string) => postSms(service.baseUrl, smsForm(from, body));
-const notifications = (text: string): ConsumedEvent[] => deps.events.events.filter((e) => e.topic === deps.topics.notifications && String(e.value.text).endsWith(text));
-
-/** Once a later announcement's event arrived, every earlier event that was going to arrive has (one partition, in order). */
-async function settle(): Promise<void> {
-  const markerPhone = freshPhone();
-  const marker = deps.gateway.addClient({ number: 99, name: 'Marker', phoneNumber: markerPhone });
-  deps.gateway.addSubscriber(marker.id, '+15550009999', null);
-  const text = `marker ${markerPhone}`;
-  await send(markerPhone, text);
-  await send(markerPhone, 'CONFIRM');
-  await deps.events.waitFor((e) => e.value.text === text);
-}
+const send = (from: string, body: string) => sendSms(service, from, body);
+const notifications = (text: string): ConsumedEvent[] => notificationsOf(deps, text);
+const settle = (): Promise<void> => settleNotifications(deps, service);
+/** The text of the sender's draft still to be sent, read as the service reads it. */
+const pendingText = async (phone: string): Promise<string | undefined> => (await createCacheAnnouncementDrafts(deps.cacheClient).pending(phone))?.text;
 
 describe('commands', () => {
   it.each(['COMMANDS', 'commands', '  Commands  '])('should reply to %j with the commands and the links', async (body) => {
@@ -97,6 +88,18 @@ describe('commands', () => {
     expect(deps.gateway.data.subscriptions).toHaveLength(SUBSCRIBERS.length);
   });
 
+  it.each(['UNSUB 0000000003', 'unsub 003', 'ＵＮＳＵＢ ３'])('should read %j as UNSUB 3 (leading zeros, full-width forms), not as a draft', async (body) => {
+    const subscriber = SUBSCRIBERS[0].phoneNumber;
+    expect(replyText(await send(subscriber, body))).toBe(`You are unsubscribed from Corner Shop (3). To subscribe again: ${LINKS.clientBase}/3`);
+    expect(deps.gateway.mutations('unsubscribe').map((op) => op.variables)).toEqual([{ clientId: client.id, phoneNumber: subscriber }]);
+  });
+
+  it.each(['UNSUB 2147483648', 'UNSUB 99999999999999999999'])('should answer %j, beyond any client number, clearly and without asking the gateway', async (body) => {
+    expect(replyText(await send(SUBSCRIBERS[0].phoneNumber, body))).toBe('There is no client with that number: client numbers go up to 2147483647. Text COMMANDS for help.');
+    expect(deps.gateway.received).toEqual([]);
+    expect(deps.gateway.data.subscriptions).toHaveLength(SUBSCRIBERS.length);
+  });
+
   it.each(['stop', 'STOP', ' Start ', 'unstop', 'HELP', 'help'])('should acknowledge the opt-in keyword %j with an empty response and do nothing', async (keyword) => {
     const before = await counterValue(service.registry, 'sms_commands_total', { command: 'opt-in-keyword' });
     const answer = await send(owner, keyword);
@@ -112,19 +115,19 @@ describe('announcements', () => {
   it('should store a client text as the draft and ask for CONFIRM, a new text replacing the old', async () => {
     const first = await send(owner, 'Fresh bread at 8!');
     expect(replyText(first)).toBe('Announcement saved. Text CONFIRM to send it to your subscribers. It expires in 24 hours; a new text replaces it.');
-    expect(await deps.cacheClient.get(`announcement:${owner}`)).toBe('Fresh bread at 8!');
+    expect(await pendingText(owner)).toBe('Fresh bread at 8!');
     await send(owner, 'Fresh bread at 9!');
-    expect(await deps.cacheClient.get(`announcement:${owner}`)).toBe('Fresh bread at 9!');
+    expect(await pendingText(owner)).toBe('Fresh bread at 9!');
     expect(deps.gateway.mutations()).toEqual([]);
   });
 
-  it('should send one localized notification per subscriber on CONFIRM, remove the draft and state the count', async () => {
+  it('should send one localized notification per subscriber on CONFIRM, mark the draft sent and state the count', async () => {
     const text = `Half price today ${owner}`;
     await send(owner, text);
     const before = await counterValue(service.registry, 'announcements_sent_total');
     const answer = await send(owner, 'CONFIRM');
     expect(replyText(answer)).toBe('Your announcement was sent to 4 subscribers.');
-    expect(await deps.cacheClient.get(`announcement:${owner}`)).toBeUndefined();
+    expect(await pendingText(owner)).toBeUndefined();
 
     for (const subscriber of SUBSCRIBERS) {
       const event = await deps.events.waitFor((e) => e.topic === deps.topics.notifications && e.key === subscriber.phoneNumber && String(e.value.text).endsWith(text));
@@ -163,6 +166,24 @@ describe('announcements', () => {
     });
   });
 
+  it('should translate at most 50 distinct locales, the most common, and send the others the original text', async () => {
+    const text = `Many locales ${owner}`;
+    // 60 rare locales (one subscriber each) besides the four subscribers of beforeEach (es, fr, de, none).
+    const rare = Array.from({ length: 60 }, (_, i) => `x-rare${String(i).padStart(2, '0')}`);
+    rare.forEach((locale, i) => deps.gateway.addSubscriber(client.id, `+4470000${String(i).padStart(5, '0')}`, locale));
+    for (const phone of ['+34600000091', '+34600000092']) deps.gateway.addSubscriber(client.id, phone, 'es');
+    await send(owner, text);
+    expect(replyText(await send(owner, 'CONFIRM'))).toBe('Your announcement was sent to 66 subscribers.');
+    const translated = deps.localization.requests.map((r) => r.targetLocale);
+    expect(translated).toHaveLength(50);
+    expect(translated).toContain('es');
+    await settle();
+    const sent = notifications(text);
+    expect(sent).toHaveLength(66);
+    // Untranslated: the 13 rarest locales (ties keep the subscribers' order) and the subscriber without one.
+    expect(sent.filter((e) => e.value.text === text)).toHaveLength(rare.length - 47 + 1);
+  });
+
   it('should reply that nothing is pending on CONFIRM without a draft, sending nothing', async () => {
     const answer = await send(owner, 'CONFIRM');
     expect(replyText(answer)).toBe('You have no announcement waiting. Text your announcement first, then CONFIRM.');
@@ -192,7 +213,7 @@ describe('announcements', () => {
     const answer = await send(owner, 'x'.repeat(length));
     expect(answer.status).toBe(200);
     expect(replyText(answer)).toBe(`Your message has ${length} characters; at most 1600 are accepted. Nothing was saved: send a shorter text.`);
-    expect(await deps.cacheClient.get(`announcement:${owner}`)).toBe('An earlier draft');
+    expect(await pendingText(owner)).toBe('An earlier draft');
     // The refusal happens before the command: not even the sender is looked up.
     expect(deps.gateway.received.map((op) => op.fields[0])).toEqual(['clientByPhoneNumber']);
     expect(await counterValue(service.registry, 'webhook_events_total', { provider: 'twilio', result: 'refused' })).toBeGreaterThan(0);
@@ -216,7 +237,7 @@ describe('announcements', () => {
     } finally {
       await deps.gateway.up();
     }
-    expect(await deps.cacheClient.get(`announcement:${owner}`)).toBe('Keep me');
+    expect(await pendingText(owner)).toBe('Keep me');
   });
 });
 

@@ -74,6 +74,8 @@ export interface InstanceOptions {
   publishTimeoutMs?: number;
   validateSignature?: boolean;
   oidcClientSecret?: string;
+  /** PAYMENT_PROVIDER_API_KEY; a test-mode key by default. */
+  paymentProviderApiKey?: string;
 }
 
 export interface WebhooksInstance {
@@ -90,7 +92,7 @@ export function testEnvironment(deps: Dependencies, options: InstanceOptions = {
   return {
     WEBHOOKS_API_KEY: `${API_KEY},${ROTATED_API_KEY}`,
     Webhooks__PublicBaseUrl: PUBLIC_BASE_URL,
-    PAYMENT_PROVIDER_API_KEY: 'sk_test_4eC39HqLyjWDarjtT1zdp7dc',
+    PAYMENT_PROVIDER_API_KEY: options.paymentProviderApiKey ?? 'sk_test_4eC39HqLyjWDarjtT1zdp7dc',
     PAYMENT_PROVIDER_API_URL: infra('STRIPE_MOCK_URL'),
     PAYMENT_PROVIDER_WEBHOOKS_SECRET: STRIPE_SECRETS.join(','),
     SMS_PROVIDER_ACCOUNT_SID: ACCOUNT_SID,
