@@ -1,7 +1,12 @@
-import { CoreV1Api, ListWatch, VersionApi, type KubeConfig, type V1Service } from '@kubernetes/client-node';
+import { ListWatch, VersionApi, type KubeConfig, type V1Service } from '@kubernetes/client-node';
 import { backoffDelay, type Logger } from '@sp/platform';
 import { apiStatus, withTimeout } from './kube-client.js';
+import { listPaged } from './kube-request.js';
+import { projectService } from './service-projection.js';
 import { WatchdogWatch } from './watchdog-watch.js';
+
+/** Services per list request: a relist of a large cluster arrives in pages, never whole. */
+const LIST_PAGE = 500;
 
 export type ServiceChange = 'add' | 'update' | 'delete';
 
@@ -10,7 +15,7 @@ export interface ServiceInformerOptions {
   /** Namespaces to watch, one informer each; empty: one informer over all namespaces. */
   namespaces: readonly string[];
   watchIdleMs: number;
-  /** Bound for one list request. */
+  /** Bound for one list request (one page). */
   listTimeoutMs: number;
   /** Restarts after an error back off from `baseMs`, doubling, up to `maxMs`. */
   backoff: { baseMs: number; maxMs: number };
@@ -28,7 +33,7 @@ export interface ServiceInformer {
   stop(): Promise<void>;
   /** Namespaces (or `*`) whose first list has not completed yet. */
   unsynced(): string[];
-  list(): V1Service[];
+  /** A Service as the informer keeps it (projected: see projectService). */
   get(namespace: string, name: string): V1Service | undefined;
   /** A full relist of every namespace, to catch anything a watch missed. */
   relist(): void;
@@ -45,13 +50,12 @@ interface Member {
 }
 
 /**
- * Services through the library's informer (ListWatch: list, then watch from the list's
+ * Services, trimmed on arrival to what the controller reads (projectService), through the library's informer (ListWatch: list, then watch from the list's
  * resourceVersion, relist on 410 Gone), one per namespace or one cluster-wide, with a watchdog on
  * every watch and a supervisor that restarts an informer after a failed list or a broken watch
  * (the library only reports those) with capped exponential backoff.
  */
 export function createServiceInformer(options: ServiceInformerOptions): ServiceInformer {
-  const api = options.kubeConfig.makeApiClient(CoreV1Api);
   const version = options.kubeConfig.makeApiClient(VersionApi);
   const probeMs = Math.min(1000, Math.max(100, options.backoff.baseMs));
   const scopes = options.namespaces.length > 0 ? [...options.namespaces] : ['*'];
@@ -60,14 +64,12 @@ export function createServiceInformer(options: ServiceInformerOptions): ServiceI
 
   const member = (scope: string): Member => {
     const path = scope === '*' ? '/api/v1/services' : `/api/v1/namespaces/${encodeURIComponent(scope)}/services`;
-    const list = () =>
-      scope === '*'
-        ? api.listServiceForAllNamespaces({}, withTimeout(options.listTimeoutMs))
-        : api.listNamespacedService({ namespace: scope }, withTimeout(options.listTimeoutMs));
+    const list = () => listPaged(options.kubeConfig, path, { pageSize: LIST_PAGE, timeoutMs: options.listTimeoutMs, keep: projectService });
     const self = {} as Member;
     const watch = new WatchdogWatch(options.kubeConfig, {
       idleMs: options.watchIdleMs,
       serverTimeoutSeconds: options.serverTimeoutSeconds,
+      transform: (object) => projectService(object as V1Service),
       onIdleRestart: () => {
         options.logger.warn({ scope, idleMs: options.watchIdleMs }, 'watch silent for too long: restarting it');
         options.onRestart?.('idle');
@@ -149,7 +151,6 @@ export function createServiceInformer(options: ServiceInformerOptions): ServiceI
       await Promise.all(members.map((target) => target.informer.stop()));
     },
     unsynced: () => members.filter((target) => !target.synced).map((target) => target.scope),
-    list: () => members.flatMap((target) => [...target.informer.list()]),
     get(namespace, name) {
       const target = members.find((candidate) => candidate.scope === '*' || candidate.scope === namespace);
       return target?.informer.get(name, namespace);

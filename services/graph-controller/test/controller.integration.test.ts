@@ -159,6 +159,7 @@ function expectAllowedByManifests(fake: FakeKubeApi): void {
   expect(denied).toEqual([]);
   const verbs = new Set(fake.requests.map((request) => `${request.method} ${request.path.replace(/\/namespaces\/[^/]+/, '')}${request.query.watch ? ' watch' : ''}`));
   expect([...verbs].sort()).toEqual([
+    'GET /api/v1/configmaps',
     'GET /api/v1/configmaps/graph-controller-registrations',
     'GET /api/v1/services',
     'GET /api/v1/services watch',

@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import { startManagementServer } from '@sp/platform';
 import { Registry as PromRegistry } from 'prom-client';
 import { createGraphController } from '../src/graph-controller.js';
+import { RECORD_LABEL } from '../src/ownership-records.js';
 import { adminKubeConfig, applyObjects, ensureNamespace, serviceAccountKubeConfig, startPrivateApiserver, uniqueName, type PrivateApiserver } from '../../../test/support/kube-apiserver.js';
 import { freePort, startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
 import { silentLogger } from '../../../test/support/silent-logger.js';
@@ -94,12 +95,10 @@ const annotate = async (namespace: string, name: string, annotations: Record<str
 const deleteService = (namespace: string, name: string) => core.deleteNamespacedService({ name, namespace });
 const events = async (namespace: string, reason: string): Promise<CoreV1Event[]> =>
   (await core.listNamespacedEvent({ namespace })).items.filter((event) => event.reason === reason);
-const ownershipRecords = async (): Promise<Record<string, string>> => {
-  try {
-    return (await core.readNamespacedConfigMap({ name: 'graph-controller-registrations', namespace: CONTROLLER_NAMESPACE })).data ?? {};
-  } catch {
-    return {};
-  }
+/** The ownership records in the cluster: graph name → what the record says. */
+const ownershipRecords = async (): Promise<Record<string, { service: string; url: string }>> => {
+  const { items } = await core.listNamespacedConfigMap({ namespace: CONTROLLER_NAMESPACE, labelSelector: `${RECORD_LABEL}=graph-controller` });
+  return Object.fromEntries(items.map((item) => [item.data!.name!, { service: item.data!.service!, url: item.data!.url! }]));
 };
 const handRegister = (name: string, url: string) =>
   fetch(`${registry.url}/${name}`, { method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'text/plain' }, body: url });
@@ -110,7 +109,7 @@ describe('graph controller against the real kube-apiserver, with the RBAC of k8s
     await leading([shop!]);
     await createService(shop!, 'orders', graph('orders'));
     await recordIs('orders', urlOf('orders', shop!));
-    expect(JSON.parse((await ownershipRecords()).orders!)).toEqual({ service: `${shop}/orders`, url: urlOf('orders', shop!) });
+    expect((await ownershipRecords()).orders).toEqual({ service: `${shop}/orders`, url: urlOf('orders', shop!) });
 
     await annotate(shop!, 'orders', graph('orders', { 'graph-registry.io/path': '/api/graphql', 'graph-registry.io/scheme': 'https' }));
     await recordIs('orders', urlOf('orders', shop!, '/api/graphql', 'https'));
