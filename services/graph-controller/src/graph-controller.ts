@@ -197,8 +197,7 @@ export function createGraphController(config: GraphControllerConfig, deps: Graph
       logger.warn({ err }, 'could not read the registry: this resync reads it name by name');
     }
     if (!elector.isLeader()) return;
-    for (const key of memory.keys()) queue.add(key, 'resync');
-    for (const key of claims.annotatedKeys()) queue.add(key, 'resync');
+    for (const key of [...memory.keys(), ...claims.annotatedKeys()]) queue.add(key, 'resync');
   }
 
   const resync = (): void => {
