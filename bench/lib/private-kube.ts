@@ -52,10 +52,11 @@ export async function startPrivateKube(): Promise<PrivateKube> {
     await waitFor('etcd', async () => (await fetch(`${etcdUrl}/health`)).ok, 30_000);
     const apiserver = spawn('bash', [join(ROOT, 'test/infra/kube.sh'), 'run-apiserver', join(dir, 'apiserver'), String(port), etcdUrl], { stdio: 'ignore' });
     children.push(apiserver);
-    const token = readFileSync(join(ROOT, '.cache/run/kube/tokens.csv'), 'utf8').split(',')[0]!;
     const url = `https://127.0.0.1:${port}`;
-    // The apiserver's serving certificate is its own self-signed one: curl -k for readiness only.
-    await waitFor('kube-apiserver', () => readyz(url, token), 90_000);
+    // The admin token of kube.sh's shared state (made by run-apiserver when absent). The apiserver's
+    // serving certificate is its own self-signed one: curl -k for readiness only.
+    const token = (): string => readFileSync(join(ROOT, '.cache/run/kube/tokens.csv'), 'utf8').split(',')[0]!;
+    await waitFor('kube-apiserver', async () => readyz(url, token()), 90_000);
     const kubeconfig = join(dir, 'kubeconfig');
     writeFileSync(
       kubeconfig,
@@ -63,7 +64,7 @@ export async function startPrivateKube(): Promise<PrivateKube> {
         apiVersion: 'v1',
         kind: 'Config',
         clusters: [{ name: 'bench', cluster: { server: url, 'certificate-authority': join(dir, 'apiserver/certs/apiserver.crt') } }],
-        users: [{ name: 'admin', user: { token } }],
+        users: [{ name: 'admin', user: { token: token() } }],
         contexts: [{ name: 'bench', context: { cluster: 'bench', user: 'admin' } }],
         'current-context': 'bench',
       }),
@@ -72,7 +73,7 @@ export async function startPrivateKube(): Promise<PrivateKube> {
     return {
       url,
       kubeconfig,
-      token,
+      token: token(),
       etcdPid: etcd.pid!,
       apiserverPid: apiserver.pid!,
       async etcdDbBytes() {

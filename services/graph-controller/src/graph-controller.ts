@@ -6,6 +6,7 @@ import type { GraphControllerConfig } from './config.js';
 import { createControllerMetrics } from './controller-metrics.js';
 import { serviceKey } from './desired-state.js';
 import { createGraphRegistryClient, type GraphRegistry } from './graph-registry-client.js';
+import { PooledKubeConfig } from './kube-client.js';
 import { createKubeEventRecorder, type EventRecorder } from './kube-event-recorder.js';
 import { createLeaderElector } from './leader-elector.js';
 import { createKubeLeaseLock, type LeaseLock } from './lease-lock.js';
@@ -38,23 +39,23 @@ export interface GraphControllerDeps {
 type Adapters = Required<Pick<GraphControllerDeps, 'registry' | 'events' | 'leaseLock' | 'ownership'>>;
 
 /** The registry HTTP client, Kubernetes Events, the Lease and the ownership records, unless given. */
-function adaptersOf(config: GraphControllerConfig, deps: GraphControllerDeps): Adapters {
+function adaptersOf(config: GraphControllerConfig, deps: GraphControllerDeps, kubeConfig: KubeConfig): Adapters {
   const { leaderElection: election } = config;
-  const core = deps.kubeConfig.makeApiClient(CoreV1Api);
+  const core = kubeConfig.makeApiClient(CoreV1Api);
   return {
     registry: deps.registry ?? createGraphRegistryClient({ baseUrl: config.registry.url, apiKey: config.registry.apiKey, timeoutMs: config.registry.timeoutMs }),
     events: deps.events ?? createKubeEventRecorder({ api: core, component: COMPONENT, instance: election.identity, timeoutMs: 10_000, logger: deps.logger }),
     leaseLock:
       deps.leaseLock ??
       createKubeLeaseLock({
-        api: deps.kubeConfig.makeApiClient(CoordinationV1Api),
+        api: kubeConfig.makeApiClient(CoordinationV1Api),
         namespace: election.leaseNamespace,
         name: election.leaseName,
         // A lease call that hangs must not outlast the time the leader may go without renewing.
         timeoutMs: Math.max(1000, Math.floor(election.renewDeadlineMs / 2)),
       }),
     ownership:
-      deps.ownership ?? createConfigMapOwnership({ api: core, kubeConfig: deps.kubeConfig, namespace: election.leaseNamespace, prefix: election.leaseName, timeoutMs: 10_000 }),
+      deps.ownership ?? createConfigMapOwnership({ api: core, kubeConfig, namespace: election.leaseNamespace, prefix: election.leaseName, timeoutMs: 10_000 }),
   };
 }
 
@@ -87,7 +88,9 @@ const splitKey = (key: string): [string, string] => {
  */
 export function createGraphController(config: GraphControllerConfig, deps: GraphControllerDeps): GraphController {
   const { logger } = deps;
-  const adapters = adaptersOf(config, deps);
+  // Every request of this controller through one connection pool (see PooledKubeConfig).
+  const kubeConfig = deps.kubeConfig instanceof PooledKubeConfig ? deps.kubeConfig : new PooledKubeConfig(deps.kubeConfig);
+  const adapters = adaptersOf(config, deps, kubeConfig);
   const claims = createClaimIndex(config.clusterDomain);
   const memory = createClaimMemory();
   const view = createRegistryView(adapters.registry);
@@ -97,7 +100,7 @@ export function createGraphController(config: GraphControllerConfig, deps: Graph
   let recordsAdopted = false;
 
   const informer = createServiceInformer({
-    kubeConfig: deps.kubeConfig,
+    kubeConfig,
     namespaces: config.namespaces,
     watchIdleMs: config.watchIdleMs,
     listTimeoutMs: deps.kubeTimeoutMs ?? 30_000,
