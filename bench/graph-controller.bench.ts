@@ -146,6 +146,7 @@ async function runSize(count: number, kube: PrivateKube): Promise<Record<string,
   try {
     await waitUntil('all registered', () => registry.names.size === count, 600_000);
     const startToRegistered = performance.now() - startedAt;
+    const startCpu = cpuMicros(pid) / 1e6;
     process.stdout.write(`${count}: all registered ${seconds(startToRegistered)} s after start\n`);
     const rssAfterStart = rssBytes(pid);
 
@@ -206,6 +207,7 @@ async function runSize(count: number, kube: PrivateKube): Promise<Record<string,
       services: count,
       namespaces: NAMESPACES,
       startToAllRegisteredSeconds: seconds(startToRegistered),
+      controllerCpuSecondsUntilAllRegistered: Number(startCpu.toFixed(2)),
       changeToRegisteredMs: {
         idle: idleChanges.map(Math.round),
         idleMedian: Math.round(sorted[2]!),
