@@ -462,13 +462,14 @@ describe('the umbrella chart on the cluster', () => {
     await helm(['uninstall', RELEASE, '-n', namespace, '--wait', '--timeout', '120s']);
     await settles(async () => void expect(await pods()).toEqual([]), 60_000);
     const left = await cluster!.kubectl(['-n', namespace, 'get', 'all,configmap,secret,serviceaccount,role,rolebinding,lease,networkpolicy,poddisruptionbudget', '-o', 'name']);
-    const names = left.trim().split('\n').filter((line) => line !== '');
     // kube-root-ca.crt and the default ServiceAccount belong to the namespace; the Lease and the
-    // ownership ConfigMap are the graph controller's own records (docs/deployment.md, "Try it on a local cluster").
+    // ownership records (one ConfigMap per registered name) are the graph controller's own
+    // (docs/deployment.md, "Try it on a local cluster").
+    const records = `configmap/${RELEASE}-graph-controller-owns-`;
+    const names = left.trim().split('\n').filter((line) => line !== '' && !line.startsWith(records));
     expect(names.sort()).toEqual(
       [
         'configmap/kube-root-ca.crt',
-        `configmap/${RELEASE}-graph-controller-registrations`,
         `lease.coordination.k8s.io/${RELEASE}-graph-controller`,
         'secret/auth-secrets',
         'secret/auth-tls',

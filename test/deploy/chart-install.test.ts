@@ -188,8 +188,8 @@ describe('graph controller with the RBAC the chart installs', () => {
         const core = admin.makeApiClient(CoreV1Api);
         await core.createNamespacedService({ namespace: shop, body: { metadata: { name: 'orders', annotations: { 'graph-registry.io/name': 'orders' } }, spec: { ports: [{ port: 8080 }] } } });
         await eventually(async () => (await store.get('graph:orders')) === `http://orders.${shop}.svc.cluster.local:8080/graphql`, 10_000, 'registered');
-        const records = await core.readNamespacedConfigMap({ name: `${leaseName}-registrations`, namespace });
-        expect(Object.keys(records.data ?? {})).toEqual(['orders']);
+        const records = await core.listNamespacedConfigMap({ namespace, labelSelector: `graph-registry.io/ownership-records=${leaseName}` });
+        expect(records.items.map((record) => record.data?.name)).toEqual(['orders']);
       } finally {
         await controller.stop({ releaseLease: true });
       }

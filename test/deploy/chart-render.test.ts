@@ -396,8 +396,8 @@ describe('rendered Services, NetworkPolicies, monitors and permissions', () => {
     expect(lease.rules).toEqual([
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: ['sp-graph-controller'], verbs: ['get', 'update'] },
-      { apiGroups: [''], resources: ['configmaps'], verbs: ['create'] },
-      { apiGroups: [''], resources: ['configmaps'], resourceNames: ['sp-graph-controller-registrations'], verbs: ['get', 'update'] },
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['list', 'create', 'update', 'delete'] },
+      { apiGroups: [''], resources: ['configmaps'], resourceNames: ['sp-graph-controller-registrations'], verbs: ['get'] },
     ]);
     const config = configMapOf(minimal, forComponent<Deployment>(minimal, 'Deployment', 'graph-controller')!);
     expect(config.Controller__LeaseName).toBe('sp-graph-controller');

@@ -10,7 +10,9 @@ import { KubeConfig } from '@kubernetes/client-node';
  * of the real HTTP protocol that @kubernetes/client-node uses, over in-memory objects:
  *
  * - list (`GET /api/v1/services`, `/api/v1/namespaces/{ns}/services`, and the same shapes under
- *   `/apis/{group}/{version}/…`) answering `{kind: "<Kind>List", metadata: {resourceVersion}, items}`;
+ *   `/apis/{group}/{version}/…`) answering `{kind: "<Kind>List", metadata: {resourceVersion}, items}`,
+ *   filtered by an equality `labelSelector` (`a=b,c=d`); `limit` is ignored (one page, as a server
+ *   may answer);
  * - watch (`?watch=true&resourceVersion=X`): a chunked stream of newline-delimited JSON events
  *   (`ADDED`, `MODIFIED`, `DELETED`, `BOOKMARK` when `allowWatchBookmarks=true`, `ERROR`) for the
  *   changes after X; X older than the retained history gets an `ERROR` event carrying a 410 Status
@@ -340,12 +342,17 @@ export async function startFakeKubeApi(options: FakeKubeApiOptions = {}): Promis
   const listObjects = (resource: ResourceName, namespace?: string): KubeObject[] =>
     [...store(resource).values()].filter((object) => namespace === undefined || object.metadata.namespace === namespace).map(clone);
 
-  const serveList = (res: ServerResponse, route: Route): void => {
+  const serveList = (res: ServerResponse, route: Route, labelSelector: string | null): void => {
+    const wanted = (labelSelector ?? '').split(',').filter(Boolean).map((term) => {
+      const [key = '', value = ''] = term.split('=');
+      if (!/^[^=!]+=[^=!]*$/.test(term)) throw new HttpError(400, 'BadRequest', `only equality label selectors are supported by the fake API server: ${term}`);
+      return [key, value] as const;
+    });
     sendJson(res, 200, {
       kind: `${RESOURCES[route.resource].kind}List`,
       apiVersion: apiVersionOf(RESOURCES[route.resource]),
       metadata: { resourceVersion: String(resourceVersion) },
-      items: listObjects(route.resource, route.namespace),
+      items: listObjects(route.resource, route.namespace).filter((object) => wanted.every(([key, value]) => object.metadata.labels?.[key] === value)),
     });
   };
 
@@ -414,9 +421,10 @@ export async function startFakeKubeApi(options: FakeKubeApiOptions = {}): Promis
       return sendJson(res, 201, withType(route.resource, insert(route.resource, await readJson(req), route.namespace)));
     }
     if (req.method !== 'GET') throw new HttpError(405, 'MethodNotAllowed', `${req.method} is not supported by the fake API server`);
-    if (query.has('labelSelector') || query.has('fieldSelector')) throw new HttpError(400, 'BadRequest', 'selectors are not supported by the fake API server');
-    if (query.get('watch') === 'true' || query.get('watch') === '1') return serveWatch(req, res, route, query);
-    return serveList(res, route);
+    const watch = query.get('watch') === 'true' || query.get('watch') === '1';
+    if ((watch && query.has('labelSelector')) || query.has('fieldSelector')) throw new HttpError(400, 'BadRequest', 'these selectors are not supported by the fake API server');
+    if (watch) return serveWatch(req, res, route, query);
+    return serveList(res, route, query.get('labelSelector'));
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {

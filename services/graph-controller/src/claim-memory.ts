@@ -11,6 +11,7 @@ interface Seen {
  * after a Service or its annotation is gone, which names to look at and which registry values are
  * its own to delete. Built from the informers' events on every replica (a follower that becomes
  * leader then knows what its predecessor registered), and rebuilt from the Services on start.
+ * Indexed both ways, so every question costs what one Service or one name holds, not the cluster.
  */
 export interface ClaimMemory {
   observe(claim: GraphClaim, now?: number): void;
@@ -20,7 +21,7 @@ export interface ClaimMemory {
   urlsFor(name: string): Set<string>;
   hasKey(key: string): boolean;
   /** Every Service remembered. */
-  keys(): Set<string>;
+  keys(): IterableIterator<string>;
   /** After the name was reconciled: only its current claims remain remembered. */
   settle(name: string, claims: readonly GraphClaim[], now?: number): void;
   /** Forgets what was last seen before `before` (a follower's housekeeping; the leader settles instead). */
@@ -28,32 +29,50 @@ export interface ClaimMemory {
 }
 
 export function createClaimMemory(): ClaimMemory {
+  /** name → `key url` → when seen. */
   const byName = new Map<string, Map<string, Seen>>();
+  /** key → name → how many URLs of the key are remembered under the name. */
+  const byKey = new Map<string, Map<string, number>>();
+
+  const link = (key: string, name: string, delta: number): void => {
+    let names = byKey.get(key);
+    if (!names) byKey.set(key, (names = new Map<string, number>()));
+    const count = (names.get(name) ?? 0) + delta;
+    if (count > 0) names.set(name, count);
+    else names.delete(name);
+    if (names.size === 0) byKey.delete(key);
+  };
   const remember = (claim: GraphClaim, now: number): void => {
     let seen = byName.get(claim.name);
     if (!seen) byName.set(claim.name, (seen = new Map<string, Seen>()));
-    seen.set(`${claim.key} ${claim.url}`, { key: claim.key, url: claim.url, seenAt: now });
+    const id = `${claim.key} ${claim.url}`;
+    if (!seen.has(id)) link(claim.key, claim.name, 1);
+    seen.set(id, { key: claim.key, url: claim.url, seenAt: now });
+  };
+  const forget = (name: string, seen: Map<string, Seen>, id: string, entry: Seen): void => {
+    seen.delete(id);
+    link(entry.key, name, -1);
+    if (seen.size === 0) byName.delete(name);
   };
   return {
     observe: (claim, now = Date.now()) => remember(claim, now),
-    namesOf: (key) => [...byName].filter(([, seen]) => [...seen.values()].some((entry) => entry.key === key)).map(([name]) => name),
+    namesOf: (key) => [...(byKey.get(key)?.keys() ?? [])],
     urlsFor: (name) => new Set([...(byName.get(name)?.values() ?? [])].map((entry) => entry.url)),
-    hasKey: (key) => [...byName.values()].some((seen) => [...seen.values()].some((entry) => entry.key === key)),
-    keys: () => new Set([...byName.values()].flatMap((seen) => [...seen.values()].map((entry) => entry.key))),
+    hasKey: (key) => byKey.has(key),
+    keys: () => byKey.keys(),
     settle(name, claims, now = Date.now()) {
-      byName.delete(name);
+      const seen = byName.get(name);
+      for (const [id, entry] of seen ?? []) forget(name, seen!, id, entry);
       for (const claim of claims) remember(claim, now);
     },
     pruneSeenBefore(before) {
       let pruned = 0;
       for (const [name, seen] of byName) {
         for (const [id, entry] of seen) {
-          if (entry.seenAt < before) {
-            seen.delete(id);
-            pruned += 1;
-          }
+          if (entry.seenAt >= before) continue;
+          forget(name, seen, id, entry);
+          pruned += 1;
         }
-        if (seen.size === 0) byName.delete(name);
       }
       return pruned;
     },

@@ -1,5 +1,5 @@
 import type { V1Service } from '@kubernetes/client-node';
-import { parseGraphAnnotations } from './annotations.js';
+import { parseGraphAnnotations, type GraphAnnotation } from './annotations.js';
 
 /** A Service's valid claim on a graph name. */
 export interface GraphClaim {
@@ -40,11 +40,15 @@ export function createdAt(service: V1Service): number {
   return Number.isNaN(time) ? Number.POSITIVE_INFINITY : time;
 }
 
-/** The Service's claim, when its annotations are present and valid. */
-export function claimOf(service: V1Service, clusterDomain: string): GraphClaim | undefined {
-  const parsed = parseGraphAnnotations(service, clusterDomain);
+/** The claim of a Service whose annotations were parsed, when they are valid. */
+export function claimFrom(service: V1Service, parsed: GraphAnnotation): GraphClaim | undefined {
   if (parsed.kind !== 'graph') return undefined;
   return { key: serviceKey(service), name: parsed.name, url: parsed.url, createdAt: createdAt(service) };
+}
+
+/** The Service's claim, when its annotations are present and valid. */
+export function claimOf(service: V1Service, clusterDomain: string): GraphClaim | undefined {
+  return claimFrom(service, parseGraphAnnotations(service, clusterDomain));
 }
 
 /** Oldest first; equal timestamps (they have a one-second resolution) by `namespace/name`. */
@@ -58,16 +62,6 @@ export function compareClaims(a: GraphClaim, b: GraphClaim): number {
 export function resolveClaims(claims: readonly GraphClaim[]): NameResolution {
   const [winner, ...losers] = [...claims].sort(compareClaims);
   return { winner, losers };
-}
-
-/** Every valid claim on `name` among `services`, resolved. */
-export function resolveName(name: string, services: Iterable<V1Service>, clusterDomain: string): NameResolution & { claims: GraphClaim[] } {
-  const claims: GraphClaim[] = [];
-  for (const service of services) {
-    const claim = claimOf(service, clusterDomain);
-    if (claim?.name === name) claims.push(claim);
-  }
-  return { ...resolveClaims(claims), claims };
 }
 
 /**

@@ -1,23 +1,22 @@
 import { CoordinationV1Api, CoreV1Api, type KubeConfig, type V1Service } from '@kubernetes/client-node';
 import type { Logger, ReadinessCheck, Registry } from '@sp/platform';
-import { hasGraphAnnotation } from './annotations.js';
+import { createClaimIndex } from './claim-index.js';
 import { createClaimMemory } from './claim-memory.js';
 import type { GraphControllerConfig } from './config.js';
 import { createControllerMetrics } from './controller-metrics.js';
-import { claimOf, serviceKey } from './desired-state.js';
+import { serviceKey } from './desired-state.js';
 import { createGraphRegistryClient, type GraphRegistry } from './graph-registry-client.js';
+import { PooledKubeConfig } from './kube-client.js';
 import { createKubeEventRecorder, type EventRecorder } from './kube-event-recorder.js';
 import { createLeaderElector } from './leader-elector.js';
 import { createKubeLeaseLock, type LeaseLock } from './lease-lock.js';
 import { createConfigMapOwnership, type OwnershipRecords } from './ownership-records.js';
 import { createReconciler, NotLeaderError } from './reconciler.js';
+import { createRegistryView } from './registry-view.js';
 import { createServiceInformer, type ServiceChange } from './service-informer.js';
-import { createWorkQueue } from './work-queue.js';
+import { createWorkQueue, type Priority } from './work-queue.js';
 
 export const COMPONENT = 'graph-controller';
-
-/** The ConfigMap of the ownership records, beside the Lease (the RBAC names both). */
-export const ownershipConfigMapName = (leaseName: string): string => `${leaseName}-registrations`;
 
 /** What the controller runs with; the adapters default to the real ones built from `kubeConfig` and the configuration. */
 export interface GraphControllerDeps {
@@ -31,7 +30,7 @@ export interface GraphControllerDeps {
   ownership?: OwnershipRecords;
   /** Bound for one Kubernetes API request (lists). */
   kubeTimeoutMs?: number;
-  /** Service keys reconciled at the same time. */
+  /** Service keys reconciled at the same time (one of them is kept for changes while a resync runs). */
   workers?: number;
   /** Passed to the watches (tests shorten it). */
   serverTimeoutSeconds?: () => number;
@@ -40,23 +39,23 @@ export interface GraphControllerDeps {
 type Adapters = Required<Pick<GraphControllerDeps, 'registry' | 'events' | 'leaseLock' | 'ownership'>>;
 
 /** The registry HTTP client, Kubernetes Events, the Lease and the ownership records, unless given. */
-function adaptersOf(config: GraphControllerConfig, deps: GraphControllerDeps): Adapters {
+function adaptersOf(config: GraphControllerConfig, deps: GraphControllerDeps, kubeConfig: KubeConfig): Adapters {
   const { leaderElection: election } = config;
-  const core = deps.kubeConfig.makeApiClient(CoreV1Api);
+  const core = kubeConfig.makeApiClient(CoreV1Api);
   return {
     registry: deps.registry ?? createGraphRegistryClient({ baseUrl: config.registry.url, apiKey: config.registry.apiKey, timeoutMs: config.registry.timeoutMs }),
     events: deps.events ?? createKubeEventRecorder({ api: core, component: COMPONENT, instance: election.identity, timeoutMs: 10_000, logger: deps.logger }),
     leaseLock:
       deps.leaseLock ??
       createKubeLeaseLock({
-        api: deps.kubeConfig.makeApiClient(CoordinationV1Api),
+        api: kubeConfig.makeApiClient(CoordinationV1Api),
         namespace: election.leaseNamespace,
         name: election.leaseName,
         // A lease call that hangs must not outlast the time the leader may go without renewing.
         timeoutMs: Math.max(1000, Math.floor(election.renewDeadlineMs / 2)),
       }),
     ownership:
-      deps.ownership ?? createConfigMapOwnership({ api: core, namespace: election.leaseNamespace, name: ownershipConfigMapName(election.leaseName), timeoutMs: 10_000 }),
+      deps.ownership ?? createConfigMapOwnership({ api: core, kubeConfig, namespace: election.leaseNamespace, prefix: election.leaseName, timeoutMs: 10_000 }),
   };
 }
 
@@ -80,19 +79,28 @@ const splitKey = (key: string): [string, string] => {
 };
 
 /**
- * The graph controller's composition root, used by main.ts and the tests: Service informers feed
- * a keyed queue; the leader's workers run the idempotent reconcile; a periodic resync relists and
- * re-asserts every registration.
+ * The graph controller's composition root, used by main.ts and the tests, in the order a Service
+ * travels: the informers keep the Services (trimmed) and, on every event, the claim index (each
+ * Service's annotations parsed once, the claims on each name) and the claim memory; the event
+ * queues the key as a change. The leader's workers run the idempotent reconcile, changes first.
+ * A periodic resync relists, refreshes the registry view with one `GET /`, and queues every key
+ * as background work that only re-checks.
  */
 export function createGraphController(config: GraphControllerConfig, deps: GraphControllerDeps): GraphController {
   const { logger } = deps;
-  const adapters = adaptersOf(config, deps);
+  // Every request of this controller through one connection pool (see PooledKubeConfig).
+  const kubeConfig = deps.kubeConfig instanceof PooledKubeConfig ? deps.kubeConfig : new PooledKubeConfig(deps.kubeConfig);
+  const adapters = adaptersOf(config, deps, kubeConfig);
+  const claims = createClaimIndex(config.clusterDomain);
   const memory = createClaimMemory();
+  const view = createRegistryView(adapters.registry);
   let term: AbortController | undefined;
   let resyncTimer: NodeJS.Timeout | undefined;
+  /** The ownership records joined the memory in this leadership term. */
+  let recordsAdopted = false;
 
   const informer = createServiceInformer({
-    kubeConfig: deps.kubeConfig,
+    kubeConfig,
     namespaces: config.namespaces,
     watchIdleMs: config.watchIdleMs,
     listTimeoutMs: deps.kubeTimeoutMs ?? 30_000,
@@ -107,6 +115,17 @@ export function createGraphController(config: GraphControllerConfig, deps: Graph
     },
   });
 
+  function observe(change: ServiceChange, service: V1Service): void {
+    const key = serviceKey(service);
+    if (change === 'delete') claims.delete(key);
+    else {
+      const claim = claims.set(service);
+      if (claim) memory.observe(claim);
+    }
+    if (claims.parsed(key).kind !== 'none' || reconciler.isTracking(key)) queue.add(key, 'change');
+    logger.debug({ change, service: key }, 'service changed');
+  }
+
   const elector = createLeaderElector({
     lock: adapters.leaseLock,
     identity: config.leaderElection.identity,
@@ -116,34 +135,36 @@ export function createGraphController(config: GraphControllerConfig, deps: Graph
     logger,
     onStartedLeading: () => {
       term = new AbortController();
+      recordsAdopted = false;
       metrics.setLeader(true);
-      void adoptRecords().finally(enqueueAll);
+      void recheckAll();
     },
     onStoppedLeading: () => {
       term?.abort();
+      view.clear();
       metrics.setLeader(false);
     },
   });
 
   const reconciler = createReconciler({
-    services: () => informer.list(),
+    claims,
     getService: (key) => informer.get(...splitKey(key)),
     registry: adapters.registry,
+    view,
     events: adapters.events,
     memory,
     ownership: adapters.ownership,
-    clusterDomain: config.clusterDomain,
     writeSignal: () => (elector.isLeader() ? term?.signal : undefined),
     logger,
   });
 
   const queue = createWorkQueue({
-    concurrency: deps.workers ?? 4,
+    concurrency: deps.workers ?? 8,
     backoff: config.backoff,
-    process: async (key) => {
-      if (!elector.isLeader()) return; // a new leader starts with every key anyway
+    process: async (key: string, priority: Priority) => {
+      if (!elector.isLeader()) return; // a new leader re-checks every key anyway
       try {
-        metrics.reconciled(await reconciler.reconcile(key));
+        metrics.reconciled(await reconciler.reconcile(key, priority));
       } catch (err) {
         if (err instanceof NotLeaderError || !elector.isLeader()) return;
         metrics.reconciled('error');
@@ -155,44 +176,42 @@ export function createGraphController(config: GraphControllerConfig, deps: Graph
 
   const metrics = createControllerMetrics(deps.metrics, { queueDepth: () => queue.depth(), registeredNames: () => reconciler.registeredNames() });
 
-  function observe(change: ServiceChange, service: V1Service): void {
-    const key = serviceKey(service);
-    const claim = claimOf(service, config.clusterDomain);
-    if (claim) memory.observe(claim);
-    if (hasGraphAnnotation(service) || reconciler.isTracking(key)) queue.add(key);
-    logger.debug({ change, service: key }, 'service changed');
-  }
-
   /**
    * What the ownership records say this controller registered joins the claim memory, so the
-   * names of Services deleted while no replica ran are reconciled (and deleted) too.
+   * names of Services deleted while no replica ran are reconciled (and deleted) too. Read once
+   * per leadership term (again at the next resync if that failed): only the leader writes them.
    */
   async function adoptRecords(): Promise<void> {
+    if (recordsAdopted) return;
     try {
       for (const [name, owned] of await adapters.ownership.load()) memory.observe({ name, key: owned.service, url: owned.url, createdAt: Number.POSITIVE_INFINITY });
+      recordsAdopted = true;
     } catch (err) {
       logger.warn({ err, records: adapters.ownership.description }, 'could not read the ownership records: trying again at the next resync');
     }
   }
 
-  function enqueueAll(): void {
-    const keys = new Set(memory.keys());
-    for (const service of informer.list()) if (hasGraphAnnotation(service)) keys.add(serviceKey(service));
-    for (const key of keys) queue.add(key);
+  /** The leader re-checks every key in the background: the records adopted and the registry read (one request) first. */
+  async function recheckAll(): Promise<void> {
+    await adoptRecords();
+    try {
+      await view.refresh(term?.signal);
+    } catch (err) {
+      logger.warn({ err }, 'could not read the registry: this resync reads it name by name');
+    }
+    if (!elector.isLeader()) return;
+    for (const key of [...memory.keys(), ...claims.annotatedKeys()]) queue.add(key, 'resync');
   }
 
   const resync = (): void => {
     informer.relist();
     if (elector.isLeader()) {
-      void adoptRecords().finally(enqueueAll);
+      void recheckAll();
       return;
     }
     // A follower keeps what it saw current, and forgets what nobody has claimed for a while.
     const now = Date.now();
-    for (const service of informer.list()) {
-      const claim = claimOf(service, config.clusterDomain);
-      if (claim) memory.observe(claim, now);
-    }
+    for (const claim of claims.claims()) memory.observe(claim, now);
     memory.pruneSeenBefore(now - 3 * config.resyncMs);
   };
 

@@ -8,6 +8,8 @@ export interface GraphRegistry {
   register(name: string, url: string, signal?: AbortSignal): Promise<void>;
   /** Removes the name; false when it was not registered. */
   remove(name: string, signal?: AbortSignal): Promise<boolean>;
+  /** Every registration (`GET /`): one request where a resync would otherwise make one per name. */
+  list(signal?: AbortSignal): Promise<Map<string, string>>;
 }
 
 export interface GraphRegistryClientOptions {
@@ -28,6 +30,7 @@ function unexpected(response: HttpAnswer, what: string): AppError {
 /** The registry's HTTP API (`GET|POST|DELETE /{name}` with `X-Api-Key`). */
 export function createGraphRegistryClient(options: GraphRegistryClientOptions): GraphRegistry {
   const http = options.http ?? createHttpClient(8);
+  /** `name` empty: the collection (`GET /`). */
   const send = async (method: string, name: string, init: { body?: string; signal?: AbortSignal }): Promise<HttpAnswer> => {
     const headers: Record<string, string> = { 'x-api-key': options.apiKey };
     if (init.body !== undefined) headers['content-type'] = 'text/plain; charset=utf-8';
@@ -49,6 +52,12 @@ export function createGraphRegistryClient(options: GraphRegistryClientOptions): 
     async register(name, url, signal) {
       const response = await send('POST', name, { body: url, signal });
       if (response.status !== 204 && response.status !== 200) throw unexpected(response, `POST /${name}`);
+    },
+    async list(signal) {
+      const response = await send('GET', '', { signal });
+      if (response.status !== 200) throw unexpected(response, 'GET /');
+      const { graphs } = JSON.parse(response.text) as { graphs?: Record<string, string> };
+      return new Map(Object.entries(graphs ?? {}));
     },
     async remove(name, signal) {
       const response = await send('DELETE', name, { signal });

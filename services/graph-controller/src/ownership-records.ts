@@ -1,5 +1,7 @@
-import type { CoreV1Api, V1ConfigMap } from '@kubernetes/client-node';
+import { createHash } from 'node:crypto';
+import type { CoreV1Api, KubeConfig, V1ConfigMap } from '@kubernetes/client-node';
 import { apiStatus, withTimeout } from './kube-client.js';
+import { listPaged } from './kube-request.js';
 
 /** A name this controller registered: which Service's claim, and the URL it wrote. */
 export interface OwnedName {
@@ -14,7 +16,7 @@ export interface OwnedName {
  * record too many (cleaned up later), never a registration nobody owns. Only the leader writes.
  */
 export interface OwnershipRecords {
-  /** `namespace/name` of the ConfigMap, for logs. */
+  /** Where the records are, for logs. */
   readonly description: string;
   /** Reads the records from the cluster (and keeps them as the current state). */
   load(): Promise<ReadonlyMap<string, OwnedName>>;
@@ -26,103 +28,126 @@ export interface OwnershipRecords {
 
 export interface ConfigMapOwnershipOptions {
   api: CoreV1Api;
+  /** For the list, read page by page as JSON. */
+  kubeConfig: KubeConfig;
   namespace: string;
-  name: string;
+  /** The records' names start with it (the Lease's name), and their label carries it. */
+  prefix: string;
   timeoutMs: number;
 }
 
-interface State {
-  records: Map<string, OwnedName>;
-  /** Absent: the ConfigMap does not exist yet. */
-  resourceVersion: string | undefined;
+/** Label of every record: its value is the prefix, so two controllers in one namespace keep apart. */
+export const RECORD_LABEL = 'graph-registry.io/ownership-records';
+const PAGE = 500;
+
+/**
+ * The record's name: graph names may hold `_` and end in `.` or `-`, which object names may not,
+ * so the name is a digest; the graph name itself is in the data.
+ */
+export function recordName(prefix: string, name: string): string {
+  return `${prefix}-owns-${createHash('sha256').update(name).digest('hex').slice(0, 20)}`;
 }
 
-const ATTEMPTS = 3;
-
-function parse(configMap: V1ConfigMap | undefined): State {
-  const records = new Map<string, OwnedName>();
-  for (const [name, value] of Object.entries(configMap?.data ?? {})) {
-    try {
-      const parsed = JSON.parse(value) as Partial<OwnedName>;
-      if (typeof parsed.service === 'string' && typeof parsed.url === 'string') records.set(name, { service: parsed.service, url: parsed.url });
-    } catch {
-      // Not ours to interpret: a hand-edited entry is ignored rather than trusted.
-    }
-  }
-  return { records, resourceVersion: configMap?.metadata?.resourceVersion };
-}
+/** The ConfigMap of records before per-name records: read once, moved over, then deleted. */
+export const legacyRecordsName = (prefix: string): string => `${prefix}-registrations`;
 
 const same = (a: OwnedName | undefined, b: OwnedName | undefined): boolean => a?.service === b?.service && a?.url === b?.url;
 
+function ownedOf(data: Record<string, string> | undefined): OwnedName | undefined {
+  return typeof data?.service === 'string' && typeof data.url === 'string' ? { service: data.service, url: data.url } : undefined;
+}
+
 /**
- * Ownership records in one ConfigMap in the controller's namespace: a data key per graph name
- * (graph names are valid ConfigMap keys), the value `{"service":"ns/name","url":"…"}`. Writes
- * are serialized and carry the resourceVersion; a 409 re-reads and applies the change again.
+ * Ownership records as one small ConfigMap per registered name in the controller's namespace
+ * (`data: {name, service, url}`, labelled `graph-registry.io/ownership-records: <prefix>`). A
+ * change writes one record of a few hundred bytes, whatever the number of names: the cost of a
+ * registration does not grow with the cluster, and etcd keeps no ever-growing object. The cost
+ * is one object per name (a list at the start of each leadership reads them, 500 per page) and
+ * RBAC on ConfigMaps of the namespace rather than on one named object. What was read or written
+ * is kept, so an unchanged record is never written again.
  */
 export function createConfigMapOwnership(options: ConfigMapOwnershipOptions): OwnershipRecords {
-  const { api, namespace, name } = options;
-  let state: State | undefined;
-  let tail: Promise<unknown> = Promise.resolve();
+  const { api, namespace, prefix } = options;
+  const call = () => withTimeout(options.timeoutMs);
+  /** As last read or written; undefined until loaded (then every own/disown asks the API server). */
+  let known: Map<string, OwnedName> | undefined;
 
-  const read = async (): Promise<State> => {
+  const body = (name: string, owned: OwnedName): V1ConfigMap => ({
+    metadata: { name: recordName(prefix, name), namespace, labels: { [RECORD_LABEL]: prefix, 'app.kubernetes.io/managed-by': 'graph-controller' } },
+    data: { name, service: owned.service, url: owned.url },
+  });
+
+  const write = async (name: string, owned: OwnedName): Promise<void> => {
+    const record = body(name, owned);
     try {
-      return parse(await api.readNamespacedConfigMap({ name, namespace }, withTimeout(options.timeoutMs)));
+      await api.createNamespacedConfigMap({ namespace, body: record }, call());
     } catch (err) {
-      if (apiStatus(err) === 404) return parse(undefined);
+      if (apiStatus(err) !== 409) throw err;
+      await api.replaceNamespacedConfigMap({ name: record.metadata!.name!, namespace, body: record }, call());
+    }
+  };
+
+  const listAll = async (): Promise<Map<string, OwnedName>> => {
+    const records = new Map<string, OwnedName>();
+    await listPaged(options.kubeConfig, `/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps`, {
+      pageSize: PAGE,
+      timeoutMs: options.timeoutMs,
+      labelSelector: `${RECORD_LABEL}=${prefix}`,
+      keep: (item: V1ConfigMap) => {
+        const owned = ownedOf(item.data);
+        if (owned && item.data?.name) records.set(item.data.name, owned);
+      },
+    });
+    return records;
+  };
+
+  /** Records of the single ConfigMap older versions kept: written as records of their own, then the old one goes. */
+  const migrateLegacy = async (records: Map<string, OwnedName>): Promise<void> => {
+    let legacy: V1ConfigMap;
+    try {
+      legacy = await api.readNamespacedConfigMap({ name: legacyRecordsName(prefix), namespace }, call());
+    } catch (err) {
+      if (apiStatus(err) === 404) return;
       throw err;
     }
-  };
-
-  const write = async (current: State, records: Map<string, OwnedName>): Promise<State> => {
-    const data = Object.fromEntries([...records].sort(([a], [b]) => a.localeCompare(b)).map(([key, owned]) => [key, JSON.stringify(owned)]));
-    const body: V1ConfigMap = {
-      metadata: { name, namespace, resourceVersion: current.resourceVersion, labels: { 'app.kubernetes.io/managed-by': 'graph-controller' } },
-      data,
-    };
-    const saved =
-      current.resourceVersion === undefined
-        ? await api.createNamespacedConfigMap({ namespace, body }, withTimeout(options.timeoutMs))
-        : await api.replaceNamespacedConfigMap({ name, namespace, body }, withTimeout(options.timeoutMs));
-    return { records, resourceVersion: saved.metadata?.resourceVersion };
-  };
-
-  /** Applies `change` to the records and saves them, re-reading after a conflict. */
-  const update = async (change: (records: Map<string, OwnedName>) => boolean): Promise<void> => {
-    for (let attempt = 1; ; attempt += 1) {
-      state ??= await read();
-      const records = new Map(state.records);
-      if (!change(records)) return;
+    for (const [name, value] of Object.entries(legacy.data ?? {})) {
+      let owned: OwnedName | undefined;
       try {
-        state = await write(state, records);
-        return;
-      } catch (err) {
-        state = undefined;
-        if (apiStatus(err) !== 409 || attempt >= ATTEMPTS) throw err;
+        owned = ownedOf(JSON.parse(value) as Record<string, string>);
+      } catch {
+        owned = undefined; // a hand-edited entry is ignored rather than trusted
       }
+      if (!owned || records.has(name)) continue;
+      await write(name, owned);
+      records.set(name, owned);
     }
-  };
-
-  const serialized = <T>(task: () => Promise<T>): Promise<T> => {
-    const result = tail.then(task);
-    tail = result.catch(() => undefined);
-    return result;
+    await api.deleteNamespacedConfigMap({ name: legacyRecordsName(prefix), namespace }, call()).catch((err: unknown) => {
+      if (apiStatus(err) !== 404) throw err;
+    });
   };
 
   return {
-    description: `${namespace}/${name}`,
-    load: () =>
-      serialized(async () => {
-        state = await read();
-        return new Map(state.records);
-      }),
-    own: (key, owned) =>
-      serialized(() =>
-        update((records) => {
-          if (same(records.get(key), owned)) return false;
-          records.set(key, { service: owned.service, url: owned.url });
-          return true;
-        }),
-      ),
-    disown: (key) => serialized(() => update((records) => records.delete(key))),
+    description: `${namespace}/${prefix}-owns-*`,
+    async load() {
+      known = undefined; // another leader may have written since: trust nothing until read
+      const records = await listAll();
+      await migrateLegacy(records);
+      known = records;
+      return new Map(records);
+    },
+    async own(name, owned) {
+      if (known && same(known.get(name), owned)) return;
+      await write(name, owned);
+      known?.set(name, { service: owned.service, url: owned.url });
+    },
+    async disown(name) {
+      if (known && !known.has(name)) return;
+      try {
+        await api.deleteNamespacedConfigMap({ name: recordName(prefix, name), namespace }, call());
+      } catch (err) {
+        if (apiStatus(err) !== 404) throw err;
+      }
+      known?.delete(name);
+    },
   };
 }

@@ -1,11 +1,13 @@
 import type { V1Service } from '@kubernetes/client-node';
 import type { Logger } from '@sp/platform';
-import { parseGraphAnnotations, type GraphAnnotation } from './annotations.js';
+import type { GraphAnnotation } from './annotations.js';
+import type { ClaimIndex } from './claim-index.js';
 import type { ClaimMemory } from './claim-memory.js';
-import { planName, resolveName, type GraphClaim, type NameAction } from './desired-state.js';
+import { planName, resolveClaims, type GraphClaim, type NameAction } from './desired-state.js';
 import type { EventRecorder } from './kube-event-recorder.js';
 import type { GraphRegistry } from './graph-registry-client.js';
 import type { OwnershipRecords } from './ownership-records.js';
+import { UNKNOWN, type RegistryView } from './registry-view.js';
 
 /** How a reconcile ended (the `result` label of graph_controller_reconciles_total, with `error`). */
 export type ReconcileResult = 'registered' | 'deleted' | 'unchanged' | 'conflict' | 'invalid';
@@ -24,17 +26,24 @@ export class NotLeaderError extends Error {
   }
 }
 
+/**
+ * Why a key is reconciled: a `change` the informers saw (the registry is read afresh), or a
+ * `resync` re-check (the registry view, refreshed at the start of the resync, is trusted for
+ * names that need nothing; anything to write is read afresh first).
+ */
+export type ReconcileCause = 'change' | 'resync';
+
 export interface ReconcilerDeps {
-  /** Every Service the informers hold. */
-  services(): Iterable<V1Service>;
-  /** One Service by `namespace/name`. */
+  /** The Services' parsed annotations and the claims on each name. */
+  claims: Pick<ClaimIndex, 'parsed' | 'claimsOn'>;
+  /** One Service by `namespace/name` (for the Events about it). */
   getService(key: string): V1Service | undefined;
   registry: GraphRegistry;
+  view: RegistryView;
   events: EventRecorder;
   memory: ClaimMemory;
   /** The names this controller registered, kept in the cluster. */
   ownership: OwnershipRecords;
-  clusterDomain: string;
   /** The current leadership term's signal, or undefined when this replica must not write. */
   writeSignal(): AbortSignal | undefined;
   logger: Logger;
@@ -42,7 +51,7 @@ export interface ReconcilerDeps {
 
 export interface Reconciler {
   /** Brings the registry in line with the Service `namespace/name` and every Service sharing its names. */
-  reconcile(key: string): Promise<ReconcileResult>;
+  reconcile(key: string, cause?: ReconcileCause): Promise<ReconcileResult>;
   /** Names this controller holds registered (as last confirmed against the registry). */
   registeredNames(): number;
   /** Whether the key has state here (remembered claims, a reported problem) even without annotations. */
@@ -138,19 +147,31 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
   const apply = async (name: string, action: NameAction, winner: GraphClaim | undefined): Promise<void> => {
     if (action.kind === 'register') {
       await deps.registry.register(name, action.url, requireLeader());
+      deps.view.note(name, action.url);
       deps.logger.info({ name, url: action.url, service: winner?.key }, 'graph registered');
       const service = winner && deps.getService(winner.key);
       if (service) await deps.events.record(service, 'Normal', EVENT_REASONS.registered, `registered graph "${name}" as ${action.url}`);
     } else if (action.kind === 'delete') {
       await deps.registry.remove(name, requireLeader());
+      deps.view.note(name, undefined);
       deps.logger.info({ name }, 'graph deregistered');
     }
   };
 
-  const reconcileName = async (name: string): Promise<NameOutcome> => {
-    const { winner, losers, claims } = resolveName(name, deps.services(), deps.clusterDomain);
-    const registryUrl = await deps.registry.get(name, requireLeader());
-    const action = planName({ winner, registryUrl, knownUrls: deps.memory.urlsFor(name) });
+  /** What the registry holds under the name: from the view when it shows nothing to do on a resync, else read now. */
+  const registryUrlOf = async (name: string, winner: GraphClaim | undefined, knownUrls: ReadonlySet<string>, cause: ReconcileCause): Promise<string | undefined> => {
+    const seen = cause === 'resync' ? deps.view.lookup(name) : UNKNOWN;
+    if (seen !== UNKNOWN && ['unchanged', 'none'].includes(planName({ winner, registryUrl: seen, knownUrls }).kind)) return seen;
+    const url = await deps.registry.get(name, requireLeader());
+    deps.view.note(name, url);
+    return url;
+  };
+
+  const reconcileName = async (name: string, cause: ReconcileCause): Promise<NameOutcome> => {
+    const claims = deps.claims.claimsOn(name);
+    const { winner, losers } = resolveClaims(claims);
+    const knownUrls = deps.memory.urlsFor(name);
+    const action = planName({ winner, registryUrl: await registryUrlOf(name, winner, knownUrls, cause), knownUrls });
     // Recorded before the write and forgotten after the delete: a crash in between leaves a
     // record too many (cleaned up on the next start), never a registration nobody owns.
     if (winner) {
@@ -170,15 +191,15 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
   };
 
   return {
-    async reconcile(key) {
+    async reconcile(key, cause = 'change') {
       const service = deps.getService(key);
-      const parsed: GraphAnnotation = service ? parseGraphAnnotations(service, deps.clusterDomain) : { kind: 'none' };
+      const parsed = deps.claims.parsed(key);
       if (service) await reportInvalid(key, service, parsed);
       else invalidReported.delete(key);
       const names = new Set(deps.memory.namesOf(key));
       if (parsed.kind === 'graph') names.add(parsed.name);
       const outcomes: NameOutcome[] = [];
-      for (const name of [...names].sort()) outcomes.push(await withNameLock(name, () => reconcileName(name)));
+      for (const name of [...names].sort()) outcomes.push(await withNameLock(name, () => reconcileName(name, cause)));
       return summarize(key, parsed, outcomes);
     },
     registeredNames: () => registered.size,

@@ -1,7 +1,14 @@
-import { CoreV1Api, ListWatch, VersionApi, type KubeConfig, type V1Service } from '@kubernetes/client-node';
+import { ListWatch, VersionApi, type KubeConfig, type V1Service } from '@kubernetes/client-node';
 import { backoffDelay, type Logger } from '@sp/platform';
+import { firstMissed } from './cache-check.js';
+import { serviceKey } from './desired-state.js';
 import { apiStatus, withTimeout } from './kube-client.js';
+import { listPaged } from './kube-request.js';
+import { projectService } from './service-projection.js';
 import { WatchdogWatch } from './watchdog-watch.js';
+
+/** Services per list request: a relist of a large cluster arrives in pages, never whole. */
+const LIST_PAGE = 500;
 
 export type ServiceChange = 'add' | 'update' | 'delete';
 
@@ -10,7 +17,7 @@ export interface ServiceInformerOptions {
   /** Namespaces to watch, one informer each; empty: one informer over all namespaces. */
   namespaces: readonly string[];
   watchIdleMs: number;
-  /** Bound for one list request. */
+  /** Bound for one list request (one page). */
   listTimeoutMs: number;
   /** Restarts after an error back off from `baseMs`, doubling, up to `maxMs`. */
   backoff: { baseMs: number; maxMs: number };
@@ -28,9 +35,13 @@ export interface ServiceInformer {
   stop(): Promise<void>;
   /** Namespaces (or `*`) whose first list has not completed yet. */
   unsynced(): string[];
-  list(): V1Service[];
+  /** A Service as the informer keeps it (projected: see projectService). */
   get(namespace: string, name: string): V1Service | undefined;
-  /** A full relist of every namespace, to catch anything a watch missed. */
+  /**
+   * A full list of every namespace, compared with the cache while the watches stay open; only
+   * when the watch missed something does the informer list again and replace its cache (so
+   * changes keep flowing during a resync of a healthy cluster).
+   */
   relist(): void;
 }
 
@@ -42,16 +53,19 @@ interface Member {
   failures: number;
   restartTimer: NodeJS.Timeout | undefined;
   probing: boolean;
+  /** Keys an event named since the running check began its list; undefined when none runs. */
+  touched: Set<string> | undefined;
 }
 
 /**
- * Services through the library's informer (ListWatch: list, then watch from the list's
+ * Services, trimmed on arrival to what the controller reads (projectService), through the library's informer (ListWatch: list, then watch from the list's
  * resourceVersion, relist on 410 Gone), one per namespace or one cluster-wide, with a watchdog on
  * every watch and a supervisor that restarts an informer after a failed list or a broken watch
  * (the library only reports those) with capped exponential backoff.
  */
+const pathOf = (scope: string): string => (scope === '*' ? '/api/v1/services' : `/api/v1/namespaces/${encodeURIComponent(scope)}/services`);
+
 export function createServiceInformer(options: ServiceInformerOptions): ServiceInformer {
-  const api = options.kubeConfig.makeApiClient(CoreV1Api);
   const version = options.kubeConfig.makeApiClient(VersionApi);
   const probeMs = Math.min(1000, Math.max(100, options.backoff.baseMs));
   const scopes = options.namespaces.length > 0 ? [...options.namespaces] : ['*'];
@@ -59,15 +73,13 @@ export function createServiceInformer(options: ServiceInformerOptions): ServiceI
   let syncReported = false;
 
   const member = (scope: string): Member => {
-    const path = scope === '*' ? '/api/v1/services' : `/api/v1/namespaces/${encodeURIComponent(scope)}/services`;
-    const list = () =>
-      scope === '*'
-        ? api.listServiceForAllNamespaces({}, withTimeout(options.listTimeoutMs))
-        : api.listNamespacedService({ namespace: scope }, withTimeout(options.listTimeoutMs));
+    const path = pathOf(scope);
+    const list = () => listPaged(options.kubeConfig, path, { pageSize: LIST_PAGE, timeoutMs: options.listTimeoutMs, keep: projectService });
     const self = {} as Member;
     const watch = new WatchdogWatch(options.kubeConfig, {
       idleMs: options.watchIdleMs,
       serverTimeoutSeconds: options.serverTimeoutSeconds,
+      transform: (object) => projectService(object as V1Service),
       onIdleRestart: () => {
         options.logger.warn({ scope, idleMs: options.watchIdleMs }, 'watch silent for too long: restarting it');
         options.onRestart?.('idle');
@@ -82,11 +94,14 @@ export function createServiceInformer(options: ServiceInformerOptions): ServiceI
       },
     });
     const informer = new ListWatch<V1Service>(path, watch, list, false);
-    informer.on('add', (service) => options.onChange('add', service));
-    informer.on('update', (service) => options.onChange('update', service));
-    informer.on('delete', (service) => options.onChange('delete', service));
+    for (const change of ['add', 'update', 'delete'] as const) {
+      informer.on(change, (service) => {
+        self.touched?.add(serviceKey(service));
+        options.onChange(change, service);
+      });
+    }
     informer.on('error', (err: unknown) => restartLater(self, err));
-    return Object.assign(self, { scope, informer, watch, synced: false, failures: 0, restartTimer: undefined, probing: false });
+    return Object.assign(self, { scope, informer, watch, synced: false, failures: 0, restartTimer: undefined, probing: false, touched: undefined });
   };
 
   function restartLater(target: Member, err: unknown): void {
@@ -136,6 +151,30 @@ export function createServiceInformer(options: ServiceInformerOptions): ServiceI
     target.informer.start().catch((err: unknown) => restartLater(target, err));
   }
 
+  /** Lists the scope and compares; relists through the informer only when the watch missed something. */
+  async function check(target: Member): Promise<void> {
+    if (target.touched || !target.synced) return; // a check or a first list is under way
+    target.touched = new Set();
+    try {
+      const listed = new Map<string, string | undefined>();
+      await listPaged(options.kubeConfig, pathOf(target.scope), {
+        pageSize: LIST_PAGE,
+        timeoutMs: options.listTimeoutMs,
+        keep: (service: V1Service) => void listed.set(serviceKey(service), service.metadata?.resourceVersion),
+      });
+      const cached = target.informer.list();
+      const missed = firstMissed(listed, cached, target.touched, (key) => target.informer.get(key.slice(key.indexOf('/') + 1), key.slice(0, key.indexOf('/'))));
+      if (missed === undefined) return;
+      options.logger.warn({ scope: target.scope, service: missed }, 'the watch missed a change: listing again');
+      target.watch.relist();
+    } catch (err) {
+      options.logger.warn({ err, scope: target.scope }, 'periodic list failed: relisting through the informer');
+      target.watch.relist();
+    } finally {
+      target.touched = undefined;
+    }
+  }
+
   const members = scopes.map(member);
 
   return {
@@ -149,13 +188,12 @@ export function createServiceInformer(options: ServiceInformerOptions): ServiceI
       await Promise.all(members.map((target) => target.informer.stop()));
     },
     unsynced: () => members.filter((target) => !target.synced).map((target) => target.scope),
-    list: () => members.flatMap((target) => [...target.informer.list()]),
     get(namespace, name) {
       const target = members.find((candidate) => candidate.scope === '*' || candidate.scope === namespace);
       return target?.informer.get(name, namespace);
     },
     relist() {
-      for (const target of members) target.watch.relist();
+      for (const target of members) void check(target);
     },
   };
 }

@@ -1,8 +1,8 @@
 import { STATUS_CODES } from 'node:http';
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
-import { HttpMethod, RequestContext, Watch, type KubeConfig } from '@kubernetes/client-node';
-import { fetch } from 'undici';
+import { Watch, type KubeConfig } from '@kubernetes/client-node';
+import { kubeGet, type Query } from './kube-request.js';
 
 type WatchCallback = (phase: string, apiObj: unknown, watchObj?: unknown) => void;
 type DoneCallback = (err: unknown) => void;
@@ -16,7 +16,11 @@ export interface WatchdogWatchOptions {
   onIdleRestart?(): void;
   /** A watch stream is open (the informer has listed and is now watching). */
   onWatching?(): void;
+  /** Applied to the object of every ADDED, MODIFIED and DELETED event before the informer gets it. */
+  transform?(object: unknown): unknown;
 }
+
+const OBJECT_EVENTS = new Set(['ADDED', 'MODIFIED', 'DELETED']);
 
 /** An Error the informer (ListWatch) treats as a client-side timeout: it resumes from its resourceVersion at once. */
 function timeoutError(message: string): Error {
@@ -36,16 +40,6 @@ interface WatchState {
   lastActivity: number;
   reason: 'idle' | 'relist' | undefined;
   ended: boolean;
-}
-
-/** The watch URL as the library builds it: the cluster's server, the path and the query. */
-function watchUrl(config: KubeConfig, path: string, query: Record<string, string | number | boolean | undefined>): string {
-  const cluster = config.getCurrentCluster();
-  if (!cluster) throw new Error('No currently active cluster');
-  const url = new URL(cluster.server + path);
-  url.searchParams.set('watch', 'true');
-  for (const [key, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(key, String(value));
-  return url.toString();
 }
 
 /** Calls `onLine` for each line of the response body, until it ends or the request is aborted. */
@@ -127,11 +121,12 @@ export class WatchdogWatch extends Watch {
       } catch {
         return; // as the library: a line that is not JSON is skipped
       }
-      callback(event.type, event.object, event);
+      const object = this.options.transform && OBJECT_EVENTS.has(event.type) ? this.options.transform(event.object) : event.object;
+      callback(event.type, object, event);
     };
     try {
-      const query = { ...queryParams, allowWatchBookmarks: true, timeoutSeconds: (this.options.serverTimeoutSeconds ?? defaultServerTimeout)() };
-      const body = await this.open(watchUrl(this.config, path, query), controller.signal);
+      const query = { watch: true, ...queryParams, allowWatchBookmarks: true, timeoutSeconds: (this.options.serverTimeoutSeconds ?? defaultServerTimeout)() };
+      const body = await this.open(path, query, controller.signal);
       if (!state.ended) {
         this.active = { controller, expire };
         this.options.onWatching?.();
@@ -144,10 +139,8 @@ export class WatchdogWatch extends Watch {
   }
 
   /** Sends the watch request; resolves with the event stream once the server accepted it. */
-  private async open(url: string, signal: AbortSignal): Promise<ReadableStream<Uint8Array>> {
-    const context = new RequestContext(url, HttpMethod.GET);
-    await this.config.applySecurityAuthentication(context);
-    const response = await fetch(url, { method: 'GET', headers: context.getHeaders(), dispatcher: context.getDispatcher(), signal });
+  private async open(path: string, query: Query, signal: AbortSignal): Promise<ReadableStream<Uint8Array>> {
+    const response = await kubeGet(this.config, path, query, signal);
     if (response.status !== 200 || response.body === null) {
       await response.body?.cancel();
       throw Object.assign(new Error(response.statusText || STATUS_CODES[response.status] || 'watch failed'), { statusCode: response.status });

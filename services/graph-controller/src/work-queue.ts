@@ -1,18 +1,21 @@
 import { backoffDelay } from '@sp/platform';
 
+/** `change`: an informer event, served first. `resync`: background re-checks, served when no change waits. */
+export type Priority = 'change' | 'resync';
+
 export interface WorkQueueOptions {
   /** Handles one key; a rejection retries the key after a backoff. */
-  process(key: string): Promise<void>;
+  process(key: string, priority: Priority): Promise<void>;
   /** Called with the error when `process` rejects, and the delay before the retry. */
   onError?(key: string, err: unknown, retryInMs: number): void;
-  /** Keys handled at the same time (never the same key twice at once). */
+  /** Keys handled at the same time (never the same key twice at once). One is kept for changes. */
   concurrency: number;
   backoff: { baseMs: number; maxMs: number };
 }
 
 export interface WorkQueue {
-  /** Queues the key unless it is queued already (repeated events coalesce). */
-  add(key: string): void;
+  /** Queues the key unless it is queued already (repeated events coalesce); a change overtakes a queued resync of the key. */
+  add(key: string, priority?: Priority): void;
   /** Starts handing keys to `process`; keys added before wait until then. */
   start(): void;
   /** Stops handing out keys, drops pending retries, waits for the keys in progress. */
@@ -23,20 +26,47 @@ export interface WorkQueue {
   idle(): Promise<void>;
 }
 
+/** A FIFO of keys with O(1) take (Array#shift is O(n): a resync queues every key). */
+class Fifo {
+  private items: string[] = [];
+  private head = 0;
+  get size(): number {
+    return this.items.length - this.head;
+  }
+  push(key: string): void {
+    this.items.push(key);
+  }
+  take(): string | undefined {
+    const key = this.items[this.head];
+    this.head += 1;
+    if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return key;
+  }
+}
+
 /**
- * A keyed work queue after client-go's workqueue: a key is never handled by two workers at once; a
- * key added while it is being handled is handled once more afterwards; a failing key is retried
- * with capped exponential backoff on its own timer, so it never holds up the other keys.
+ * A keyed work queue after client-go's workqueue, with two priorities: a key is never handled by
+ * two workers at once; a key added while it is being handled is handled once more afterwards; a
+ * failing key is retried with capped exponential backoff on its own timer, so it never holds up
+ * the other keys. Changes are always taken before resync work, and resync work never takes the
+ * last worker, so a change waits for no more than one reconcile whatever a resync has queued.
+ * Resync keys are handed out one macrotask apart, so informer events keep arriving meanwhile.
  */
 export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
-  const ready: string[] = [];
-  /** Keys waiting to be handled (in `ready`, or re-added while in progress). */
-  const dirty = new Set<string>();
+  const queues: Record<Priority, Fifo> = { change: new Fifo(), resync: new Fifo() };
+  /** Keys waiting to be handled, with the highest priority asked for. */
+  const dirty = new Map<string, Priority>();
   const inProgress = new Map<string, Promise<void>>();
   const retries = new Map<string, NodeJS.Timeout>();
   const failures = new Map<string, number>();
   const idleWaiters = new Set<() => void>();
+  const resyncSlots = Math.max(1, options.concurrency - 1);
+  let resyncRunning = 0;
   let running = false;
+  let pumpScheduled = false;
 
   const checkIdle = (): void => {
     if (dirty.size > 0 || inProgress.size > 0 || retries.size > 0) return;
@@ -44,7 +74,7 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
     idleWaiters.clear();
   };
 
-  const scheduleRetry = (key: string, err: unknown): void => {
+  const scheduleRetry = (key: string, err: unknown, priority: Priority): void => {
     const count = (failures.get(key) ?? 0) + 1;
     failures.set(key, count);
     const delay = backoffDelay(count, options.backoff.baseMs, options.backoff.maxMs);
@@ -52,48 +82,72 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
     if (dirty.has(key) || !running) return; // a newer event runs it again anyway
     const timer = setTimeout(() => {
       retries.delete(key);
-      add(key);
+      add(key, priority);
     }, delay);
     timer.unref();
     retries.set(key, timer);
   };
 
-  const finish = (key: string): void => {
+  const finish = (key: string, priority: Priority): void => {
     inProgress.delete(key);
-    if (dirty.has(key)) ready.push(key);
+    if (priority === 'resync') resyncRunning -= 1;
+    const again = dirty.get(key);
+    if (again) queues[again].push(key);
     pump();
     checkIdle();
   };
 
-  const run = (key: string): void => {
+  const run = (key: string, priority: Priority): void => {
     dirty.delete(key);
+    if (priority === 'resync') resyncRunning += 1;
     const work = options
-      .process(key)
+      .process(key, priority)
       .then(
         () => void failures.delete(key),
-        (err: unknown) => scheduleRetry(key, err),
+        (err: unknown) => scheduleRetry(key, err, priority),
       )
-      .finally(() => finish(key));
+      .finally(() => finish(key, priority));
     inProgress.set(key, work);
   };
 
+  /** The next key of the queue still waiting at that priority (entries of keys handled or promoted since are skipped). */
+  const next = (priority: Priority): string | undefined => {
+    const queue = queues[priority];
+    while (queue.size > 0) {
+      const key = queue.take()!;
+      if (dirty.get(key) === priority && !inProgress.has(key)) return key;
+    }
+    return undefined;
+  };
+
   function pump(): void {
-    while (running && inProgress.size < options.concurrency && ready.length > 0) {
-      const key = ready.shift()!;
-      if (inProgress.has(key)) continue; // handled again by finish()
-      run(key);
+    while (running && inProgress.size < options.concurrency) {
+      const key = next('change');
+      if (key === undefined) break;
+      run(key, 'change');
+    }
+    if (running && queues.resync.size > 0 && resyncRunning < resyncSlots && inProgress.size < options.concurrency && !pumpScheduled) {
+      pumpScheduled = true;
+      setImmediate(() => {
+        pumpScheduled = false;
+        if (!running || resyncRunning >= resyncSlots || inProgress.size >= options.concurrency) return;
+        const key = next('resync');
+        if (key !== undefined) run(key, 'resync');
+        pump();
+      });
     }
   }
 
-  function add(key: string): void {
+  function add(key: string, priority: Priority = 'change'): void {
     const retry = retries.get(key);
     if (retry) {
       clearTimeout(retry);
       retries.delete(key);
     }
-    if (dirty.has(key)) return;
-    dirty.add(key);
-    if (!inProgress.has(key)) ready.push(key);
+    const queued = dirty.get(key);
+    if (queued === 'change' || queued === priority) return;
+    dirty.set(key, priority);
+    if (!inProgress.has(key)) queues[priority].push(key);
     pump();
   }
 

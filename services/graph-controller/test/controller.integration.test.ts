@@ -133,6 +133,22 @@ describe('graph controller against the in-test API server (faults) and the real 
     expect(await running!.metric('graph_controller_registered_names')).toBe(1);
   });
 
+  it('should keep a healthy watch open through resyncs, and list again only when the watch missed something', async () => {
+    const { api } = await setUp({}, { resyncMs: 400, watchIdleMs: 60_000 });
+    const watches = () => api.requests.filter((request) => request.path.endsWith('/services') && request.query.watch === 'true').length;
+    api.create('services', serviceObject({ name: 'orders', namespace: 'shop', annotations: graph('orders') }));
+    await recordIs('orders', ordersUrl);
+    await sleep(1300);
+    expect(lists(api)).toBeGreaterThanOrEqual(3); // the periodic full list, compared with the cache…
+    expect(watches()).toBe(1); // …while the watch stays open: changes are not held up by a resync
+    api.pauseWatches(); // events are lost from now on, without the connection failing
+    api.remove('services', 'shop', 'orders');
+    api.create('services', serviceObject({ name: 'billing', namespace: 'shop', annotations: graph('billing') }));
+    await recordIs('orders', undefined, 3000);
+    await recordIs('billing', 'http://billing.shop.svc.cluster.local:8080/graphql', 3000);
+    expect(watches()).toBe(2); // the informer listed again and watches anew
+  });
+
   it('should watch only the configured namespaces', async () => {
     const { api } = await setUp({}, { namespaces: ['shop', 'billing'] });
     api.create('services', serviceObject({ name: 'orders', namespace: 'shop', annotations: graph('orders') }));
@@ -159,6 +175,7 @@ function expectAllowedByManifests(fake: FakeKubeApi): void {
   expect(denied).toEqual([]);
   const verbs = new Set(fake.requests.map((request) => `${request.method} ${request.path.replace(/\/namespaces\/[^/]+/, '')}${request.query.watch ? ' watch' : ''}`));
   expect([...verbs].sort()).toEqual([
+    'GET /api/v1/configmaps',
     'GET /api/v1/configmaps/graph-controller-registrations',
     'GET /api/v1/services',
     'GET /api/v1/services watch',

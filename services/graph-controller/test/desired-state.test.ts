@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { claimOf, createdAt, planName, resolveClaims, resolveName, serviceKey, type GraphClaim } from '../src/desired-state.js';
+import { claimOf, createdAt, planName, resolveClaims, serviceKey, type GraphClaim } from '../src/desired-state.js';
 import { graph, service } from './support/services.js';
 
 const claim = (key: string, createdAtIso: string, url = `http://${key}`): GraphClaim => ({ key, name: 'orders', url, createdAt: Date.parse(createdAtIso) });
@@ -38,20 +38,7 @@ describe('resolveClaims', () => {
   });
 });
 
-describe('resolveName', () => {
-  it('should only count valid claims on that name', () => {
-    const services = [
-      service({ name: 'old-invalid', namespace: 'a', created: '2025-01-01T00:00:00Z', annotations: graph('orders', { 'graph-registry.io/port': 'nope' }) }),
-      service({ name: 'other-name', namespace: 'a', created: '2025-01-01T00:00:00Z', annotations: graph('billing') }),
-      service({ name: 'plain', namespace: 'a', created: '2025-01-01T00:00:00Z' }),
-      service({ name: 'young', namespace: 'b', created: '2026-06-01T00:00:00Z', annotations: graph('orders') }),
-    ];
-    const resolved = resolveName('orders', services, 'cluster.local');
-    expect(resolved.winner).toEqual({ key: 'b/young', name: 'orders', url: 'http://young.b.svc.cluster.local:8080/graphql', createdAt: Date.parse('2026-06-01T00:00:00Z') });
-    expect(resolved.losers).toEqual([]);
-    expect(resolved.claims).toHaveLength(1);
-  });
-
+describe('serviceKey', () => {
   it('should key Services by namespace/name', () => {
     const orders = service({ name: 'orders', namespace: 'shop', annotations: graph('orders') });
     expect(serviceKey(orders)).toBe('shop/orders');

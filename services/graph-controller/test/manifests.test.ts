@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { V1Service } from '@kubernetes/client-node';
 import { parseGraphAnnotations } from '../src/annotations.js';
 import { loadConfig, SERVICE_ACCOUNT_NAMESPACE_FILE } from '../src/config.js';
+import { recordName } from '../src/ownership-records.js';
 import { allows, manifests, type K8sDoc, type PolicyRule } from './support/rbac.js';
 
 interface EnvVar {
@@ -72,7 +73,7 @@ describe('k8s/graph-controller', () => {
     expect(deployment.spec.replicas).toBeGreaterThanOrEqual(2);
   });
 
-  it('should grant list/watch on Services, create/patch on Events, the Lease and its ownership ConfigMap, nothing more', () => {
+  it('should grant list/watch on Services, create/patch on Events, the Lease and its ownership records, nothing more', () => {
     expect(one<Role>('ClusterRole').rules).toEqual([
       { apiGroups: [''], resources: ['services'], verbs: ['list', 'watch'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
@@ -85,12 +86,14 @@ describe('k8s/graph-controller', () => {
       expect(allows(lease, { group: 'coordination.k8s.io', resource: 'leases', verb, name: 'someone-elses-lease' })).toBe(false);
     }
     expect(allows(lease, { group: 'coordination.k8s.io', resource: 'leases', verb: 'delete', name: leaseName })).toBe(false);
-    expect(allows(lease, { group: '', resource: 'configmaps', verb: 'create' })).toBe(true);
-    for (const verb of ['get', 'update']) {
-      expect(allows(lease, { group: '', resource: 'configmaps', verb, name: `${leaseName}-registrations` })).toBe(true);
-      expect(allows(lease, { group: '', resource: 'configmaps', verb, name: 'someone-elses-config' })).toBe(false);
-    }
-    expect(allows(lease, { group: '', resource: 'configmaps', verb: 'list' })).toBe(false);
+    // One record per name, names unknown in advance: list, create, update and delete in the namespace.
+    for (const verb of ['list', 'create']) expect(allows(lease, { group: '', resource: 'configmaps', verb })).toBe(true);
+    for (const verb of ['update', 'delete']) expect(allows(lease, { group: '', resource: 'configmaps', verb, name: recordName(leaseName, 'orders') })).toBe(true);
+    // get only of the single ConfigMap of records older versions kept (moved over once).
+    expect(allows(lease, { group: '', resource: 'configmaps', verb: 'get', name: `${leaseName}-registrations` })).toBe(true);
+    expect(allows(lease, { group: '', resource: 'configmaps', verb: 'get', name: 'someone-elses-config' })).toBe(false);
+    for (const verb of ['watch', 'patch', 'deletecollection']) expect(allows(lease, { group: '', resource: 'configmaps', verb })).toBe(false);
+    expect(allows(lease, { group: '', resource: 'secrets', verb: 'list' })).toBe(false);
   });
 
   it('should bind both roles to the Deployment\'s ServiceAccount', () => {

@@ -1,25 +1,29 @@
 import { beforeEach, describe, expect, it } from '@jest/globals';
 import type { V1Service } from '@kubernetes/client-node';
 import { AppError } from '@sp/platform';
+import { createClaimIndex, type ClaimIndex } from '../src/claim-index.js';
 import { createClaimMemory, type ClaimMemory } from '../src/claim-memory.js';
-import { claimOf, serviceKey } from '../src/desired-state.js';
+import { serviceKey } from '../src/desired-state.js';
 import type { GraphRegistry } from '../src/graph-registry-client.js';
 import type { EventRecorder, EventType } from '../src/kube-event-recorder.js';
 import type { OwnedName } from '../src/ownership-records.js';
 import { createReconciler, NotLeaderError, type Reconciler } from '../src/reconciler.js';
+import { createRegistryView, type RegistryView } from '../src/registry-view.js';
 import { silentLogger } from '../../../test/support/silent-logger.js';
 import { graph, service } from './support/services.js';
 
-/** The registry as a map, with a log of writes: the reconcile logic tested without a network. */
+/** The registry as a map, with a log of writes and of reads: the reconcile logic tested without a network. */
 function memoryRegistry() {
   const graphs = new Map<string, string>();
   const writes: string[] = [];
+  const reads: string[] = [];
   let down = false;
   const check = (): void => {
     if (down) throw new AppError(503, 'unavailable', 'graph registry is unavailable');
   };
   const registry: GraphRegistry = {
-    get: (name) => Promise.resolve().then(() => (check(), graphs.get(name))),
+    get: (name) => Promise.resolve().then(() => (check(), reads.push(name), graphs.get(name))),
+    list: () => Promise.resolve().then(() => (check(), new Map(graphs))),
     register: (name, url) =>
       Promise.resolve().then(() => {
         check();
@@ -33,7 +37,7 @@ function memoryRegistry() {
         return graphs.delete(name);
       }),
   };
-  return { registry, graphs, writes, setDown: (value: boolean) => void (down = value) };
+  return { registry, graphs, writes, reads, setDown: (value: boolean) => void (down = value) };
 }
 
 interface RecordedEvent {
@@ -45,6 +49,8 @@ interface RecordedEvent {
 
 describe('reconciler', () => {
   let services: Map<string, V1Service>;
+  let index: ClaimIndex;
+  let view: RegistryView;
   let registry: ReturnType<typeof memoryRegistry>;
   let events: RecordedEvent[];
   let memory: ClaimMemory;
@@ -55,19 +61,22 @@ describe('reconciler', () => {
   /** As the informer does: the cache changes and every claim seen is remembered. */
   const put = (svc: V1Service): string => {
     services.set(serviceKey(svc), svc);
-    const claim = claimOf(svc, 'cluster.local');
+    const claim = index.set(svc);
     if (claim) memory.observe(claim);
     return serviceKey(svc);
   };
   const drop = (key: string): string => {
     services.delete(key);
+    index.delete(key);
     return key;
   };
   const warnings = (reason: string) => events.filter((event) => event.type === 'Warning' && event.reason === reason);
 
   beforeEach(() => {
     services = new Map();
+    index = createClaimIndex('cluster.local');
     registry = memoryRegistry();
+    view = createRegistryView(registry.registry);
     events = [];
     memory = createClaimMemory();
     owned = new Map();
@@ -79,9 +88,10 @@ describe('reconciler', () => {
       },
     };
     reconciler = createReconciler({
-      services: () => services.values(),
+      claims: index,
       getService: (key) => services.get(key),
       registry: registry.registry,
+      view,
       events: recorder,
       memory,
       ownership: {
@@ -93,7 +103,6 @@ describe('reconciler', () => {
         },
         disown: (name) => Promise.resolve(void owned.delete(name)),
       },
-      clusterDomain: 'cluster.local',
       writeSignal: () => leader?.signal,
       logger: silentLogger(),
     });
@@ -185,6 +194,37 @@ describe('reconciler', () => {
     registry.graphs.set('orders', 'http://orders.shop.svc.cluster.local:8080/graphql');
     await expect(reconciler.reconcile('shop/orders')).resolves.toBe('unchanged');
     expect(registry.graphs.size).toBe(1);
+  });
+
+  describe('resync re-checks', () => {
+    it('should re-check against the registry view: no request per name while the registry is right', async () => {
+      const keys = ['orders', 'billing', 'search'].map((name) => put(service({ name, namespace: 'shop', annotations: graph(name) })));
+      for (const key of keys) await reconciler.reconcile(key);
+      registry.reads.length = 0;
+      await view.refresh();
+      for (const key of keys) await expect(reconciler.reconcile(key, 'resync')).resolves.toBe('unchanged');
+      expect(registry.reads).toEqual([]);
+      expect(registry.writes).toHaveLength(3);
+    });
+
+    it('should heal a name the registry lost, read afresh before it is written', async () => {
+      const key = put(service({ name: 'orders', namespace: 'shop', annotations: graph('orders') }));
+      await reconciler.reconcile(key);
+      registry.graphs.clear();
+      await view.refresh();
+      await expect(reconciler.reconcile(key, 'resync')).resolves.toBe('registered');
+      expect(registry.reads).toEqual(['orders', 'orders']);
+      expect(registry.graphs.get('orders')).toBe('http://orders.shop.svc.cluster.local:8080/graphql');
+    });
+
+    it('should not delete on the word of a stale view: the name is read again first', async () => {
+      const key = put(service({ name: 'orders', namespace: 'shop', annotations: graph('orders') }));
+      await reconciler.reconcile(key);
+      await view.refresh();
+      registry.graphs.set('orders', 'http://hand-registered.example/graphql'); // after the view was read
+      await expect(reconciler.reconcile(drop(key), 'resync')).resolves.toBe('unchanged');
+      expect(registry.graphs.get('orders')).toBe('http://hand-registered.example/graphql');
+    });
   });
 
   describe('conflicts', () => {

@@ -114,4 +114,42 @@ describe('createWorkQueue', () => {
     expect(finished).toBe(true);
     expect(queue.depth()).toBe(0);
   });
+
+  it('should serve a change before the resync work queued ahead of it, and promote a queued resync key', async () => {
+    const handled: string[] = [];
+    const queue = createWorkQueue({ concurrency: 2, backoff: { baseMs: 10, maxMs: 10 }, process: (key) => Promise.resolve(void handled.push(key)) });
+    for (let index = 0; index < 100; index += 1) queue.add(`r${index}`, 'resync');
+    queue.add('change');
+    queue.add('r99', 'change');
+    queue.add('r98', 'resync');
+    queue.start();
+    await queue.idle();
+    expect(handled.slice(0, 2)).toEqual(['change', 'r99']);
+    expect(handled).toHaveLength(101);
+    expect(new Set(handled).size).toBe(101);
+  });
+
+  it('should keep a worker for changes while resync work fills the others', async () => {
+    const releases: Array<() => void> = [];
+    const started: string[] = [];
+    const queue = createWorkQueue({
+      concurrency: 3,
+      backoff: { baseMs: 10, maxMs: 10 },
+      process: (key) => {
+        started.push(key);
+        return key.startsWith('r') ? new Promise<void>((resolve) => releases.push(resolve)) : Promise.resolve();
+      },
+    });
+    queue.start();
+    for (let index = 0; index < 10; index += 1) queue.add(`r${index}`, 'resync');
+    await eventually(() => started.length === 2);
+    await sleep(20);
+    expect(started).toEqual(['r0', 'r1']); // the third worker waits for changes
+    queue.add('change');
+    await eventually(() => started.includes('change'), 1000, 'the change served while both resync keys hang');
+    const drain = setInterval(() => releases.splice(0).forEach((release) => release()), 5);
+    await queue.idle();
+    clearInterval(drain);
+    expect(started).toHaveLength(11);
+  });
 });

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { CoordinationV1Api, CoreV1Api, type KubeConfig, type KubernetesObject, type V1Service } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { applyObjects, ensureNamespace, serviceAccountKubeConfig } from '../../../../test/support/kube-apiserver.js';
+import { legacyRecordsName, RECORD_LABEL } from '../../src/ownership-records.js';
 import { MANIFEST_DIR } from './rbac.js';
 
 /** The namespace k8s/graph-controller/clusterrolebinding.yaml names for the controller's ServiceAccount. */
@@ -34,7 +35,9 @@ export async function resetControllerState(admin: KubeConfig, leaseName = 'graph
     if ((err as { code?: number }).code !== 404) throw err;
   };
   await admin.makeApiClient(CoordinationV1Api).deleteNamespacedLease({ name: leaseName, namespace: CONTROLLER_NAMESPACE }).catch(ignoreMissing);
-  await admin.makeApiClient(CoreV1Api).deleteNamespacedConfigMap({ name: `${leaseName}-registrations`, namespace: CONTROLLER_NAMESPACE }).catch(ignoreMissing);
+  const core = admin.makeApiClient(CoreV1Api);
+  await core.deleteNamespacedConfigMap({ name: legacyRecordsName(leaseName), namespace: CONTROLLER_NAMESPACE }).catch(ignoreMissing);
+  await core.deleteCollectionNamespacedConfigMap({ namespace: CONTROLLER_NAMESPACE, labelSelector: `${RECORD_LABEL}=${leaseName}` });
 }
 
 /** A Service with one port (`http`, 8080) and the given annotations. */
