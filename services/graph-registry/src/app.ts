@@ -7,9 +7,12 @@ import { createMemoryGraphStore } from './memory-graph-store.js';
 import { createRedisGraphStore } from './redis-graph-store.js';
 import { registerGraphMetrics } from './registry-metrics.js';
 import { createRouter } from './router.js';
+import { createSchemaChecker, type SchemaChecker } from './schema-checker.js';
 
 export interface GraphRegistryDeps {
   store: GraphStore;
+  /** Checks uploaded schemas off the event loop; by default a checker with the default limits (its worker starts with the first schema). */
+  schemaChecker?: SchemaChecker;
   /** Accepted values of X-Api-Key. */
   apiKeys: readonly string[];
   logger: Logger;
@@ -30,14 +33,14 @@ export function storeReadiness(store: GraphStore): ReadinessCheck[] {
 
 /**
  * The registry's HTTP app. Checks run in this order on every route but /health: API key (401),
- * path and method (404, 405), name (400), media type (415), size (413), body content (400),
- * then the store (503 when unreachable).
+ * path and method (404, 405), name (400), media type (415), size (413), schema complexity (422)
+ * and content (400), then the store (503 when unreachable).
  */
 export function createGraphRegistryApp(deps: GraphRegistryDeps): Koa {
   registerGraphMetrics(deps.registry, deps.store);
   const app = createHttpApp({ logger: deps.logger, registry: deps.registry });
   const authenticate = requireApiKey(deps.apiKeys);
-  app.use(createRouter(deps.store, authenticate).routes());
+  app.use(createRouter(deps.store, deps.schemaChecker ?? createSchemaChecker(), authenticate).routes());
   // A path that is none of the routes: still 401 without a key, then 404.
   app.use(authenticate);
   app.use(() => {

@@ -1,3 +1,4 @@
+import { DEFAULT_SCHEMA_CHECKER, type SchemaCheckerOptions } from './schema-checker.js';
 import { env, operationsEnv, parseEnv, parseRedisUrl, type Env } from '@sp/platform';
 
 /** Where graphs are kept: Redis (the real store) or this process' memory (local runs only). */
@@ -12,6 +13,7 @@ export interface GraphRegistryConfig {
   apiKeys: readonly string[];
   logLevel: string;
   shutdownGraceMs: number;
+  schemaChecker: SchemaCheckerOptions;
 }
 
 function hasHost(url: string): boolean {
@@ -54,6 +56,8 @@ export function loadConfig(environment: Env = process.env): GraphRegistryConfig 
       MONITOR_API_KEY: env.list(),
       Registry__Port: env.port(5145),
       Registry__Host: env.string().default('0.0.0.0'),
+      Registry__SchemaCheckTimeoutMs: env.positiveInt(DEFAULT_SCHEMA_CHECKER.timeBudgetMs),
+      Registry__SchemaWorkers: env.positiveInt(DEFAULT_SCHEMA_CHECKER.workers),
       ...operationsEnv,
     },
     environment,
@@ -66,5 +70,6 @@ export function loadConfig(environment: Env = process.env): GraphRegistryConfig 
     apiKeys: vars.MONITOR_API_KEY,
     logLevel: vars.Log__Level,
     shutdownGraceMs: vars.Shutdown__GracePeriodMs,
+    schemaChecker: { ...DEFAULT_SCHEMA_CHECKER, timeBudgetMs: vars.Registry__SchemaCheckTimeoutMs, workers: vars.Registry__SchemaWorkers },
   };
 }

@@ -10,8 +10,12 @@ export interface GraphStore {
   setUrl(name: string, url: string): Promise<void>;
   /** True when a URL was stored under the name and is now removed. */
   deleteUrl(name: string): Promise<boolean>;
-  /** Every registered graph, by name. */
-  listUrls(): Promise<Map<string, string>>;
+  /**
+   * Every registered graph, by name, names ascending, in pages of at most LIST_PAGE_SIZE: a caller
+   * can answer page by page, and the URLs (up to 64 KiB each) of every graph are never all in
+   * memory at once.
+   */
+  listUrls(): AsyncIterable<Map<string, string>>;
   /** Number of registered graphs (for metrics). */
   countGraphs(): Promise<number>;
   getSchema(): Promise<string | undefined>;
@@ -22,3 +26,6 @@ export interface GraphStore {
   check(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** Graphs per page of `listUrls`. */
+export const LIST_PAGE_SIZE = 100;

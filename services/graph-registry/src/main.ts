@@ -2,11 +2,13 @@ import { createServer } from 'node:http';
 import { bootService, requestListener, serveHttp } from '@sp/platform';
 import { loadConfig } from './config.js';
 import { createGraphRegistryApp, createGraphStore, storeReadiness } from './app.js';
+import { createSchemaChecker } from './schema-checker.js';
 
 const { config, logger, registry } = bootService('graph-registry', loadConfig);
 
 const store = createGraphStore(config.store, logger);
-const app = createGraphRegistryApp({ store, apiKeys: config.apiKeys, logger, registry });
+const schemaChecker = createSchemaChecker(config.schemaChecker);
+const app = createGraphRegistryApp({ store, schemaChecker, apiKeys: config.apiKeys, logger, registry });
 const ports = await serveHttp({
   server: createServer(requestListener(app)),
   config,
@@ -14,6 +16,9 @@ const ports = await serveHttp({
   readiness: storeReadiness(store),
   logger,
   closeReserveMs: 1000,
-  close: () => store.close(),
+  close: async () => {
+    await schemaChecker.close();
+    await store.close();
+  },
 });
 logger.info({ ...ports, store: store.name, apiKeys: config.apiKeys.length }, 'graph registry listening');

@@ -1,4 +1,4 @@
-import type { GraphStore } from './graph-store.js';
+import { LIST_PAGE_SIZE, type GraphStore } from './graph-store.js';
 
 /**
  * Graphs in this process' memory: lost on restart and not shared between replicas, so only
@@ -15,7 +15,17 @@ export function createMemoryGraphStore(): GraphStore {
       return Promise.resolve();
     },
     deleteUrl: (name) => Promise.resolve(graphs.delete(name)),
-    listUrls: () => Promise.resolve(new Map(graphs)),
+    async *listUrls() {
+      const names = [...graphs.keys()].sort();
+      for (let start = 0; start < names.length; start += LIST_PAGE_SIZE) {
+        const page = new Map<string, string>();
+        for (const name of names.slice(start, start + LIST_PAGE_SIZE)) {
+          const url = graphs.get(name);
+          if (url !== undefined) page.set(name, url);
+        }
+        yield await Promise.resolve(page);
+      }
+    },
     countGraphs: () => Promise.resolve(graphs.size),
     getSchema: () => Promise.resolve(schema),
     setSchema(sdl) {

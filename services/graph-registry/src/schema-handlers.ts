@@ -2,7 +2,7 @@ import type { RouterMiddleware } from '@koa/router';
 import { notFound } from '@sp/platform';
 import type { GraphStore } from './graph-store.js';
 import { readTextBody } from './request-body.js';
-import { findSdlProblems } from './schema-sdl.js';
+import type { SchemaChecker } from './schema-checker.js';
 
 /** Largest accepted body of `POST /schema`: 1 MiB. */
 export const SCHEMA_BODY_LIMIT_BYTES = 1024 * 1024;
@@ -19,13 +19,14 @@ export function getSchema(store: GraphStore): RouterMiddleware {
 }
 
 /**
- * `POST /schema`: stores the SDL when graphql-js accepts it (204). Otherwise 400 with the first
- * problem in `error`/`locations` and every problem in `problems`, each with line and column.
+ * `POST /schema`: stores the SDL when graphql-js accepts it as a usable schema (204). Otherwise
+ * 400 with the first problem in `error`/`locations` and every problem (at most 100) in
+ * `problems`, each with line and column; 422 past the complexity limits (schema-checker.ts).
  */
-export function putSchema(store: GraphStore): RouterMiddleware {
+export function putSchema(store: GraphStore, checker: SchemaChecker): RouterMiddleware {
   return async (ctx) => {
     const sdl = await readTextBody(ctx, { limitBytes: SCHEMA_BODY_LIMIT_BYTES, types: SCHEMA_MEDIA_TYPES });
-    const problems = findSdlProblems(sdl);
+    const problems = await checker.check(sdl);
     const [first] = problems;
     if (first !== undefined) {
       ctx.status = 400;

@@ -48,7 +48,13 @@ describe('configuration', () => {
       apiKeys: ['key'],
       logLevel: 'info',
       shutdownGraceMs: 10_000,
+      schemaChecker: { workers: 1, timeBudgetMs: 1500, maxQueued: 8, maxMemoryMb: 512 },
     });
+  });
+
+  it('should take the schema check budget and the number of workers', () => {
+    const config = loadConfig({ STORE_URL: 'memory://', MONITOR_API_KEY: 'key', Registry__SchemaCheckTimeoutMs: '800', Registry__SchemaWorkers: '2' });
+    expect(config.schemaChecker).toMatchObject({ timeBudgetMs: 800, workers: 2 });
   });
 
   it('should take overrides and a comma-separated key list for rotation', () => {

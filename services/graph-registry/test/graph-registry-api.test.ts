@@ -4,6 +4,8 @@ import { Redis } from 'ioredis';
 import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
 import { client, startRegistry, type Client, type RunningRegistry } from './support/registry-fixture.js';
 import { send } from './support/http-client.js';
+import { UNUSABLE_SCHEMAS } from './support/unusable-schemas.js';
+import { lookupsDuring } from './support/lookups.js';
 
 const VALID_SDL = 'type Query {\n  orders: [Order!]!\n}\n\ntype Order {\n  id: ID!\n  total: Float\n}\n';
 
@@ -144,6 +146,24 @@ describe('graph registry API over a real Redis', () => {
       const graphs = (await api.get('/')).json as { graphs: Record<string, string> };
       expect(Object.keys(graphs.graphs)).toHaveLength(2500);
       expect(graphs.graphs.g1234).toBe('http://g1234.example.com/graphql');
+    });
+
+    it('should list 20 000 graphs of 2 KiB URLs a page at a time, while every lookup of other callers stays under 250 ms', async () => {
+      const count = 20_000;
+      const urlOf = (i: number): string => `http://g${i}.example.com/${'p'.repeat(2048)}`;
+      for (let start = 0; start < count; start += 1000) {
+        const pipeline = direct.pipeline();
+        for (let i = start; i < start + 1000; i += 1) pipeline.set(`graph:g${String(i).padStart(5, '0')}`, urlOf(i));
+        await pipeline.exec();
+      }
+      await api.registerGraph('orders', 'http://orders.example.com/graphql');
+      const { result, lookupsMs } = await lookupsDuring(registry.baseUrl, () => api.send({ method: 'GET', path: '/', timeoutMs: 60_000 }));
+      expect(result.status).toBe(200);
+      const graphs = (result.json as { graphs: Record<string, string> }).graphs;
+      expect(Object.keys(graphs)).toHaveLength(count + 1);
+      expect(Object.keys(graphs)[0]).toBe('g00000');
+      expect(graphs.g12345).toBe(urlOf(12345));
+      expect(Math.max(...lookupsMs)).toBeLessThan(250);
     });
   });
 
@@ -356,6 +376,14 @@ describe('graph registry API over a real Redis', () => {
     it('should refuse an unknown directive with its location', async () => {
       const res = await api.storeSchema('type Query {\n  a: Int @cached\n}');
       expect(res.json).toMatchObject({ error: 'Unknown directive "@cached".', locations: [{ line: 2, column: 10 }] });
+    });
+
+    it.each(UNUSABLE_SCHEMAS)('should refuse a schema clients cannot use (%s) with 400 and the message, and store nothing', async (_case, sdl, first) => {
+      const res = await api.storeSchema(sdl);
+      expect(res.status).toBe(400);
+      expect(res.json).toMatchObject({ error: first.message, locations: first.locations });
+      expect((res.json as { problems: unknown[] }).problems[0]).toEqual(first);
+      expect(await direct.exists('graph:schema')).toBe(0);
     });
 
     it('should refuse an operation, which is not a schema', async () => {

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { closeGracefully, createRegistry, listen, requestListener, startManagementServer, type ManagementServer, type Registry } from '@sp/platform';
 import { createGraphRegistryApp, createGraphStore, storeReadiness } from '../../src/app.js';
+import { createSchemaChecker, DEFAULT_SCHEMA_CHECKER, type SchemaCheckerOptions } from '../../src/schema-checker.js';
 import type { StoreConfig } from '../../src/config.js';
 import type { GraphStore } from '../../src/graph-store.js';
 import { silentLogger as quietLogger } from '../../../../test/support/silent-logger.js';
@@ -23,10 +24,15 @@ export interface RunningRegistry {
 }
 
 /** The registry as main.ts wires it (app, HTTP server, management server), on free loopback ports. */
-export async function startRegistry(store: StoreConfig, apiKeys: readonly string[] = [API_KEY, ROTATED_API_KEY]): Promise<RunningRegistry> {
+export async function startRegistry(
+  store: StoreConfig,
+  apiKeys: readonly string[] = [API_KEY, ROTATED_API_KEY],
+  schemaChecks: SchemaCheckerOptions = DEFAULT_SCHEMA_CHECKER,
+): Promise<RunningRegistry> {
   const registry = createRegistry('graph-registry');
   const graphStore = createGraphStore(store, silentLogger);
-  const app = createGraphRegistryApp({ store: graphStore, apiKeys, logger: silentLogger, registry });
+  const schemaChecker = createSchemaChecker(schemaChecks);
+  const app = createGraphRegistryApp({ store: graphStore, schemaChecker, apiKeys, logger: silentLogger, registry });
   const server = createServer(requestListener(app));
   const port = await listen(server, 0, '127.0.0.1');
   const management = await startManagementServer({ port: 0, host: '127.0.0.1', registry, readiness: storeReadiness(graphStore), logger: silentLogger });
@@ -40,6 +46,7 @@ export async function startRegistry(store: StoreConfig, apiKeys: readonly string
     close: async () => {
       await closeGracefully(server, 1000);
       await management.close();
+      await schemaChecker.close();
       await graphStore.close();
     },
   };
