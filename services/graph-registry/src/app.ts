@@ -7,11 +7,11 @@ import { createMemoryGraphStore } from './memory-graph-store.js';
 import { createRedisGraphStore } from './redis-graph-store.js';
 import { registerGraphMetrics } from './registry-metrics.js';
 import { createRouter } from './router.js';
-import { createSchemaChecker, type SchemaChecker } from './schema-checker.js';
+import { createLazySchemaChecker, type SchemaChecker } from './schema-checker.js';
 
 export interface GraphRegistryDeps {
   store: GraphStore;
-  /** Checks uploaded schemas off the event loop; by default a checker with the default limits (its worker starts with the first schema). */
+  /** Checks uploaded schemas off the event loop; by default a checker with the default limits whose worker starts with the first schema. */
   schemaChecker?: SchemaChecker;
   /** Accepted values of X-Api-Key. */
   apiKeys: readonly string[];
@@ -40,7 +40,7 @@ export function createGraphRegistryApp(deps: GraphRegistryDeps): Koa {
   registerGraphMetrics(deps.registry, deps.store);
   const app = createHttpApp({ logger: deps.logger, registry: deps.registry });
   const authenticate = requireApiKey(deps.apiKeys);
-  app.use(createRouter(deps.store, deps.schemaChecker ?? createSchemaChecker(), authenticate).routes());
+  app.use(createRouter(deps.store, deps.schemaChecker ?? createLazySchemaChecker(), authenticate).routes());
   // A path that is none of the routes: still 401 without a key, then 404.
   app.use(authenticate);
   app.use(() => {

@@ -14,7 +14,7 @@ export interface SchemaCheckerOptions {
   maxMemoryMb: number;
 }
 
-export const DEFAULT_SCHEMA_CHECKER: SchemaCheckerOptions = { workers: 1, timeBudgetMs: 1500, maxQueued: 8, maxMemoryMb: 512 };
+export const DEFAULT_SCHEMA_CHECKER: SchemaCheckerOptions = { workers: 1, timeBudgetMs: 1000, maxQueued: 8, maxMemoryMb: 512 };
 
 /** Checks schemas off the event loop. */
 export interface SchemaChecker {
@@ -38,8 +38,9 @@ interface Pending {
 const workerFile = new URL(import.meta.url.endsWith('.ts') ? './schema-worker.ts' : './schema-worker.js', import.meta.url);
 
 /**
- * One worker thread, started when first needed, and the job it runs. The job's timer starts when
- * the worker has it, so a starting worker (loading graphql-js) does not eat a schema's budget.
+ * One worker thread, started with the checker (and again after it was stopped), and the job it
+ * runs. The job's timer starts when the worker has it, so a starting worker (loading graphql-js)
+ * does not eat a schema's budget.
  */
 class Lane {
   private worker: Worker | undefined;
@@ -49,7 +50,9 @@ class Lane {
   constructor(
     private readonly options: SchemaCheckerOptions,
     private readonly next: () => Pending | undefined,
-  ) {}
+  ) {
+    this.worker = this.spawn();
+  }
 
   private spawn(): Worker {
     this.ready = false;
@@ -104,6 +107,18 @@ class Lane {
     await this.worker?.terminate();
     this.worker = undefined;
   }
+}
+
+/**
+ * A checker whose workers start with the first schema: for an app given none (tools, tests of
+ * other services), which may never see one.
+ */
+export function createLazySchemaChecker(options: SchemaCheckerOptions = DEFAULT_SCHEMA_CHECKER): SchemaChecker {
+  let checker: SchemaChecker | undefined;
+  return {
+    check: (sdl) => (checker ??= createSchemaChecker(options)).check(sdl),
+    close: () => checker?.close() ?? Promise.resolve(),
+  };
 }
 
 /**

@@ -48,7 +48,7 @@ describe('configuration', () => {
       apiKeys: ['key'],
       logLevel: 'info',
       shutdownGraceMs: 10_000,
-      schemaChecker: { workers: 1, timeBudgetMs: 1500, maxQueued: 8, maxMemoryMb: 512 },
+      schemaChecker: { workers: 1, timeBudgetMs: 1000, maxQueued: 8, maxMemoryMb: 512 },
     });
   });
 

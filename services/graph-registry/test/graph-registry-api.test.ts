@@ -1,11 +1,25 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { Agent } from 'node:http';
+import { Agent, request as httpRequest } from 'node:http';
 import { Redis } from 'ioredis';
 import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
-import { client, startRegistry, type Client, type RunningRegistry } from './support/registry-fixture.js';
+import { API_KEY, client, startRegistry, type Client, type RunningRegistry } from './support/registry-fixture.js';
 import { send } from './support/http-client.js';
 import { UNUSABLE_SCHEMAS } from './support/unusable-schemas.js';
-import { lookupsDuring } from './support/lookups.js';
+import { lookupsDuring, p99 } from './support/lookups.js';
+
+/** An answer's status and raw body chunks, unparsed. */
+function collect(baseUrl: string, path: string): Promise<{ status: number; chunks: Buffer[] }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${baseUrl}${path}`, { headers: { 'x-api-key': API_KEY } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.once('end', () => resolve({ status: res.statusCode ?? 0, chunks }));
+      res.once('error', reject);
+    });
+    req.once('error', reject);
+    req.end();
+  });
+}
 
 const VALID_SDL = 'type Query {\n  orders: [Order!]!\n}\n\ntype Order {\n  id: ID!\n  total: Float\n}\n';
 
@@ -148,7 +162,7 @@ describe('graph registry API over a real Redis', () => {
       expect(graphs.graphs.g1234).toBe('http://g1234.example.com/graphql');
     });
 
-    it('should list 20 000 graphs of 2 KiB URLs a page at a time, while every lookup of other callers stays under 250 ms', async () => {
+    it('should list 20 000 graphs of 2 KiB URLs a page at a time, while lookups of other callers keep a p99 under 100 ms and none waits a second', async () => {
       const count = 20_000;
       const urlOf = (i: number): string => `http://g${i}.example.com/${'p'.repeat(2048)}`;
       for (let start = 0; start < count; start += 1000) {
@@ -157,13 +171,16 @@ describe('graph registry API over a real Redis', () => {
         await pipeline.exec();
       }
       await api.registerGraph('orders', 'http://orders.example.com/graphql');
-      const { result, lookupsMs } = await lookupsDuring(registry.baseUrl, () => api.send({ method: 'GET', path: '/', timeoutMs: 60_000 }));
+      // The 40 MB answer is only collected while the lookups run, and parsed after: parsing it in
+      // this process, which also runs the lookups, would hold them itself.
+      const { result, lookupsMs } = await lookupsDuring(registry.baseUrl, () => collect(registry.baseUrl, '/'));
       expect(result.status).toBe(200);
-      const graphs = (result.json as { graphs: Record<string, string> }).graphs;
+      const graphs = (JSON.parse(Buffer.concat(result.chunks).toString('utf8')) as { graphs: Record<string, string> }).graphs;
       expect(Object.keys(graphs)).toHaveLength(count + 1);
       expect(Object.keys(graphs)[0]).toBe('g00000');
       expect(graphs.g12345).toBe(urlOf(12345));
-      expect(Math.max(...lookupsMs)).toBeLessThan(250);
+      expect(p99(lookupsMs)).toBeLessThan(100);
+      expect(Math.max(...lookupsMs)).toBeLessThan(1000);
     });
   });
 

@@ -1,6 +1,4 @@
-import { expect } from '@jest/globals';
-import { Agent } from 'node:http';
-import { send } from './http-client.js';
+import { spawn } from 'node:child_process';
 import { API_KEY } from './registry-fixture.js';
 
 /** The 99th percentile of `values` (nearest rank). */
@@ -10,30 +8,59 @@ export function p99(values: readonly number[]): number {
 }
 
 /**
- * Runs `work` while two other callers look a graph up again and again over keep-alive
- * connections; resolves with the answer to `work` and the duration of every lookup (each must
- * answer 200) made while it ran.
+ * Other callers, in a process of their own as they would be: two loops looking up GET /orders
+ * over keep-alive connections until stdin closes, then the duration (ms) and status of each
+ * lookup as one JSON line. "ready" once the connections are warm.
+ */
+const CALLERS = `
+const http = require('node:http');
+const agent = new http.Agent({ keepAlive: true, maxSockets: 2 });
+const { BASE, KEY } = process.env;
+const results = [];
+let done = false;
+const lookup = () => new Promise((resolve) => {
+  const started = performance.now();
+  const req = http.get(BASE + '/orders', { agent, headers: { 'x-api-key': KEY } }, (res) => {
+    res.resume();
+    res.on('end', () => resolve({ ms: performance.now() - started, status: res.statusCode }));
+  });
+  req.on('error', () => resolve({ ms: performance.now() - started, status: 0 }));
+});
+const caller = async () => { while (!done) results.push(await lookup()); };
+Promise.all([lookup(), lookup()]).then(() => {
+  process.stdout.write('ready\\n');
+  const running = [caller(), caller()];
+  process.stdin.on('end', async () => { done = true; await Promise.all(running); process.stdout.write(JSON.stringify(results) + '\\n'); });
+  process.stdin.resume();
+});
+`;
+
+/**
+ * Runs `work` while two other callers (another process) look a graph up again and again;
+ * resolves with the answer to `work` and the duration of every lookup made while it ran. Every
+ * lookup must have answered 200.
  */
 export async function lookupsDuring<T>(baseUrl: string, work: () => Promise<T>): Promise<{ result: T; lookupsMs: number[] }> {
-  const agent = new Agent({ keepAlive: true, maxSockets: 2 });
-  const lookupsMs: number[] = [];
-  let done = false;
-  const caller = async (): Promise<void> => {
-    while (!done) {
-      const res = await send(baseUrl, { method: 'GET', path: '/orders', headers: { 'x-api-key': API_KEY }, agent, timeoutMs: 10_000 });
-      expect(res.status).toBe(200);
-      lookupsMs.push(res.durationMs);
-    }
-  };
-  // Warm the connections first, so connection setup is not counted as a lookup.
-  await Promise.all([caller, caller].map(async () => send(baseUrl, { method: 'GET', path: '/orders', headers: { 'x-api-key': API_KEY }, agent })));
-  const callers = [caller(), caller()];
+  const child = spawn(process.execPath, ['-e', CALLERS], { env: { BASE: baseUrl, KEY: API_KEY }, stdio: ['pipe', 'pipe', 'inherit'] });
+  let output = '';
+  child.stdout.setEncoding('utf8');
+  const ready = new Promise<void>((resolve) => {
+    child.stdout.on('data', (chunk: string) => {
+      output += chunk;
+      if (output.startsWith('ready\n')) resolve();
+    });
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  await ready;
   try {
     const result = await work();
-    return { result, lookupsMs };
+    child.stdin.end();
+    await exited;
+    const lookups = JSON.parse(output.slice('ready\n'.length)) as Array<{ ms: number; status: number }>;
+    const failed = lookups.filter((lookup) => lookup.status !== 200);
+    if (failed.length > 0) throw new Error(`${failed.length} lookups did not answer 200 (first: ${failed[0]!.status})`);
+    return { result, lookupsMs: lookups.map((lookup) => lookup.ms) };
   } finally {
-    done = true;
-    await Promise.all(callers);
-    agent.destroy();
+    child.kill();
   }
 }
