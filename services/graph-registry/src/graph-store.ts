@@ -1,3 +1,5 @@
+import type { SchemaVersions } from './schema-versions.js';
+
 /**
  * Where graph URLs and the schema are kept. Implementations: redis-graph-store (the real one,
  * records `graph:{name}` and `graph:schema`) and memory-graph-store (local runs only).
@@ -19,7 +21,10 @@ export interface GraphStore {
   /** Number of registered graphs (for metrics). */
   countGraphs(): Promise<number>;
   getSchema(): Promise<string | undefined>;
+  /** Sets the current schema without a version (tests and tools; the API publishes through `versions`). */
   setSchema(sdl: string): Promise<void>;
+  /** The schema's versions; each append also sets the current schema. */
+  readonly versions: SchemaVersions;
   /** Size of the stored schema in bytes, 0 when none (for metrics). */
   schemaBytes(): Promise<number>;
   /** Readiness: rejects when the backend is unusable. */

@@ -1,4 +1,5 @@
 import { LIST_PAGE_SIZE, type GraphStore } from './graph-store.js';
+import { createMemorySchemaVersions } from './memory-schema-versions.js';
 
 /**
  * Graphs in this process' memory: lost on restart and not shared between replicas, so only
@@ -7,8 +8,15 @@ import { LIST_PAGE_SIZE, type GraphStore } from './graph-store.js';
 export function createMemoryGraphStore(): GraphStore {
   const graphs = new Map<string, string>();
   let schema: string | undefined;
+  const versions = createMemorySchemaVersions({
+    get: () => schema,
+    set: (sdl) => {
+      schema = sdl;
+    },
+  });
   return {
     name: 'memory',
+    versions,
     getUrl: (name) => Promise.resolve(graphs.get(name)),
     setUrl(name, url) {
       graphs.set(name, url);

@@ -2,10 +2,14 @@ import { Cluster, type Redis } from 'ioredis';
 import { createRedisStoreBase, logRedisConnectionState, type Logger, type RedisRun } from '@sp/platform';
 import { LIST_PAGE_SIZE, type GraphStore } from './graph-store.js';
 import { isGraphName } from './names.js';
+import { createRedisSchemaVersions, SCHEMA_HISTORY_KEYS } from './redis-schema-versions.js';
 
-/** Records exactly as the specification names them: `graph:{name}` (URL text) and `graph:schema`. */
+/**
+ * Records exactly as the specification names them: `graph:{name}` (URL text) and `graph:schema`;
+ * the schema's history beside them under `{graph:schema}:…` (redis-schema-versions.ts).
+ */
 const PREFIX = 'graph:';
-const SCHEMA_KEY = `${PREFIX}schema`;
+const SCHEMA_KEY = SCHEMA_HISTORY_KEYS.current;
 const SCAN_COUNT = 1000;
 /** SCAN over one server (never KEYS, which blocks Redis), adding graph record keys to `keys`. */
 async function scanServer(server: Redis, run: RedisRun, keys: Set<string>): Promise<void> {
@@ -55,6 +59,7 @@ export function createRedisGraphStore(redis: Redis | Cluster, logger: Logger): G
   const { run, check, close } = createRedisStoreBase(redis);
   return {
     name: 'redis',
+    versions: createRedisSchemaVersions(redis, run),
     getUrl: (name) => run(() => redis.get(PREFIX + name)).then(orUndefined),
     async setUrl(name, url) {
       await run(() => redis.set(PREFIX + name, url));

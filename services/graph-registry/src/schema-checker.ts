@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { AppError } from '@sp/platform';
 import type { SchemaJob, SchemaJobResult } from './schema-job.js';
+import { emptyReport, type ChangeReport } from './schema-changes.js';
 import type { SdlProblem } from './schema-sdl.js';
 
 export interface SchemaCheckerOptions {
@@ -20,13 +21,16 @@ export const DEFAULT_SCHEMA_CHECKER: SchemaCheckerOptions = { workers: 1, timeBu
 export interface SchemaChecker {
   /** The schema's problems (empty when valid); rejects with a 422 or 503 AppError past a limit. */
   check(sdl: string): Promise<SdlProblem[]>;
+  /** The problems of `sdl` and, when there are none, its changes since `previous` (an empty report without one). */
+  compare(sdl: string, previous: string | undefined): Promise<{ problems: SdlProblem[]; report: ChangeReport }>;
   close(): Promise<void>;
 }
 
 /** A schema past the registry's limits: it may be valid, but checking it costs too much. */
 export const schemaTooComplex = (message: string): AppError => new AppError(422, 'schema_too_complex', `schema too complex: ${message}`);
 
-const busy = (): AppError => new AppError(503, 'busy', 'schema checks are busy; retry later', { headers: { 'Retry-After': '1' } });
+/** Too many schemas wait to be checked or published: 503 with Retry-After. */
+export const schemaChecksBusy = (): AppError => new AppError(503, 'busy', 'schema checks are busy; retry later', { headers: { 'Retry-After': '1' } });
 
 interface Pending {
   job: SchemaJob;
@@ -117,6 +121,7 @@ export function createLazySchemaChecker(options: SchemaCheckerOptions = DEFAULT_
   let checker: SchemaChecker | undefined;
   return {
     check: (sdl) => (checker ??= createSchemaChecker(options)).check(sdl),
+    compare: (sdl, previous) => (checker ??= createSchemaChecker(options)).compare(sdl, previous),
     close: () => checker?.close() ?? Promise.resolve(),
   };
 }
@@ -131,17 +136,22 @@ export function createSchemaChecker(options: SchemaCheckerOptions = DEFAULT_SCHE
   const lanes: Lane[] = [];
   for (let i = 0; i < options.workers; i += 1) lanes.push(new Lane(options, () => queue.shift()));
   const run = (job: SchemaJob): Promise<SchemaJobResult> => {
-    if (queue.length >= options.maxQueued) return Promise.reject(busy());
+    if (queue.length >= options.maxQueued) return Promise.reject(schemaChecksBusy());
     return new Promise((resolve, reject) => {
       queue.push({ job, resolve, reject });
       for (const lane of lanes) lane.pump();
     });
   };
+  const checked = async (job: SchemaJob): Promise<{ problems: SdlProblem[]; report?: ChangeReport }> => {
+    const result = await run(job);
+    if (result.kind === 'too-complex') throw schemaTooComplex(result.message);
+    return result.kind === 'checked' ? result : { problems: [] };
+  };
   return {
-    async check(sdl) {
-      const result = await run({ sdl });
-      if (result.kind === 'too-complex') throw schemaTooComplex(result.message);
-      return result.kind === 'checked' ? result.problems : [];
+    check: async (sdl) => (await checked({ sdl })).problems,
+    async compare(sdl, previous) {
+      const { problems, report } = await checked(previous === undefined ? { sdl } : { sdl, previous });
+      return { problems, report: report ?? emptyReport() };
     },
     async close() {
       for (const pending of queue.splice(0)) pending.reject(new AppError(503, 'unavailable', 'shutting down'));

@@ -64,3 +64,14 @@ export async function lookupsDuring<T>(baseUrl: string, work: () => Promise<T>):
     child.kill();
   }
 }
+
+/**
+ * The p99 a lookup may have while an expensive request runs: 100 ms, or on a machine so loaded
+ * that lookups alone are slower, twice the p99 of lookups during a quiet second measured just
+ * before (a request that holds the event loop makes lookups wait for seconds either way).
+ */
+export async function lookupP99Bound(baseUrl: string): Promise<{ bound: number; quietP99: number }> {
+  const { lookupsMs } = await lookupsDuring(baseUrl, () => new Promise((resolve) => setTimeout(resolve, 1000)));
+  const quietP99 = p99(lookupsMs);
+  return { bound: Math.max(100, 2 * quietP99), quietP99 };
+}
