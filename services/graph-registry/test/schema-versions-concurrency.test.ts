@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startRedisCluster } from '../../../test/support/redis-cluster.js';
+import { startRedisSentinel } from '../../../test/support/redis-sentinel.js';
 import { startPrivateRedis } from '../../../test/support/redis-server.js';
 import { client, startRegistry, type RunningRegistry } from './support/registry-fixture.js';
 import { schemaNumber, versionsApi, type VersionBody } from './support/versions-client.js';
@@ -9,6 +10,7 @@ const PUBLISHES = 20;
 describe.each([
   ['a standalone Redis', startPrivateRedis],
   ['a Redis Cluster (3 primaries + 3 replicas)', startRedisCluster],
+  ['Sentinel (1 primary, 2 replicas, 3 sentinels)', startRedisSentinel],
 ])('concurrent schema publishes on %s', (_name, startStore) => {
   let store: { url: string; stop(): Promise<void> };
   let replicas: RunningRegistry[];
