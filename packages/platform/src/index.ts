@@ -14,6 +14,7 @@ export * from './secret-matcher.js';
 export * from './redis.js';
 export * from './graph-name.js';
 export * from './platform-events.js';
+export * from './schema-events.js';
 export * from './backoff.js';
 export * from './http-client.js';
 export * from './oidc-errors.js';

@@ -5,7 +5,7 @@ import type { PlatformEvent } from './kafka-publisher.js';
  * name in docs/asyncapi.yaml (packages/platform/test/platform-events.test.ts checks every builder
  * against it), and every producer builds its events here.
  */
-export const PLATFORM_EVENT_TYPES = ['SendSmsNotificationEvent', 'UserLoggedInEvent', 'PaymentConfirmedEvent', 'ProviderProductCreatedEvent'] as const;
+export const PLATFORM_EVENT_TYPES = ['SendSmsNotificationEvent', 'UserLoggedInEvent', 'PaymentConfirmedEvent', 'ProviderProductCreatedEvent', 'SchemaPublishedEvent'] as const;
 export type PlatformEventType = (typeof PLATFORM_EVENT_TYPES)[number];
 
 /** One SMS for the notification service: a login code, or a client's announcement already localized. */

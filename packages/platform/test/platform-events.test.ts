@@ -9,6 +9,7 @@ import {
   type PlatformEventType,
 } from '../src/platform-events.js';
 import type { PlatformEvent } from '../src/kafka-publisher.js';
+import { schemaPublishedEvent } from '../src/schema-events.js';
 
 const payment = {
   clientId: 'client-1',
@@ -31,6 +32,11 @@ const built: [string, PlatformEvent, string][] = [
   ['an OIDC login', userLoggedInEvent({ phoneNumber: '+15551234567', locale: 'en', userId: 'u-1', method: 'oidc' }), '+15551234567'],
   ['a payment', paymentConfirmedEvent(payment), 'cs_test_1'],
   ['a provider product', providerProductCreatedEvent({ planId: 'plan-1', providerProductId: 'prod_1', name: 'Gold', active: true }, 'evt_1'), 'prod_1'],
+  [
+    'a schema version',
+    schemaPublishedEvent({ version: 3, sha256: 'a'.repeat(64), previousVersion: 2, rollbackOf: null, publishedAt: '2026-11-25T22:00:00.000Z', publisher: 'key:0123456789abcdef', changes: { breaking: 1, dangerous: 0, safe: 2 } }),
+    'graph:schema',
+  ],
 ];
 
 describe('platform events', () => {

@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import { connectRedis, createHttpApp, parseRedisUrl, notFound, type Logger, type ReadinessCheck, type Registry } from '@sp/platform';
+import { connectRedis, createHttpApp, parseRedisUrl, notFound, type EventPublisher, type Logger, type ReadinessCheck, type Registry } from '@sp/platform';
 import type { StoreConfig } from './config.js';
 import type { GraphStore } from './graph-store.js';
 import { requireApiKey } from './api-key.js';
@@ -7,9 +7,17 @@ import { createMemoryGraphStore } from './memory-graph-store.js';
 import { createRedisGraphStore } from './redis-graph-store.js';
 import { registerGraphMetrics } from './registry-metrics.js';
 import { createRouter } from './router.js';
+import { createLazySchemaChecker, type SchemaChecker } from './schema-checker.js';
+import { createSchemaPublisher, DEFAULT_SCHEMA_PUBLISHING, type SchemaPublishing } from './schema-publisher.js';
 
 export interface GraphRegistryDeps {
   store: GraphStore;
+  /** Checks uploaded schemas off the event loop; by default a checker with the default limits whose worker starts with the first schema. */
+  schemaChecker?: SchemaChecker;
+  /** Policy, retention and event topic of schema versions; DEFAULT_SCHEMA_PUBLISHING by default. */
+  schemaPublishing?: SchemaPublishing;
+  /** Where SchemaPublishedEvent goes; without one, versions are published without events. */
+  events?: EventPublisher;
   /** Accepted values of X-Api-Key. */
   apiKeys: readonly string[];
   logger: Logger;
@@ -30,14 +38,22 @@ export function storeReadiness(store: GraphStore): ReadinessCheck[] {
 
 /**
  * The registry's HTTP app. Checks run in this order on every route but /health: API key (401),
- * path and method (404, 405), name (400), media type (415), size (413), body content (400),
- * then the store (503 when unreachable).
+ * path and method (404, 405), name (400), media type (415), size (413), schema complexity (422)
+ * and content (400), then the store (503 when unreachable).
  */
 export function createGraphRegistryApp(deps: GraphRegistryDeps): Koa {
   registerGraphMetrics(deps.registry, deps.store);
   const app = createHttpApp({ logger: deps.logger, registry: deps.registry });
   const authenticate = requireApiKey(deps.apiKeys);
-  app.use(createRouter(deps.store, authenticate).routes());
+  const checker = deps.schemaChecker ?? createLazySchemaChecker();
+  const publisher = createSchemaPublisher({
+    versions: deps.store.versions,
+    checker,
+    settings: deps.schemaPublishing ?? DEFAULT_SCHEMA_PUBLISHING,
+    logger: deps.logger,
+    ...(deps.events === undefined ? {} : { events: deps.events }),
+  });
+  app.use(createRouter({ store: deps.store, checker, publisher, authenticate }).routes());
   // A path that is none of the routes: still 401 without a key, then 404.
   app.use(authenticate);
   app.use(() => {

@@ -1,3 +1,6 @@
+import { z } from 'zod';
+import { DEFAULT_SCHEMA_CHECKER, type SchemaCheckerOptions } from './schema-checker.js';
+import { DEFAULT_SCHEMA_PUBLISHING, type SchemaPublishing } from './schema-publisher.js';
 import { env, operationsEnv, parseEnv, parseRedisUrl, type Env } from '@sp/platform';
 
 /** Where graphs are kept: Redis (the real store) or this process' memory (local runs only). */
@@ -12,6 +15,10 @@ export interface GraphRegistryConfig {
   apiKeys: readonly string[];
   logLevel: string;
   shutdownGraceMs: number;
+  schemaChecker: SchemaCheckerOptions;
+  schemaPublishing: SchemaPublishing;
+  /** Kafka brokers for SchemaPublishedEvent; none: no events. */
+  brokers?: readonly string[];
 }
 
 function hasHost(url: string): boolean {
@@ -54,6 +61,13 @@ export function loadConfig(environment: Env = process.env): GraphRegistryConfig 
       MONITOR_API_KEY: env.list(),
       Registry__Port: env.port(5145),
       Registry__Host: env.string().default('0.0.0.0'),
+      Registry__SchemaCheckTimeoutMs: env.positiveInt(DEFAULT_SCHEMA_CHECKER.timeBudgetMs),
+      Registry__SchemaWorkers: env.positiveInt(DEFAULT_SCHEMA_CHECKER.workers),
+      Registry__SchemaWorkerMemoryMb: env.positiveInt(DEFAULT_SCHEMA_CHECKER.maxMemoryMb),
+      Registry__SchemaPolicy: z.enum(['allow', 'reject-breaking'], { message: 'must be allow or reject-breaking' }).default(DEFAULT_SCHEMA_PUBLISHING.policy),
+      Registry__SchemaHistory: env.positiveInt(DEFAULT_SCHEMA_PUBLISHING.keep),
+      Registry__SchemaTopic: env.string().min(1).default(DEFAULT_SCHEMA_PUBLISHING.topic),
+      MessageBroker__BrokerList: env.list().optional(),
       ...operationsEnv,
     },
     environment,
@@ -66,5 +80,13 @@ export function loadConfig(environment: Env = process.env): GraphRegistryConfig 
     apiKeys: vars.MONITOR_API_KEY,
     logLevel: vars.Log__Level,
     shutdownGraceMs: vars.Shutdown__GracePeriodMs,
+    schemaChecker: {
+      ...DEFAULT_SCHEMA_CHECKER,
+      timeBudgetMs: vars.Registry__SchemaCheckTimeoutMs,
+      workers: vars.Registry__SchemaWorkers,
+      maxMemoryMb: vars.Registry__SchemaWorkerMemoryMb,
+    },
+    schemaPublishing: { policy: vars.Registry__SchemaPolicy, keep: vars.Registry__SchemaHistory, topic: vars.Registry__SchemaTopic },
+    ...(vars.MessageBroker__BrokerList === undefined ? {} : { brokers: vars.MessageBroker__BrokerList }),
   };
 }

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { RouterMiddleware } from '@koa/router';
 import { notFound } from '@sp/platform';
 import type { GraphStore } from './graph-store.js';
@@ -9,10 +10,34 @@ import { readTextBody } from './request-body.js';
 export const URL_BODY_LIMIT_BYTES = 64 * 1024;
 export const URL_MEDIA_TYPES: readonly string[] = ['text/plain'];
 
-/** `GET /`: every graph as `{"graphs": {"<name>": "<url>", …}}`, names in ascending order. */
+/** The JSON text of `{"graphs": {…}}`, a page of graphs at a time. */
+async function* graphListJson(first: IteratorResult<Map<string, string>>, rest: AsyncIterator<Map<string, string>>): AsyncGenerator<string> {
+  yield '{"graphs":{';
+  let separator = '';
+  for (let page = first; page.done !== true; page = await rest.next()) {
+    let chunk = '';
+    for (const [name, url] of page.value) {
+      chunk += `${separator}${JSON.stringify(name)}:${JSON.stringify(url)}`;
+      separator = ',';
+    }
+    yield chunk;
+  }
+  yield '}}';
+}
+
+/**
+ * `GET /`: every graph as `{"graphs": {"<name>": "<url>", …}}`, names in ascending order. Sent
+ * as it is read, a page at a time: the whole list as one object would be made and serialized on
+ * the event loop in one go (seconds, and too large for one string, at a few hundred thousand
+ * long URLs). The first page is read before answering, so a store that cannot be reached is
+ * still a 503; a failure later cuts the answer short.
+ */
 export function listGraphs(store: GraphStore): RouterMiddleware {
   return async (ctx) => {
-    ctx.body = { graphs: Object.fromEntries(await store.listUrls()) };
+    const pages = store.listUrls()[Symbol.asyncIterator]();
+    const first = await pages.next();
+    ctx.type = 'application/json; charset=utf-8';
+    ctx.body = Readable.from(graphListJson(first, pages));
   };
 }
 

@@ -1,3 +1,5 @@
+import type { SchemaVersions } from './schema-versions.js';
+
 /**
  * Where graph URLs and the schema are kept. Implementations: redis-graph-store (the real one,
  * records `graph:{name}` and `graph:schema`) and memory-graph-store (local runs only).
@@ -10,15 +12,25 @@ export interface GraphStore {
   setUrl(name: string, url: string): Promise<void>;
   /** True when a URL was stored under the name and is now removed. */
   deleteUrl(name: string): Promise<boolean>;
-  /** Every registered graph, by name. */
-  listUrls(): Promise<Map<string, string>>;
+  /**
+   * Every registered graph, by name, names ascending, in pages of at most LIST_PAGE_SIZE: a caller
+   * can answer page by page, and the URLs (up to 64 KiB each) of every graph are never all in
+   * memory at once.
+   */
+  listUrls(): AsyncIterable<Map<string, string>>;
   /** Number of registered graphs (for metrics). */
   countGraphs(): Promise<number>;
   getSchema(): Promise<string | undefined>;
+  /** Sets the current schema without a version (tests and tools; the API publishes through `versions`). */
   setSchema(sdl: string): Promise<void>;
+  /** The schema's versions; each append also sets the current schema. */
+  readonly versions: SchemaVersions;
   /** Size of the stored schema in bytes, 0 when none (for metrics). */
   schemaBytes(): Promise<number>;
   /** Readiness: rejects when the backend is unusable. */
   check(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** Graphs per page of `listUrls`. */
+export const LIST_PAGE_SIZE = 100;

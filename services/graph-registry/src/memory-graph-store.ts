@@ -1,4 +1,5 @@
-import type { GraphStore } from './graph-store.js';
+import { LIST_PAGE_SIZE, type GraphStore } from './graph-store.js';
+import { createMemorySchemaVersions } from './memory-schema-versions.js';
 
 /**
  * Graphs in this process' memory: lost on restart and not shared between replicas, so only
@@ -7,15 +8,32 @@ import type { GraphStore } from './graph-store.js';
 export function createMemoryGraphStore(): GraphStore {
   const graphs = new Map<string, string>();
   let schema: string | undefined;
+  const versions = createMemorySchemaVersions({
+    get: () => schema,
+    set: (sdl) => {
+      schema = sdl;
+    },
+  });
   return {
     name: 'memory',
+    versions,
     getUrl: (name) => Promise.resolve(graphs.get(name)),
     setUrl(name, url) {
       graphs.set(name, url);
       return Promise.resolve();
     },
     deleteUrl: (name) => Promise.resolve(graphs.delete(name)),
-    listUrls: () => Promise.resolve(new Map(graphs)),
+    async *listUrls() {
+      const names = [...graphs.keys()].sort();
+      for (let start = 0; start < names.length; start += LIST_PAGE_SIZE) {
+        const page = new Map<string, string>();
+        for (const name of names.slice(start, start + LIST_PAGE_SIZE)) {
+          const url = graphs.get(name);
+          if (url !== undefined) page.set(name, url);
+        }
+        yield await Promise.resolve(page);
+      }
+    },
     countGraphs: () => Promise.resolve(graphs.size),
     getSchema: () => Promise.resolve(schema),
     setSchema(sdl) {

@@ -1,13 +1,16 @@
 import { Cluster, type Redis } from 'ioredis';
 import { createRedisStoreBase, logRedisConnectionState, type Logger, type RedisRun } from '@sp/platform';
-import type { GraphStore } from './graph-store.js';
+import { LIST_PAGE_SIZE, type GraphStore } from './graph-store.js';
 import { isGraphName } from './names.js';
+import { createRedisSchemaVersions, SCHEMA_HISTORY_KEYS } from './redis-schema-versions.js';
 
-/** Records exactly as the specification names them: `graph:{name}` (URL text) and `graph:schema`. */
+/**
+ * Records exactly as the specification names them: `graph:{name}` (URL text) and `graph:schema`;
+ * the schema's history beside them under `{graph:schema}:…` (redis-schema-versions.ts).
+ */
 const PREFIX = 'graph:';
-const SCHEMA_KEY = `${PREFIX}schema`;
+const SCHEMA_KEY = SCHEMA_HISTORY_KEYS.current;
 const SCAN_COUNT = 1000;
-const MGET_BATCH = 500;
 /** SCAN over one server (never KEYS, which blocks Redis), adding graph record keys to `keys`. */
 async function scanServer(server: Redis, run: RedisRun, keys: Set<string>): Promise<void> {
   let cursor = '0';
@@ -19,28 +22,29 @@ async function scanServer(server: Redis, run: RedisRun, keys: Set<string>): Prom
 }
 
 /** Keys of every graph record, without duplicates or foreign keys; on a Cluster, from every primary. */
-async function scanGraphKeys(redis: Redis | Cluster, run: RedisRun): Promise<string[]> {
+async function scanGraphKeys(redis: Redis | Cluster, run: RedisRun): Promise<Set<string>> {
   const keys = new Set<string>();
   const servers = redis instanceof Cluster ? redis.nodes('master') : [redis];
   for (const server of servers) await scanServer(server, run, keys);
-  return [...keys].sort();
+  return keys;
 }
 
 /** The values of `keys`: one MGET on a single server; per key on a Cluster, where keys of one MGET must share a slot (auto-pipelining still sends them in one write per node). */
 const readValues = (redis: Redis | Cluster, keys: string[]): Promise<Array<string | null>> =>
   redis instanceof Cluster ? Promise.all(keys.map((key) => redis.get(key))) : redis.mget(...keys);
 
-async function readGraphs(redis: Redis | Cluster, run: RedisRun, keys: readonly string[]): Promise<Map<string, string>> {
-  const graphs = new Map<string, string>();
-  for (let start = 0; start < keys.length; start += MGET_BATCH) {
-    const batch = keys.slice(start, start + MGET_BATCH);
+/** The graphs of `keys`, names ascending, a page (one MGET) at a time; a key deleted meanwhile is left out. */
+async function* readGraphs(redis: Redis | Cluster, run: RedisRun, keys: readonly string[]): AsyncGenerator<Map<string, string>> {
+  for (let start = 0; start < keys.length; start += LIST_PAGE_SIZE) {
+    const batch = keys.slice(start, start + LIST_PAGE_SIZE);
     const values = await run(() => readValues(redis, batch));
+    const graphs = new Map<string, string>();
     batch.forEach((key, index) => {
       const value = values[index];
       if (typeof value === 'string') graphs.set(key.slice(PREFIX.length), value);
     });
+    yield graphs;
   }
-  return graphs;
 }
 
 const orUndefined = (value: string | null): string | undefined => value ?? undefined;
@@ -55,6 +59,7 @@ export function createRedisGraphStore(redis: Redis | Cluster, logger: Logger): G
   const { run, check, close } = createRedisStoreBase(redis);
   return {
     name: 'redis',
+    versions: createRedisSchemaVersions(redis, run),
     getUrl: (name) => run(() => redis.get(PREFIX + name)).then(orUndefined),
     async setUrl(name, url) {
       await run(() => redis.set(PREFIX + name, url));
@@ -62,11 +67,11 @@ export function createRedisGraphStore(redis: Redis | Cluster, logger: Logger): G
     async deleteUrl(name) {
       return (await run(() => redis.del(PREFIX + name))) > 0;
     },
-    async listUrls() {
-      return readGraphs(redis, run, await scanGraphKeys(redis, run));
+    async *listUrls() {
+      yield* readGraphs(redis, run, [...(await scanGraphKeys(redis, run))].sort());
     },
     async countGraphs() {
-      return (await scanGraphKeys(redis, run)).length;
+      return (await scanGraphKeys(redis, run)).size;
     },
     getSchema: () => run(() => redis.get(SCHEMA_KEY)).then(orUndefined),
     async setSchema(sdl) {

@@ -1,8 +1,9 @@
 import type { RouterMiddleware } from '@koa/router';
+import type Koa from 'koa';
 import { notFound } from '@sp/platform';
 import type { GraphStore } from './graph-store.js';
 import { readTextBody } from './request-body.js';
-import { findSdlProblems } from './schema-sdl.js';
+import { keyFingerprint, type PublishOutcome, type PublishRequest, type SchemaPublisher } from './schema-publisher.js';
 
 /** Largest accepted body of `POST /schema`: 1 MiB. */
 export const SCHEMA_BODY_LIMIT_BYTES = 1024 * 1024;
@@ -18,21 +19,49 @@ export function getSchema(store: GraphStore): RouterMiddleware {
   };
 }
 
-/**
- * `POST /schema`: stores the SDL when graphql-js accepts it (204). Otherwise 400 with the first
- * problem in `error`/`locations` and every problem in `problems`, each with line and column.
- */
-export function putSchema(store: GraphStore): RouterMiddleware {
-  return async (ctx) => {
-    const sdl = await readTextBody(ctx, { limitBytes: SCHEMA_BODY_LIMIT_BYTES, types: SCHEMA_MEDIA_TYPES });
-    const problems = findSdlProblems(sdl);
-    const [first] = problems;
-    if (first !== undefined) {
+/** Who publishes: the fingerprint of the key the request was let in with. */
+export function publisherOf(ctx: Koa.Context): Pick<PublishRequest, 'publisher' | 'allowBreaking'> {
+  return { publisher: keyFingerprint(ctx.get('x-api-key')), allowBreaking: ctx.get('x-allow-breaking-changes').toLowerCase() === 'true' };
+}
+
+const REJECTED = 'breaking changes refused by the schema policy (reject-breaking); send X-Allow-Breaking-Changes: true to publish them';
+
+/** The answer to a publish or a rollback, by its outcome (openapi.yaml, `POST /schema`). */
+export function answerPublish(ctx: Koa.Context, result: PublishOutcome): void {
+  switch (result.outcome) {
+    case 'invalid': {
+      const [first] = result.problems;
       ctx.status = 400;
-      ctx.body = { error: first.message, locations: first.locations, problems };
+      ctx.body = { error: first?.message, locations: first?.locations, problems: result.problems };
       return;
     }
-    await store.setSchema(sdl);
-    ctx.status = 204;
+    case 'created':
+      ctx.status = 201;
+      ctx.set('Location', `/schema/versions/${result.version.version}`);
+      ctx.body = { created: true, version: result.version, report: result.report };
+      return;
+    case 'unchanged':
+      ctx.body = { created: false, version: result.version, report: result.report };
+      return;
+    case 'dry-run':
+      ctx.body = { dryRun: true, baseVersion: result.baseVersion, unchanged: result.unchanged, report: result.report };
+      return;
+    case 'rejected':
+      ctx.status = 409;
+      ctx.body = { error: REJECTED, baseVersion: result.baseVersion, report: result.report };
+  }
+}
+
+/**
+ * `POST /schema[?dryRun=true]`: publishes the SDL as a new version when graphql-js accepts it as
+ * a usable schema: 201 with the version and its change report against the newest version; 200
+ * when it is the newest version's SDL already (nothing stored); a dry run answers the report
+ * and stores nothing. 400 with the problems (at most 100) of an invalid schema; 409 for breaking
+ * changes under `reject-breaking`; 422 past the complexity limits (schema-checker.ts).
+ */
+export function putSchema(publisher: SchemaPublisher): RouterMiddleware {
+  return async (ctx) => {
+    const sdl = await readTextBody(ctx, { limitBytes: SCHEMA_BODY_LIMIT_BYTES, types: SCHEMA_MEDIA_TYPES });
+    answerPublish(ctx, await publisher.publish({ sdl, dryRun: ctx.query.dryRun === 'true', ...publisherOf(ctx) }));
   };
 }

@@ -48,7 +48,28 @@ describe('configuration', () => {
       apiKeys: ['key'],
       logLevel: 'info',
       shutdownGraceMs: 10_000,
+      schemaChecker: { workers: 1, timeBudgetMs: 1000, maxQueued: 8, maxMemoryMb: 512 },
+      schemaPublishing: { policy: 'allow', keep: 100, topic: 'schema-changes' },
     });
+  });
+
+  it('should take the schema policy, history, topic and brokers, and refuse an unknown policy', () => {
+    const config = loadConfig({
+      STORE_URL: 'memory://',
+      MONITOR_API_KEY: 'key',
+      Registry__SchemaPolicy: 'reject-breaking',
+      Registry__SchemaHistory: '5',
+      Registry__SchemaTopic: 'schemas',
+      MessageBroker__BrokerList: 'k1:9092,k2:9092',
+    });
+    expect(config.schemaPublishing).toEqual({ policy: 'reject-breaking', keep: 5, topic: 'schemas' });
+    expect(config.brokers).toEqual(['k1:9092', 'k2:9092']);
+    expect(() => loadConfig({ STORE_URL: 'memory://', MONITOR_API_KEY: 'key', Registry__SchemaPolicy: 'maybe' })).toThrow(/Registry__SchemaPolicy/);
+  });
+
+  it('should take the schema check budget and the number of workers', () => {
+    const config = loadConfig({ STORE_URL: 'memory://', MONITOR_API_KEY: 'key', Registry__SchemaCheckTimeoutMs: '800', Registry__SchemaWorkers: '2' });
+    expect(config.schemaChecker).toMatchObject({ timeBudgetMs: 800, workers: 2 });
   });
 
   it('should take overrides and a comma-separated key list for rotation', () => {

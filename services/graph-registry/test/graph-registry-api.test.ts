@@ -1,29 +1,40 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { Agent } from 'node:http';
-import { Redis } from 'ioredis';
-import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
-import { client, startRegistry, type Client, type RunningRegistry } from './support/registry-fixture.js';
+import { Agent, request as httpRequest } from 'node:http';
+import type { Redis } from 'ioredis';
+import { API_KEY, client, startRegistryOnPrivateRedis, type Client, type RegistryOnRedis, type RunningRegistry } from './support/registry-fixture.js';
 import { send } from './support/http-client.js';
+import { UNUSABLE_SCHEMAS } from './support/unusable-schemas.js';
+import { lookupP99Bound, lookupsDuring, p99 } from './support/lookups.js';
+
+/** An answer's status and raw body chunks, unparsed. */
+function collect(baseUrl: string, path: string): Promise<{ status: number; chunks: Buffer[] }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${baseUrl}${path}`, { headers: { 'x-api-key': API_KEY } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.once('end', () => resolve({ status: res.statusCode ?? 0, chunks }));
+      res.once('error', reject);
+    });
+    req.once('error', reject);
+    req.end();
+  });
+}
 
 const VALID_SDL = 'type Query {\n  orders: [Order!]!\n}\n\ntype Order {\n  id: ID!\n  total: Float\n}\n';
 
 describe('graph registry API over a real Redis', () => {
-  let redis: PrivateRedis;
+  let running: RegistryOnRedis;
   let direct: Redis;
   let registry: RunningRegistry;
   let api: Client;
 
   beforeAll(async () => {
-    redis = await startPrivateRedis();
-    direct = new Redis(redis.url);
-    registry = await startRegistry({ kind: 'redis', url: redis.url });
-    api = client(registry.baseUrl);
+    running = await startRegistryOnPrivateRedis();
+    ({ direct, registry, api } = running);
   });
 
   afterAll(async () => {
-    await registry.close();
-    direct.disconnect();
-    await redis.stop();
+    await running.close();
   });
 
   beforeEach(async () => {
@@ -144,6 +155,28 @@ describe('graph registry API over a real Redis', () => {
       const graphs = (await api.get('/')).json as { graphs: Record<string, string> };
       expect(Object.keys(graphs.graphs)).toHaveLength(2500);
       expect(graphs.graphs.g1234).toBe('http://g1234.example.com/graphql');
+    });
+
+    it('should list 20 000 graphs of 512-byte URLs a page at a time, while lookups of other callers keep a p99 under 100 ms and none waits a second', async () => {
+      const count = 20_000;
+      const urlOf = (i: number): string => `http://g${i}.example.com/${'p'.repeat(512)}`;
+      for (let start = 0; start < count; start += 1000) {
+        const pipeline = direct.pipeline();
+        for (let i = start; i < start + 1000; i += 1) pipeline.set(`graph:g${String(i).padStart(5, '0')}`, urlOf(i));
+        await pipeline.exec();
+      }
+      await api.registerGraph('orders', 'http://orders.example.com/graphql');
+      // The 10 MB answer is only collected while the lookups run, and parsed after: parsing it in
+      // this process, which also runs the lookups, would hold them itself.
+      const { bound } = await lookupP99Bound(registry.baseUrl);
+      const { result, lookupsMs } = await lookupsDuring(registry.baseUrl, () => collect(registry.baseUrl, '/'));
+      expect(result.status).toBe(200);
+      const graphs = (JSON.parse(Buffer.concat(result.chunks).toString('utf8')) as { graphs: Record<string, string> }).graphs;
+      expect(Object.keys(graphs)).toHaveLength(count + 1);
+      expect(Object.keys(graphs)[0]).toBe('g00000');
+      expect(graphs.g12345).toBe(urlOf(12345));
+      expect(p99(lookupsMs)).toBeLessThan(bound);
+      expect(Math.max(...lookupsMs)).toBeLessThan(1000);
     });
   });
 
@@ -269,7 +302,7 @@ describe('graph registry API over a real Redis', () => {
     };
 
     it('should accept a schema of exactly 1 MiB', async () => {
-      expect((await api.storeSchema(schemaOfBytes(1024 * 1024))).status).toBe(204);
+      expect((await api.storeSchema(schemaOfBytes(1024 * 1024))).status).toBe(201);
       expect(await direct.strlen('graph:schema')).toBe(1024 * 1024);
     });
 
@@ -308,18 +341,19 @@ describe('graph registry API over a real Redis', () => {
 
     it.each([['application/graphql'], ['text/plain'], ['text/plain; charset=utf-8']])('should store a valid schema sent as %s and return it unchanged', async (contentType) => {
       const res = await api.storeSchema(VALID_SDL, contentType);
-      expect(res.status).toBe(204);
+      expect(res.status).toBe(201);
       const get = await api.get('/schema');
       expect(get.status).toBe(200);
       expect(get.headers['content-type']).toBe('text/plain; charset=utf-8');
       expect(get.text).toBe(VALID_SDL);
       expect(await direct.get('graph:schema')).toBe(VALID_SDL);
-      expect(await direct.keys('*')).toEqual(['graph:schema']);
+      // The specification's record, and the history beside it in the same cluster slot.
+      expect((await direct.keys('*')).sort()).toEqual(['graph:schema', '{graph:schema}:info', '{graph:schema}:reports', '{graph:schema}:sdl', '{graph:schema}:state', '{graph:schema}:versions']);
     });
 
     it('should accept schema extensions, directives, descriptions and unicode', async () => {
       const sdl = '"""Ünïcödé ✓"""\ndirective @auth(role: String) on FIELD_DEFINITION\ntype Query { me: User @auth(role: "client") }\ntype User { id: ID! }\nextend type User { name: String }\n';
-      expect((await api.storeSchema(sdl)).status).toBe(204);
+      expect((await api.storeSchema(sdl)).status).toBe(201);
       expect((await api.get('/schema')).text).toBe(sdl);
     });
 
@@ -356,6 +390,14 @@ describe('graph registry API over a real Redis', () => {
     it('should refuse an unknown directive with its location', async () => {
       const res = await api.storeSchema('type Query {\n  a: Int @cached\n}');
       expect(res.json).toMatchObject({ error: 'Unknown directive "@cached".', locations: [{ line: 2, column: 10 }] });
+    });
+
+    it.each(UNUSABLE_SCHEMAS)('should refuse a schema clients cannot use (%s) with 400 and the message, and store nothing', async (_case, sdl, first) => {
+      const res = await api.storeSchema(sdl);
+      expect(res.status).toBe(400);
+      expect(res.json).toMatchObject({ error: first.message, locations: first.locations });
+      expect((res.json as { problems: unknown[] }).problems[0]).toEqual(first);
+      expect(await direct.exists('graph:schema')).toBe(0);
     });
 
     it('should refuse an operation, which is not a schema', async () => {
@@ -430,7 +472,7 @@ describe('graph registry API over a real Redis', () => {
       expect(text).toContain('graph_registry_graphs{service="graph-registry"} 2');
       expect(text).toContain(`graph_registry_schema_bytes{service="graph-registry"} ${Buffer.byteLength(VALID_SDL)}`);
       expect(text).toMatch(/http_requests_total\{method="POST",route="\/:name",status="204",service="graph-registry"\} [1-9]/);
-      expect(text).toMatch(/http_request_duration_seconds_count\{service="graph-registry",method="POST",route="\/schema",status="204"\} [1-9]/);
+      expect(text).toMatch(/http_request_duration_seconds_count\{service="graph-registry",method="POST",route="\/schema",status="201"\} [1-9]/);
     });
 
     it('should serve /metrics and a ready /readyz naming the store on the management port', async () => {

@@ -18,8 +18,21 @@ describe('openapi.yaml', () => {
   });
 
   it('should document exactly the routes the service has', () => {
-    expect(operations.map(([name]) => name).sort()).toEqual(['DELETE /{name}', 'GET /', 'GET /health', 'GET /schema', 'GET /{name}', 'POST /schema', 'POST /{name}']);
+    expect(operations.map(([name]) => name).sort()).toEqual([
+      'DELETE /{name}',
+      'GET /',
+      'GET /health',
+      'GET /schema',
+      'GET /schema/diff',
+      'GET /schema/versions',
+      'GET /schema/versions/{version}',
+      'GET /{name}',
+      'POST /schema',
+      'POST /schema/rollback',
+      'POST /{name}',
+    ]);
     expect(templateOf('/orders')).toBe('/{name}');
+    expect(templateOf('/schema/versions/3')).toBe('/schema/versions/{version}');
     expect(templateOf('/a/b')).toBeUndefined();
   });
 

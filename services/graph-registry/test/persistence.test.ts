@@ -37,7 +37,7 @@ describe('graph registry data across a restart of the service (shared Redis)', (
       const api = client(first.baseUrl);
       expect((await api.registerGraph(names[0]!, 'http://a.example.com/graphql')).status).toBe(204);
       expect((await api.registerGraph(names[1]!, 'https://b.example.com/graphql')).status).toBe(204);
-      expect((await api.storeSchema(sdl)).status).toBe(204);
+      expect((await api.storeSchema(sdl)).status).toBe(201);
     } finally {
       await first.close();
     }

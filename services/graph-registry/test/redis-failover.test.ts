@@ -32,7 +32,7 @@ describe.each([
     // Traffic comes once the registry is ready, as an orchestrator sends it.
     await eventually(async () => (await send(registry.managementUrl, { method: 'GET', path: '/readyz' })).status === 200 || undefined);
     for (const name of NAMES) expect((await api.registerGraph(name, urlOf(name))).status).toBe(204);
-    expect((await api.storeSchema('type Query { a: Int }')).status).toBe(204);
+    expect((await api.storeSchema('type Query { a: Int }')).status).toBe(201);
     const holders = new Set(await Promise.all(NAMES.map((name) => set.primaryPortOf(`graph:${name}`))));
     expect([...holders].sort()).toEqual(await set.primaryPorts());
 

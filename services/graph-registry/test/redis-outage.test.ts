@@ -22,7 +22,7 @@ describe('graph registry when Redis goes away and comes back', () => {
 
   it('should answer 503 quickly while Redis is down, keep /health at 200, fail /readyz naming the store, and recover without a restart', async () => {
     expect((await api.registerGraph('orders', 'http://orders.example.com/graphql')).status).toBe(204);
-    expect((await api.storeSchema('type Query { a: Int }')).status).toBe(204);
+    expect((await api.storeSchema('type Query { a: Int }')).status).toBe(201);
 
     await redis.stop();
     const calls = [

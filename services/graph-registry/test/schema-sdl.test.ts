@@ -1,13 +1,13 @@
 import { describe, expect, it } from '@jest/globals';
 import { buildSchema } from 'graphql';
 import { findSdlProblems } from '../src/schema-sdl.js';
+import { UNUSABLE_SCHEMAS } from './support/unusable-schemas.js';
 
 describe('schema SDL check', () => {
   it.each([
     ['a minimal schema', 'type Query { a: Int }'],
     ['an explicit schema definition', 'schema { query: Root }\ntype Root { a: Int }'],
     ['interfaces, unions, enums and inputs', 'interface Node { id: ID! }\ntype A implements Node { id: ID! }\nunion U = A\nenum E { X Y }\ninput I { e: E }\ntype Query { u(i: I): U }'],
-    ['only types without Query (a subgraph fragment)', 'type Order { id: ID! }'],
   ])('should accept %s, as buildSchema does', (_case, sdl) => {
     expect(findSdlProblems(sdl)).toEqual([]);
     expect(() => buildSchema(sdl)).not.toThrow();
@@ -24,6 +24,11 @@ describe('schema SDL check', () => {
     expect(problems.length).toBeGreaterThan(0);
     expect(problems[0]!.locations.length).toBeGreaterThan(0);
     expect(() => buildSchema(sdl)).toThrow(problems[0]!.message);
+  });
+
+  it.each(UNUSABLE_SCHEMAS)('should refuse a schema clients cannot use: %s, as validateSchema does', (_case, sdl, first) => {
+    expect(findSdlProblems(sdl)[0]).toEqual(first);
+    expect(() => buildSchema(sdl)).not.toThrow();
   });
 
   it('should refuse operations and fragments, which buildSchema silently ignores', () => {

@@ -8,7 +8,8 @@ export const openapiPath = fileURLToPath(new URL('../../openapi.yaml', import.me
 /** The path template a request path falls under, as this API routes it (undefined: no such path). */
 export function templateOf(path: string): string | undefined {
   const pathname = path.split('?')[0]!.replace(/(.)\/$/, '$1');
-  if (pathname === '/' || pathname === '/health' || pathname === '/schema') return pathname;
+  if (['/', '/health', '/schema', '/schema/versions', '/schema/diff', '/schema/rollback'].includes(pathname)) return pathname;
+  if (/^\/schema\/versions\/[^/]+$/.test(pathname)) return '/schema/versions/{version}';
   return /^\/[^/]+$/.test(pathname) ? '/{name}' : undefined;
 }
 

@@ -1,10 +1,14 @@
 import { createServer, type Server } from 'node:http';
-import { closeGracefully, createRegistry, listen, requestListener, startManagementServer, type ManagementServer, type Registry } from '@sp/platform';
+import { closeGracefully, createRegistry, type EventPublisher, listen, requestListener, startManagementServer, type ManagementServer, type Registry } from '@sp/platform';
 import { createGraphRegistryApp, createGraphStore, storeReadiness } from '../../src/app.js';
+import { createSchemaChecker, DEFAULT_SCHEMA_CHECKER, type SchemaCheckerOptions } from '../../src/schema-checker.js';
+import type { SchemaPublishing } from '../../src/schema-publisher.js';
 import type { StoreConfig } from '../../src/config.js';
 import type { GraphStore } from '../../src/graph-store.js';
 import { silentLogger as quietLogger } from '../../../../test/support/silent-logger.js';
 import { assertDocumented } from './openapi-contract.js';
+import { Redis } from 'ioredis';
+import { startPrivateRedis } from '../../../../test/support/redis-server.js';
 import { send, type HttpResponse, type RawRequest } from './http-client.js';
 
 export const silentLogger = quietLogger('graph-registry-test');
@@ -23,10 +27,25 @@ export interface RunningRegistry {
 }
 
 /** The registry as main.ts wires it (app, HTTP server, management server), on free loopback ports. */
-export async function startRegistry(store: StoreConfig, apiKeys: readonly string[] = [API_KEY, ROTATED_API_KEY]): Promise<RunningRegistry> {
+export interface RegistryOptions {
+  schemaChecks?: SchemaCheckerOptions;
+  schemaPublishing?: SchemaPublishing;
+  events?: EventPublisher;
+}
+
+export async function startRegistry(store: StoreConfig, apiKeys: readonly string[] = [API_KEY, ROTATED_API_KEY], options: RegistryOptions = {}): Promise<RunningRegistry> {
   const registry = createRegistry('graph-registry');
   const graphStore = createGraphStore(store, silentLogger);
-  const app = createGraphRegistryApp({ store: graphStore, apiKeys, logger: silentLogger, registry });
+  const schemaChecker = createSchemaChecker(options.schemaChecks ?? DEFAULT_SCHEMA_CHECKER);
+  const app = createGraphRegistryApp({
+    store: graphStore,
+    schemaChecker,
+    ...(options.schemaPublishing === undefined ? {} : { schemaPublishing: options.schemaPublishing }),
+    ...(options.events === undefined ? {} : { events: options.events }),
+    apiKeys,
+    logger: silentLogger,
+    registry,
+  });
   const server = createServer(requestListener(app));
   const port = await listen(server, 0, '127.0.0.1');
   const management = await startManagementServer({ port: 0, host: '127.0.0.1', registry, readiness: storeReadiness(graphStore), logger: silentLogger });
@@ -40,6 +59,7 @@ export async function startRegistry(store: StoreConfig, apiKeys: readonly string
     close: async () => {
       await closeGracefully(server, 1000);
       await management.close();
+      await schemaChecker.close();
       await graphStore.close();
     },
   };
@@ -70,3 +90,27 @@ export function client(baseUrl: string, key: string | null = API_KEY) {
 
 export type Client = ReturnType<typeof client>;
 
+
+/** A registry on a private Redis of its own, with a direct connection to that Redis for assertions. */
+export interface RegistryOnRedis {
+  registry: RunningRegistry;
+  api: Client;
+  direct: Redis;
+  close(): Promise<void>;
+}
+
+export async function startRegistryOnPrivateRedis(options: RegistryOptions = {}): Promise<RegistryOnRedis> {
+  const redis = await startPrivateRedis();
+  const direct = new Redis(redis.url);
+  const registry = await startRegistry({ kind: 'redis', url: redis.url }, undefined, options);
+  return {
+    registry,
+    api: client(registry.baseUrl),
+    direct,
+    close: async () => {
+      await registry.close();
+      direct.disconnect();
+      await redis.stop();
+    },
+  };
+}

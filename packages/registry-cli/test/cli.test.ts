@@ -1,0 +1,128 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startPrivateRedis, freePort, type PrivateRedis } from '../../../test/support/redis-server.js';
+import { API_KEY, startRegistry, type RunningRegistry } from '../../../services/graph-registry/test/support/registry-fixture.js';
+
+/** The command as a CI pipeline runs it: a process of its own (from its sources; Node strips the types). */
+const CLI = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function run(args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 30_000 }, (err, stdout, stderr) => {
+      const code = err === null ? 0 : typeof err.code === 'number' ? err.code : -1;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+const V1 = 'type Query {\n  user(id: ID!): User\n}\n\ntype User {\n  id: ID!\n  name: String\n}\n';
+const V2 = 'type Query {\n  user(id: ID!): User\n}\n\ntype User {\n  id: ID!\n  name: String\n  email: String\n}\n';
+const BREAKING = 'type Query {\n  user(id: ID!): User\n}\n\ntype User {\n  id: ID!\n  email: String\n}\n';
+const INVALID = 'type Query {\n  user: Missing\n}\n';
+
+describe('graph-registry command', () => {
+  let redis: PrivateRedis;
+  let registry: RunningRegistry;
+  let strict: RunningRegistry;
+  let dir: string;
+  let env: Record<string, string>;
+  const file = (name: string): string => join(dir, name);
+
+  beforeAll(async () => {
+    redis = await startPrivateRedis();
+    registry = await startRegistry({ kind: 'redis', url: redis.url });
+    strict = await startRegistry({ kind: 'redis', url: redis.url }, [API_KEY], { schemaPublishing: { policy: 'reject-breaking', keep: 100, topic: 'unused' } });
+    dir = await mkdtemp(join(tmpdir(), 'registry-cli-'));
+    await Promise.all(Object.entries({ 'v1.graphql': V1, 'v2.graphql': V2, 'breaking.graphql': BREAKING, 'invalid.graphql': INVALID }).map(([name, sdl]) => writeFile(file(name), sdl)));
+    env = { GRAPH_REGISTRY_URL: registry.baseUrl, GRAPH_REGISTRY_API_KEY: API_KEY };
+  });
+
+  afterAll(async () => {
+    await registry.close();
+    await strict.close();
+    await redis.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('should publish, check, list versions and roll back, with exit statuses a pipeline can use', async () => {
+    const first = await run(['schema', 'publish', file('v1.graphql')], env);
+    expect(first).toMatchObject({ code: 0, stdout: expect.stringContaining('Published version 1') });
+    const again = await run(['schema', 'publish', file('v1.graphql')], env);
+    expect(again).toMatchObject({ code: 0, stdout: expect.stringContaining('Unchanged: the schema is version 1 already') });
+
+    const safe = await run(['schema', 'check', file('v2.graphql')], env);
+    expect(safe.code).toBe(0);
+    expect(safe.stdout).toMatch(/Compared with version 1: 0 breaking, 0 dangerous, 1 safe\.\n {2}safe +FIELD_ADDED +User\.email +Field User\.email was added\./);
+
+    const breaking = await run(['schema', 'check', file('breaking.graphql')], env);
+    expect(breaking.code).toBe(1);
+    expect(breaking.stdout).toMatch(/ {2}BREAKING +FIELD_REMOVED +User\.name +Field User\.name was removed\./);
+    expect(breaking.stderr).toContain('1 breaking change(s).');
+
+    expect((await run(['schema', 'publish', file('v2.graphql')], env)).stdout).toContain('Published version 2');
+    const versions = await run(['schema', 'versions'], env);
+    expect(versions.code).toBe(0);
+    expect(versions.stdout.split('\n').filter(Boolean).map((line) => line.split(' ')[0])).toEqual(['v2', 'v1']);
+
+    const rollback = await run(['schema', 'rollback', '1'], env);
+    expect(rollback).toMatchObject({ code: 0, stdout: expect.stringContaining('Published version 3') });
+    expect(rollback.stdout).toContain('BREAKING');
+    expect((await fetch(`${registry.baseUrl}/schema`, { headers: { 'x-api-key': API_KEY } }).then((res) => res.text()))).toBe(V1);
+  });
+
+  it('should print an invalid schema\'s problems as FILE:LINE:COLUMN and exit 1', async () => {
+    const res = await run(['schema', 'check', file('invalid.graphql')], env);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain(`${file('invalid.graphql')}:2:9  Unknown type "Missing".`);
+  });
+
+  it('should exit 1 when the policy refuses breaking changes, and publish them with --allow-breaking', async () => {
+    const strictEnv = { ...env, GRAPH_REGISTRY_URL: strict.baseUrl };
+    expect((await run(['schema', 'publish', file('v2.graphql')], strictEnv)).code).toBe(0);
+    const refused = await run(['schema', 'publish', file('breaking.graphql')], strictEnv);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/BREAKING +FIELD_REMOVED +User\.name/);
+    expect(refused.stderr).toContain('Refused: breaking changes refused by the schema policy');
+    const forced = await run(['schema', 'publish', file('breaking.graphql'), '--allow-breaking'], strictEnv);
+    expect(forced).toMatchObject({ code: 0, stdout: expect.stringContaining('Published version') });
+  });
+
+  it('should set, get, list and delete graphs, taking the URL and key from flags too', async () => {
+    const flags = ['--url', registry.baseUrl, '--key', API_KEY];
+    expect(await run([...flags, 'graph', 'set', 'orders', 'http://orders.example.com/graphql'])).toMatchObject({ code: 0 });
+    expect((await run([...flags, 'graph', 'get', 'orders'])).stdout).toBe('http://orders.example.com/graphql\n');
+    expect((await run([...flags, 'graph', 'list'])).stdout).toContain('orders\thttp://orders.example.com/graphql');
+    expect((await run([...flags, 'graph', 'delete', 'orders'])).code).toBe(0);
+    const gone = await run([...flags, 'graph', 'get', 'orders']);
+    expect(gone).toMatchObject({ code: 1, stderr: 'refused: 404 not found\n' });
+  });
+
+  it('should exit 2 saying the key was refused', async () => {
+    const res = await run(['schema', 'versions'], { ...env, GRAPH_REGISTRY_API_KEY: 'wrong-key' });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('the registry refused the API key (401 unauthorized)');
+  });
+
+  it('should exit 2 saying the registry cannot be reached', async () => {
+    const url = `http://127.0.0.1:${await freePort()}`;
+    const res = await run(['schema', 'check', file('v1.graphql')], { ...env, GRAPH_REGISTRY_URL: url });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain(`cannot reach the registry at ${url}`);
+  });
+
+  it('should exit 2 with the usage for an unknown command, a missing key or an unreadable file', async () => {
+    expect((await run(['schema', 'destroy'], env)).code).toBe(2);
+    expect((await run(['graph', 'list'], { GRAPH_REGISTRY_URL: registry.baseUrl })).stderr).toContain('the API key is missing');
+    expect((await run(['schema', 'check', file('none.graphql')], env)).stderr).toContain('cannot read');
+  });
+});

@@ -1,0 +1,161 @@
+import { Worker } from 'node:worker_threads';
+import { AppError } from '@sp/platform';
+import type { SchemaJob, SchemaJobResult } from './schema-job.js';
+import { emptyReport, type ChangeReport } from './schema-changes.js';
+import type { SdlProblem } from './schema-sdl.js';
+
+export interface SchemaCheckerOptions {
+  /** Worker threads checking schemas side by side. */
+  workers: number;
+  /** Longest a worker may spend on one schema; past it the worker is stopped and the request answered 422. */
+  timeBudgetMs: number;
+  /** Schemas waiting for a worker; past it a request is answered 503 with Retry-After. */
+  maxQueued: number;
+  /** Heap of one worker; a schema needing more is answered 422. */
+  maxMemoryMb: number;
+}
+
+export const DEFAULT_SCHEMA_CHECKER: SchemaCheckerOptions = { workers: 1, timeBudgetMs: 1000, maxQueued: 8, maxMemoryMb: 512 };
+
+/** Checks schemas off the event loop. */
+export interface SchemaChecker {
+  /** The schema's problems (empty when valid); rejects with a 422 or 503 AppError past a limit. */
+  check(sdl: string): Promise<SdlProblem[]>;
+  /** The problems of `sdl` and, when there are none, its changes since `previous` (an empty report without one). */
+  compare(sdl: string, previous: string | undefined): Promise<{ problems: SdlProblem[]; report: ChangeReport }>;
+  close(): Promise<void>;
+}
+
+/** A schema past the registry's limits: it may be valid, but checking it costs too much. */
+export const schemaTooComplex = (message: string): AppError => new AppError(422, 'schema_too_complex', `schema too complex: ${message}`);
+
+/** Too many schemas wait to be checked or published: 503 with Retry-After. */
+export const schemaChecksBusy = (): AppError => new AppError(503, 'busy', 'schema checks are busy; retry later', { headers: { 'Retry-After': '1' } });
+
+interface Pending {
+  job: SchemaJob;
+  resolve(result: SchemaJobResult): void;
+  reject(err: unknown): void;
+}
+
+/** In tests the sources run as they are (Node strips their types); in production, the built file beside this one. */
+const workerFile = new URL(import.meta.url.endsWith('.ts') ? './schema-worker.ts' : './schema-worker.js', import.meta.url);
+
+/**
+ * One worker thread, started with the checker (and again after it was stopped), and the job it
+ * runs. The job's timer starts when the worker has it, so a starting worker (loading graphql-js)
+ * does not eat a schema's budget.
+ */
+class Lane {
+  private worker: Worker | undefined;
+  private ready = false;
+  private running: { pending: Pending; timer: NodeJS.Timeout } | undefined;
+
+  constructor(
+    private readonly options: SchemaCheckerOptions,
+    private readonly next: () => Pending | undefined,
+  ) {
+    this.worker = this.spawn();
+  }
+
+  private spawn(): Worker {
+    this.ready = false;
+    const worker = new Worker(workerFile, { resourceLimits: { maxOldGenerationSizeMb: this.options.maxMemoryMb } });
+    worker.unref();
+    worker.on('message', (result: SchemaJobResult) => this.answered(result));
+    worker.on('error', (err: Error & { code?: string }) => {
+      const tooBig = err.code === 'ERR_WORKER_OUT_OF_MEMORY';
+      this.replace(tooBig ? schemaTooComplex(`checking it needs more than ${this.options.maxMemoryMb} MB`) : err);
+    });
+    return worker;
+  }
+
+  private answered(result: SchemaJobResult): void {
+    if (result.kind === 'ready') this.ready = true;
+    const running = this.running;
+    this.running = undefined;
+    if (running !== undefined) {
+      clearTimeout(running.timer);
+      running.pending.resolve(result);
+    }
+    this.pump();
+  }
+
+  /** Stops the worker (it may be stuck in a check) and fails its job; a fresh worker takes over. */
+  private replace(reason: unknown): void {
+    const running = this.running;
+    this.running = undefined;
+    if (running !== undefined) {
+      clearTimeout(running.timer);
+      running.pending.reject(reason);
+    }
+    void this.worker?.terminate();
+    this.worker = this.spawn();
+  }
+
+  pump(): void {
+    this.worker ??= this.spawn();
+    if (!this.ready || this.running !== undefined) return;
+    const pending = this.next();
+    if (pending === undefined) return;
+    const budget = this.options.timeBudgetMs;
+    const timer = setTimeout(() => this.replace(schemaTooComplex(`checking it takes longer than ${budget} ms`)), budget);
+    this.running = { pending, timer };
+    this.worker.postMessage(pending.job);
+  }
+
+  async close(): Promise<void> {
+    this.running?.pending.reject(new AppError(503, 'unavailable', 'shutting down'));
+    if (this.running !== undefined) clearTimeout(this.running.timer);
+    this.running = undefined;
+    await this.worker?.terminate();
+    this.worker = undefined;
+  }
+}
+
+/**
+ * A checker whose workers start with the first schema: for an app given none (tools, tests of
+ * other services), which may never see one.
+ */
+export function createLazySchemaChecker(options: SchemaCheckerOptions = DEFAULT_SCHEMA_CHECKER): SchemaChecker {
+  let checker: SchemaChecker | undefined;
+  return {
+    check: (sdl) => (checker ??= createSchemaChecker(options)).check(sdl),
+    compare: (sdl, previous) => (checker ??= createSchemaChecker(options)).compare(sdl, previous),
+    close: () => checker?.close() ?? Promise.resolve(),
+  };
+}
+
+/**
+ * A pool of worker threads checking schemas with a time and memory budget each, so that no
+ * schema, however hostile, blocks the registry's lookups: graphql-js' checks run synchronously
+ * and some of their costs grow faster than the text.
+ */
+export function createSchemaChecker(options: SchemaCheckerOptions = DEFAULT_SCHEMA_CHECKER): SchemaChecker {
+  const queue: Pending[] = [];
+  const lanes: Lane[] = [];
+  for (let i = 0; i < options.workers; i += 1) lanes.push(new Lane(options, () => queue.shift()));
+  const run = (job: SchemaJob): Promise<SchemaJobResult> => {
+    if (queue.length >= options.maxQueued) return Promise.reject(schemaChecksBusy());
+    return new Promise((resolve, reject) => {
+      queue.push({ job, resolve, reject });
+      for (const lane of lanes) lane.pump();
+    });
+  };
+  const checked = async (job: SchemaJob): Promise<{ problems: SdlProblem[]; report?: ChangeReport }> => {
+    const result = await run(job);
+    if (result.kind === 'too-complex') throw schemaTooComplex(result.message);
+    return result.kind === 'checked' ? result : { problems: [] };
+  };
+  return {
+    check: async (sdl) => (await checked({ sdl })).problems,
+    async compare(sdl, previous) {
+      const { problems, report } = await checked(previous === undefined ? { sdl } : { sdl, previous });
+      return { problems, report: report ?? emptyReport() };
+    },
+    async close() {
+      for (const pending of queue.splice(0)) pending.reject(new AppError(503, 'unavailable', 'shutting down'));
+      await Promise.all(lanes.map((lane) => lane.close()));
+    },
+  };
+}

@@ -1,0 +1,53 @@
+import type { ChangeCounts, ChangeReport } from './schema-changes.js';
+
+/** What the history keeps of a published schema, without its text (GET /schema/versions). */
+export interface SchemaVersionInfo {
+  /** 1, 2, 3…: consecutive, never reused, also after old versions were dropped. */
+  version: number;
+  /** SHA-256 of the SDL's UTF-8 bytes, hex. */
+  sha256: string;
+  publishedAt: string;
+  /** Fingerprint of the API key that published it (never the key). */
+  publisher: string;
+  /** The version this one followed and was compared with; null for the first. */
+  previousVersion: number | null;
+  /** The version whose SDL a rollback published again; null otherwise. */
+  rollbackOf: number | null;
+  counts: ChangeCounts;
+}
+
+/** A version with its SDL and its change report against `previousVersion`. */
+export interface StoredSchemaVersion extends SchemaVersionInfo {
+  sdl: string;
+  report: ChangeReport;
+}
+
+/** The newest version, or the schema stored before versions existed (version 0), or nothing. */
+export interface LatestSchema {
+  version: number;
+  sdl?: string;
+}
+
+/**
+ * The schema history, beside the current schema (`graph:schema`, which every append also sets).
+ * Implementations: redis-schema-versions (one Lua script per append, so concurrent publishes on
+ * every replica get consecutive numbers) and memory-schema-versions (local runs).
+ */
+export interface SchemaVersions {
+  latest(): Promise<LatestSchema>;
+  /**
+   * Stores `entry` as version `expected + 1`, sets the current schema, and drops the oldest
+   * versions beyond `keep`, all at once; false (nothing written) when the newest version is no
+   * longer `expected`, because another publish came first.
+   */
+  append(expected: number, entry: StoredSchemaVersion, keep: number): Promise<boolean>;
+  /** Up to `limit` versions older than `before` (all when undefined), newest first. */
+  list(before: number | undefined, limit: number): Promise<SchemaVersionInfo[]>;
+  get(version: number): Promise<StoredSchemaVersion | undefined>;
+}
+
+/** The fields of a stored version that its listing shows. */
+export function infoOf(entry: StoredSchemaVersion): SchemaVersionInfo {
+  const { version, sha256, publishedAt, publisher, previousVersion, rollbackOf, counts } = entry;
+  return { version, sha256, publishedAt, publisher, previousVersion, rollbackOf, counts };
+}

@@ -1,0 +1,42 @@
+// The worker thread of schema-checker.ts: checks and compares schemas off the registry's event
+// loop. Imports name their .ts sources (rewritten to .js by tsc), so the thread also runs from
+// the sources in tests, under Node's type stripping.
+import { parentPort } from 'node:worker_threads';
+import { buildSchema, type GraphQLSchema } from 'graphql';
+import { compareSchemas, emptyReport, type ChangeReport } from './schema-changes.ts';
+import { checkSdl, SchemaTooComplex } from './schema-sdl.ts';
+import type { SchemaJob, SchemaJobResult } from './schema-job.ts';
+
+// graphql-js makes one Error per problem it finds; their stack traces are never shown, and
+// capturing one per error cost more than the check itself for a schema with many problems.
+Error.stackTraceLimit = 0;
+
+/** The stored schema a new one follows; it was checked when stored, so it is built without checks again. */
+function previousSchema(sdl: string): GraphQLSchema | undefined {
+  try {
+    return buildSchema(sdl, { assumeValid: true, assumeValidSDL: true });
+  } catch {
+    return undefined; // not buildable (written to Redis by hand): the report then lists nothing
+  }
+}
+
+function reportAgainst(previous: string, schema: GraphQLSchema): ChangeReport {
+  const before = previousSchema(previous);
+  return before === undefined ? emptyReport() : compareSchemas(before, schema);
+}
+
+function run(job: SchemaJob): SchemaJobResult {
+  try {
+    const { schema, problems } = checkSdl(job.sdl);
+    if (schema === undefined || job.previous === undefined) return { kind: 'checked', problems };
+    return { kind: 'checked', problems, report: reportAgainst(job.previous, schema) };
+  } catch (err) {
+    if (err instanceof SchemaTooComplex) return { kind: 'too-complex', message: err.message };
+    throw err;
+  }
+}
+
+const port = parentPort;
+if (port === null) throw new Error('schema-worker runs as a worker thread only');
+port.on('message', (job: SchemaJob) => port.postMessage(run(job)));
+port.postMessage({ kind: 'ready' } satisfies SchemaJobResult);
