@@ -11,6 +11,8 @@ probes:
 
 {{- define "graph-registry.configData" -}}
 Registry__Host: "0.0.0.0"
+Registry__SchemaCheckTimeoutMs: {{ .Values.schemaCheck.timeoutMs | quote }}
+Registry__SchemaWorkerMemoryMb: {{ .Values.schemaCheck.workerMemoryMb | quote }}
 {{- if not .Values.store.existingSecretKey }}
 STORE_URL: {{ .Values.store.url | quote }}
 {{- end }}
