@@ -158,8 +158,19 @@ describe('a real Prometheus scraping the platform during the journey', () => {
     const { dashboard } = dashboards().find((candidate) => candidate.file === file)!;
     const pods = await podChoices(prometheus!, dashboard, NAMESPACE);
     expect(pods.length).toBeGreaterThan(0);
-    const problems: string[] = [];
-    for (const query of dashboardQueries(file, dashboard)) problems.push(...(await liveQueryProblems(prometheus!, query, variables(pods.join('|')))));
+    const check = async (): Promise<string[]> => {
+      const problems: string[] = [];
+      for (const query of dashboardQueries(file, dashboard)) problems.push(...(await liveQueryProblems(prometheus!, query, variables(pods.join('|')))));
+      return problems;
+    };
+    // With a 1 s scrape timeout, a loaded machine can miss a few scrapes of one target, and a
+    // 30 s rate window then briefly holds too few samples. A missing metric or label stays missing,
+    // so a problem still there after ten more scrapes is a real one.
+    let problems = await check();
+    for (let tries = 0; problems.length > 0 && tries < 10; tries += 1) {
+      await sleep(INTERVAL_SECONDS * 1000);
+      problems = await check();
+    }
     expect(problems).toEqual([]);
   });
 
