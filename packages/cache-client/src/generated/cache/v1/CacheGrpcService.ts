@@ -152,10 +152,9 @@ export interface CacheGrpcServiceClient extends grpc.Client {
   /**
    * Announces, until the caller cancels, every change of a key under one of the prefixes: Set,
    * SetIfAbsent that stored, Increment, Remove of a live entry, RemoveIfEquals that removed,
-   * eviction and expiry, whichever
-   * replica of the service (or anything else writing the service's Redis keys) made it. Meant for
-   * near caches: a client drops its copy of a key when told, and everything when it cannot be
-   * sure it was told (a sequence gap, the stream ending).
+   * eviction and expiry, whichever replica of the service (or anything else writing the service's
+   * Redis keys) made it. Meant for near caches: a client drops its copy of a key when told, and
+   * everything when it cannot be sure it was told (a sequence gap, the stream ending).
    * 
    * The first message is SUBSCRIBED (sequence 1): changes from then on are announced. Every
    * message after it has the previous sequence + 1; a jump means messages were dropped (the client
@@ -178,10 +177,9 @@ export interface CacheGrpcServiceClient extends grpc.Client {
   /**
    * Announces, until the caller cancels, every change of a key under one of the prefixes: Set,
    * SetIfAbsent that stored, Increment, Remove of a live entry, RemoveIfEquals that removed,
-   * eviction and expiry, whichever
-   * replica of the service (or anything else writing the service's Redis keys) made it. Meant for
-   * near caches: a client drops its copy of a key when told, and everything when it cannot be
-   * sure it was told (a sequence gap, the stream ending).
+   * eviction and expiry, whichever replica of the service (or anything else writing the service's
+   * Redis keys) made it. Meant for near caches: a client drops its copy of a key when told, and
+   * everything when it cannot be sure it was told (a sequence gap, the stream ending).
    * 
    * The first message is SUBSCRIBED (sequence 1): changes from then on are announced. Every
    * message after it has the previous sequence + 1; a jump means messages were dropped (the client
@@ -259,10 +257,9 @@ export interface CacheGrpcServiceHandlers extends grpc.UntypedServiceImplementat
   /**
    * Announces, until the caller cancels, every change of a key under one of the prefixes: Set,
    * SetIfAbsent that stored, Increment, Remove of a live entry, RemoveIfEquals that removed,
-   * eviction and expiry, whichever
-   * replica of the service (or anything else writing the service's Redis keys) made it. Meant for
-   * near caches: a client drops its copy of a key when told, and everything when it cannot be
-   * sure it was told (a sequence gap, the stream ending).
+   * eviction and expiry, whichever replica of the service (or anything else writing the service's
+   * Redis keys) made it. Meant for near caches: a client drops its copy of a key when told, and
+   * everything when it cannot be sure it was told (a sequence gap, the stream ending).
    * 
    * The first message is SUBSCRIBED (sequence 1): changes from then on are announced. Every
    * message after it has the previous sequence + 1; a jump means messages were dropped (the client
