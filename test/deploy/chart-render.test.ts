@@ -284,6 +284,8 @@ function expectSecureContainer(container: Container): void {
 
 /** What an existing Secret would hold for a variable: a URL with a password for URLs, else a key. */
 function secretPlaceholder(name: string): string {
+  // The webhooks check the Stripe key's form (its mode must match the events' livemode).
+  if (name === 'PAYMENT_PROVIDER_API_KEY') return 'sk_test_fromTheExistingSecret';
   return /url/i.test(name) ? 'redis://:password-from-the-secret@redis.data:6379' : 'value-from-the-existing-secret';
 }
 

@@ -81,7 +81,7 @@ export function loadConfig(environment: Env = process.env): GraphRegistryConfig 
     logLevel: vars.Log__Level,
     shutdownGraceMs: vars.Shutdown__GracePeriodMs,
     schemaChecker: {
-      ...DEFAULT_SCHEMA_CHECKER,
+      maxQueued: DEFAULT_SCHEMA_CHECKER.maxQueued,
       timeBudgetMs: vars.Registry__SchemaCheckTimeoutMs,
       workers: vars.Registry__SchemaWorkers,
       maxMemoryMb: vars.Registry__SchemaWorkerMemoryMb,
