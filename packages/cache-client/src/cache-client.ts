@@ -63,6 +63,13 @@ export interface CacheClient<T> {
   /** Removes key; true when a live entry was removed. */
   remove(key: string): Promise<boolean>;
   /**
+   * Removes key only when its live value serializes to exactly the bytes of `value`, atomically;
+   * true when it removed it. A record read, acted on, then released goes this way, so a value
+   * written in between (a newer lock holder, a newer code) is left alone. After a retry (see
+   * `retries`) false may mean the first attempt removed it.
+   */
+  removeIfEquals(key: string, value: T): Promise<boolean>;
+  /**
    * Adds `delta` (default 1) to the counter under key, atomically, and resolves with the new
    * value and the counter's expiry. A counter this call creates starts at 0 and lives `ttlMs`
    * (none: no expiry); later increments keep that expiry (a fixed window). Not idempotent: see
@@ -132,6 +139,7 @@ export function createCacheClient<T = unknown>(settings: CacheClientSettings, se
     Remove: client.Remove.bind(client),
     Increment: client.Increment.bind(client),
     SetIfAbsent: client.SetIfAbsent.bind(client),
+    RemoveIfEquals: client.RemoveIfEquals.bind(client),
   };
   const getOne = async (key: string): Promise<CacheResponse__Output> => (await call<CacheRequest, CacheResponse__Output>(rpc.Get, { key })).response;
   const getMany = async (keys: string[]): Promise<CacheResponse__Output[]> => (await call<GetManyRequest, GetManyResponse__Output>(rpc.GetMany, { keys })).response.entries;
@@ -179,6 +187,9 @@ export function createCacheClient<T = unknown>(settings: CacheClientSettings, se
     },
     async remove(key) {
       return (await writing(key, () => call<CacheRequest, CacheResponse__Output>(rpc.Remove, { key }))).response.found;
+    },
+    async removeIfEquals(key, value) {
+      return (await writing(key, () => call<CacheRequest, CacheResponse__Output>(rpc.RemoveIfEquals, { key, value: serializer.serialize(value) }))).response.found;
     },
     async increment(key, delta = 1, ttlMs = 0) {
       const { response } = await writing(key, () => call<IncrementRequest, IncrementResponse__Output>(rpc.Increment, { key, delta, ttlMs }));

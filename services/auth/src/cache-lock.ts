@@ -16,14 +16,15 @@ export interface CacheLockOptions {
 /**
  * Takes `key` in the cache service when nobody holds it: a SetIfAbsent record with a unique value
  * and a TTL, so a holder that dies frees it by itself. Resolves with the release, which removes the
- * record only while it still holds that value (a holder that outlived its TTL leaves the next
- * holder's lock alone), or with undefined when the key is held.
+ * record only while it still holds that value, in one atomic step (RemoveIfEquals): a holder that
+ * outlived its TTL leaves the next holder's lock alone, even when the lock changed hands while the
+ * release was on its way. Resolves with undefined when the key is held.
  */
 export async function tryCacheLock(cache: CacheClient<unknown>, key: string, ttlMs: number): Promise<(() => Promise<void>) | undefined> {
   const id = randomUUID();
   if (!(await cache.setIfAbsent(key, id, ttlMs)).stored) return undefined;
   return async () => {
-    if ((await cache.get(key)) === id) await cache.remove(key);
+    await cache.removeIfEquals(key, id);
   };
 }
 

@@ -19,8 +19,10 @@ export const REFUSALS: Readonly<Record<Exclude<CheckResult, 'success'>, string>>
  *    secret is removed): the attempt after the last allowed wrong one fails even with the right code;
  * 2. a missing secret is explained by the phone's state: used, locked, or else expired;
  * 3. a wrong code on the last token locks the code at once;
- * 4. a right code must still be claimed by removing the secret: of concurrent verifications of
- *    one code only the one whose remove succeeded passes, the others see it as used.
+ * 4. a right code must still be claimed by removing the secret, only if it is still the one read
+ *    (RemoveIfEquals): of concurrent verifications of one code only the one whose removal
+ *    succeeded passes, the others see it as used; a code replaced by a newer one since it was
+ *    read is refused, and the newer code stays usable.
  */
 export async function checkPhoneCode(otps: OtpStore, input: { phoneNumber: string; code: string; nowMs: number; maxAttempts: number }): Promise<CheckResult> {
   const { phoneNumber } = input;
@@ -32,14 +34,14 @@ export async function checkPhoneCode(otps: OtpStore, input: { phoneNumber: strin
     return state === 'locked' ? 'too_many_attempts' : 'expired';
   }
   if (attempt === undefined) {
-    await otps.lock(phoneNumber);
+    await otps.lock(phoneNumber, secret);
     return 'too_many_attempts';
   }
   if (!(await checkOtpCode(secret, input.code, input.nowMs))) {
-    if (attempt >= input.maxAttempts) await otps.lock(phoneNumber);
+    if (attempt >= input.maxAttempts) await otps.lock(phoneNumber, secret);
     return 'wrong_code';
   }
-  if (!(await otps.claim(phoneNumber))) return 'reused';
+  if (!(await otps.claim(phoneNumber, secret))) return 'reused';
   await otps.markUsed(phoneNumber);
   return 'success';
 }

@@ -47,7 +47,7 @@ export function requestOtp(deps: RequestOtpDeps): Koa.Middleware {
       await deps.otps.issue(phoneNumber, secret);
       await deps.publisher.publish(deps.settings.kafka.notificationsTopic, sendSmsNotificationEvent({ phoneNumber, code, locale }));
     } catch (err) {
-      const undo = await Promise.allSettled([deps.otps.discard(phoneNumber), deps.limiter.release(admission)]);
+      const undo = await Promise.allSettled([deps.otps.discard(phoneNumber, secret), deps.limiter.release(admission)]);
       for (const outcome of undo) if (outcome.status === 'rejected') deps.logger.error({ err: outcome.reason as unknown }, 'removing an unsent code failed');
       throw err;
     }

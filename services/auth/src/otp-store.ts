@@ -8,24 +8,26 @@ export type OtpState = 'used' | 'locked';
  *   otp:{phone}:secret          the TOTP secret (removed when used, locked or replaced)
  *   otp:{phone}:attempt:{1..n}  one token per allowed attempt, each consumed by an atomic remove
  *   otp:{phone}:state           `used` or `locked`, so a later attempt can say why it failed
- * Only get, set and remove are needed, and remove tells whether it removed a live entry, atomically
- * in every cache backend: that is what makes a code single-use and the attempt limit hold
- * across replicas of this service.
+ * Only get, set, remove and removeIfEquals are needed, and both removals tell whether they removed
+ * a live entry, atomically in every cache backend: that is what makes a code single-use and the
+ * attempt limit hold across replicas of this service. The secret is only ever removed as the
+ * secret that was read (removeIfEquals): a newer code issued between the read and the removal
+ * keeps its secret.
  */
 export interface OtpStore {
   /** Stores a new secret with a full set of attempt tokens, replacing any earlier code. */
   issue(phone: string, secret: string): Promise<void>;
-  /** Removes the secret again (its SMS could not be sent). */
-  discard(phone: string): Promise<void>;
+  /** Removes the secret again (its SMS could not be sent), unless a newer code replaced it. */
+  discard(phone: string, secret: string): Promise<void>;
   /** Consumes one attempt token: its number, or undefined when none is left. */
   takeAttempt(phone: string): Promise<number | undefined>;
   secret(phone: string): Promise<string | undefined>;
-  /** Removes the secret; true only for the one caller that removed it. */
-  claim(phone: string): Promise<boolean>;
+  /** Removes `secret`, the one read; true only for the one caller that removed it (false when a newer code replaced it). */
+  claim(phone: string, secret: string): Promise<boolean>;
   /** Records the code as used (after a successful claim). */
   markUsed(phone: string): Promise<void>;
-  /** Kills the code after too many wrong attempts. */
-  lock(phone: string): Promise<void>;
+  /** Kills the code of `secret` after too many wrong attempts (a newer code is left alone). */
+  lock(phone: string, secret: string): Promise<void>;
   state(phone: string): Promise<OtpState | undefined>;
 }
 
@@ -42,8 +44,8 @@ export function createOtpStore(cache: CacheClient<unknown>, settings: { ttlSecon
       await Promise.all([...attempts.map((n) => cache.set(attemptKey(phone, n), 1, ttlMs)), cache.remove(stateKey(phone))]);
       await cache.set(secretKey(phone), secret, ttlMs);
     },
-    async discard(phone) {
-      await cache.remove(secretKey(phone));
+    async discard(phone, secret) {
+      await cache.removeIfEquals(secretKey(phone), secret);
     },
     async takeAttempt(phone) {
       for (const n of attempts) {
@@ -55,13 +57,13 @@ export function createOtpStore(cache: CacheClient<unknown>, settings: { ttlSecon
       const value = await cache.get(secretKey(phone));
       return typeof value === 'string' ? value : undefined;
     },
-    claim: (phone) => cache.remove(secretKey(phone)),
+    claim: (phone, secret) => cache.removeIfEquals(secretKey(phone), secret),
     async markUsed(phone) {
       await cache.set(stateKey(phone), 'used', ttlMs);
     },
-    async lock(phone) {
+    async lock(phone, secret) {
       await cache.set(stateKey(phone), 'locked', ttlMs);
-      await cache.remove(secretKey(phone));
+      await cache.removeIfEquals(secretKey(phone), secret);
     },
     async state(phone) {
       const value = await cache.get(stateKey(phone));

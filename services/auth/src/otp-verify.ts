@@ -20,7 +20,7 @@ function roleOf(ctx: Koa.Context): Role {
 }
 
 /** What verifyOtp uses. */
-export type VerifyOtpDeps = Pick<AuthServices, 'otps' | 'users' | 'identityProvider' | 'cache' | 'completeLogin' | 'metrics' | 'now'> & { settings: Pick<AuthSettings, 'otp' | 'locales' | 'groups'> };
+export type VerifyOtpDeps = Pick<AuthServices, 'otps' | 'users' | 'identityProvider' | 'cache' | 'completeLogin' | 'metrics' | 'now'> & { settings: Pick<AuthSettings, 'otp' | 'locales' | 'groups' | 'oidc'> };
 
 /**
  * POST /otp/verify {phoneNumber, code, locale?} with X-Role-Claim: every refusal is
@@ -41,7 +41,7 @@ export function verifyOtp(deps: VerifyOtpDeps): Koa.Middleware {
       // The SMS reached someone who typed the code: the conversion the pumping alert watches per country.
       deps.metrics.otpVerified(phone.country);
       const locale = resolveLocale(body.locale, ctx.get('accept-language'), deps.settings.locales);
-      const tokens = await loginByPhone(deps, { phoneNumber, locale, group: deps.settings.groups[role] });
+      const tokens = await loginByPhone({ ...deps, keycloakTimeoutMs: deps.settings.oidc.timeoutMs }, { phoneNumber, locale, group: deps.settings.groups[role] });
       const userLocale = resolveLocale(tokens.locale, undefined, { supported: deps.settings.locales.supported, fallback: locale });
       await deps.completeLogin(ctx, tokens, { phoneNumber, locale: userLocale, method: 'otp', role });
       ctx.body = {};

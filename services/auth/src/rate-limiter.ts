@@ -11,9 +11,16 @@ export interface OtpRequester {
   prefix: string;
 }
 
+/** The record of a number's cooldown; its random id tells one admission's from the next. */
+export interface Cooldown {
+  id: string;
+  untilMs: number;
+}
+
 /** What one admitted request holds, to give back when its code could not be sent. */
 export interface Admission extends OtpRequester {
-  cooldownId: string;
+  /** The cooldown record it stored (none when the cooldown is 0). */
+  cooldown: Cooldown | undefined;
 }
 
 export interface OtpRateLimiter {
@@ -28,11 +35,6 @@ export type RateLimits = Pick<OtpLimits, 'cooldownSeconds' | 'maxPerPhone' | 'ma
 /** The platform-wide budget's counter: one fixed window of a minute for all replicas. */
 export const SMS_BUDGET_KEY = 'ratelimit:otp:budget';
 const BUDGET_WINDOW_MS = 60_000;
-
-interface Cooldown {
-  id: string;
-  untilMs: number;
-}
 
 /** One fixed-window counter a request must pass. */
 interface Window {
@@ -54,7 +56,8 @@ const isCooldown = (value: unknown): value is Cooldown => typeof value === 'obje
  *                                  many numbers of one premium range, from many addresses
  *   ratelimit:otp:budget           the same for the whole platform, a window of one minute
  * Checked in that order, each step only once the ones before admitted the request, and a refusal
- * gives back what the steps before took (and lifts the cooldown): a refused request spends
+ * gives back what the steps before took (and lifts its own cooldown, by RemoveIfEquals of the
+ * record it stored): a refused request spends
  * nothing. So an IP over its limit cannot exhaust a victim's number, a prefix under attack does
  * not use up its callers' own budgets, and a request refused for the platform's budget, which is
  * nobody's fault in particular, costs its number, IP and prefix nothing either; the caller may
@@ -78,13 +81,14 @@ export function createOtpRateLimiter(cache: CacheClient<unknown>, limits: RateLi
   // for the next window: the TTL applies only to a counter the call creates.
   const giveBack = (key: string): Promise<unknown> => cache.increment(key, -1, 1);
 
-  const removeCooldown = async (phone: string, id: string): Promise<void> => {
-    const current = await cache.get(cooldownKey(phone));
-    if (isCooldown(current) && current.id === id) await cache.remove(cooldownKey(phone));
+  // Only the record this admission stored, in one atomic step: a give-back that comes after it
+  // expired and the next code's admission claimed the number leaves that one's cooldown alone.
+  const removeCooldown = async (phone: string, cooldown: Cooldown | undefined): Promise<void> => {
+    if (cooldown !== undefined) await cache.removeIfEquals(cooldownKey(phone), cooldown);
   };
 
-  const undo = async (phone: string, cooldownId: string, taken: readonly string[]): Promise<void> => {
-    await Promise.all([...taken.map(giveBack), removeCooldown(phone, cooldownId)]);
+  const undo = async (phone: string, cooldown: Cooldown | undefined, taken: readonly string[]): Promise<void> => {
+    await Promise.all([...taken.map(giveBack), removeCooldown(phone, cooldown)]);
   };
 
   /** The refusal of a window found over its limit. */
@@ -97,15 +101,15 @@ export function createOtpRateLimiter(cache: CacheClient<unknown>, limits: RateLi
   };
 
   /** Takes one from each window in order; on a refusal, or a failure of the cache, gives back what it took. */
-  const takeAll = async (requester: OtpRequester, cooldownId: string): Promise<void> => {
+  const takeAll = async (requester: OtpRequester, cooldown: Cooldown | undefined): Promise<void> => {
     const taken: string[] = [];
     for (const window of windowsOf(requester)) {
       const counter = await cache.increment(window.key, 1, window.windowMs).catch(async (err: unknown) => {
-        await undo(requester.phone, cooldownId, taken).catch(() => undefined);
+        await undo(requester.phone, cooldown, taken).catch(() => undefined);
         throw err;
       });
       if (counter.value > window.max) {
-        await undo(requester.phone, cooldownId, taken);
+        await undo(requester.phone, cooldown, taken);
         throw refusal(window, counter);
       }
       taken.push(window.key);
@@ -114,16 +118,16 @@ export function createOtpRateLimiter(cache: CacheClient<unknown>, limits: RateLi
 
   return {
     async admit(requester) {
-      const cooldownId = randomUUID();
-      if (cooldownMs > 0) {
-        const claim = await cache.setIfAbsent(cooldownKey(requester.phone), { id: cooldownId, untilMs: options.now() + cooldownMs }, cooldownMs);
+      const cooldown = cooldownMs > 0 ? { id: randomUUID(), untilMs: options.now() + cooldownMs } : undefined;
+      if (cooldown !== undefined) {
+        const claim = await cache.setIfAbsent(cooldownKey(requester.phone), cooldown, cooldownMs);
         if (!claim.stored) throw otpRefusal('resend_cooldown', ((isCooldown(claim.value) ? claim.value.untilMs : options.now() + cooldownMs) - options.now()) / 1000);
       }
-      await takeAll(requester, cooldownId);
-      return { ...requester, cooldownId };
+      await takeAll(requester, cooldown);
+      return { ...requester, cooldown };
     },
     async release(admission) {
-      await undo(admission.phone, admission.cooldownId, windowsOf(admission).map((window) => window.key));
+      await undo(admission.phone, admission.cooldown, windowsOf(admission).map((window) => window.key));
     },
   };
 }

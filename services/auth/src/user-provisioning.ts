@@ -19,10 +19,27 @@ export interface ProvisioningDeps {
   identityProvider: IdentityProvider;
   /** Where the per-number lock lives (the cache service, shared by the replicas). */
   cache: CacheClient<unknown>;
+  /** The bound of one call to Keycloak (Oidc__TimeoutMs): the lock's TTL is derived from it. */
+  keycloakTimeoutMs: number;
 }
 
-/** Keycloak calls of one login take well under this; a holder that dies frees the number after it. */
-const LOCK = { ttlMs: 15_000, waitMs: 10_000 };
+/**
+ * Calls to Keycloak one login makes one after another, at most: two user searches, a create that
+ * finds the number taken (409), the two searches again, the user's groups, the password and the
+ * grant (8), plus a fetch of the admin token and one repeat of a call refused with 401 (its token
+ * and the call again).
+ */
+export const KEYCLOAK_CALLS_PER_LOGIN = 11;
+
+/**
+ * The per-number lock lives as long as the slowest login the timeouts allow, each call taking its
+ * full Oidc__TimeoutMs, plus 2 s for the cache calls: it cannot expire while its login still runs,
+ * which would let a second login of the number replace the first one's password before its grant.
+ * (A holder that dies frees the number after it; a waiter still gives up after 10 s with 503.)
+ */
+export const provisioningLockTtlMs = (keycloakTimeoutMs: number): number => KEYCLOAK_CALLS_PER_LOGIN * keycloakTimeoutMs + 2000;
+
+const LOCK_WAIT_MS = 10_000;
 
 
 /**
@@ -37,7 +54,8 @@ const LOCK = { ttlMs: 15_000, waitMs: 10_000 };
  * concurrent first logins create one user and no login's password is replaced before its grant.
  */
 export function loginByPhone(deps: ProvisioningDeps, request: OtpLoginRequest): Promise<LoginTokens> {
-  return withCacheLock(deps.cache, `lock:provision:${request.phoneNumber}`, LOCK, async () => {
+  const lock = { ttlMs: provisioningLockTtlMs(deps.keycloakTimeoutMs), waitMs: LOCK_WAIT_MS };
+  return withCacheLock(deps.cache, `lock:provision:${request.phoneNumber}`, lock, async () => {
     const password = randomBytes(32).toString('base64url');
     const existing = await deps.users.findByPhone(request.phoneNumber);
     const created = existing === undefined ? await deps.users.createUser({ username: request.phoneNumber, phoneNumber: request.phoneNumber, locale: request.locale, group: request.group, password }) : undefined;

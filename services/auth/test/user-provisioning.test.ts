@@ -1,10 +1,11 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createRegistry } from '@sp/platform';
 import { startCacheService, type RunningCacheService } from '../../../test/support/cache-service.js';
 import { silentLogger } from '../../../test/support/silent-logger.js';
 import { createAuthAdapters, type AuthAdapters } from '../src/adapters.js';
 import { loadConfig } from '../src/config.js';
-import { loginByPhone } from '../src/user-provisioning.js';
+import { loginByPhone, type ProvisioningDeps } from '../src/user-provisioning.js';
 import { testEnvironment } from './support/auth-fixture.js';
 import { keycloakAdmin, userinfo } from './support/keycloak.js';
 import { newPhoneNumber } from './support/phones.js';
@@ -16,14 +17,15 @@ import { newPhoneNumber } from './support/phones.js';
  */
 describe('first-login provisioning against real Keycloak', () => {
   let cacheService: RunningCacheService;
-  const replicas: AuthAdapters[] = [];
+  const replicas: Array<AuthAdapters & ProvisioningDeps> = [];
   const admin = keycloakAdmin();
   const createdUsers: string[] = [];
 
   beforeAll(async () => {
     cacheService = await startCacheService();
-    const config = loadConfig(testEnvironment(cacheService.address));
-    for (let i = 0; i < 2; i++) replicas.push(createAuthAdapters(config, { logger: silentLogger('auth'), registry: createRegistry('auth') }));
+    // Oidc__TimeoutMs as deployed by default: 5 s.
+    const config = loadConfig(testEnvironment(cacheService.address, { Oidc__TimeoutMs: '5000' }));
+    for (let i = 0; i < 2; i++) replicas.push({ ...createAuthAdapters(config, { logger: silentLogger('auth'), registry: createRegistry('auth') }), keycloakTimeoutMs: config.oidc.timeoutMs });
   });
 
   afterAll(async () => {
@@ -46,6 +48,54 @@ describe('first-login provisioning against real Keycloak', () => {
       expect(info.claims.sub).toBe(users[0]!.id);
     }
   });
+
+  it('should keep a number locked for the whole of a login whose Keycloak calls are slow but within their timeouts', async () => {
+    // Every directory call and the grant answer 4 s late (a slow network, each within the 5 s
+    // Oidc__TimeoutMs): the login of an existing user takes over 16 s. A second login of the
+    // number starts 5.5 s in and waits its 10 s. With a lock that expired mid-login (a fixed 15 s
+    // TTL), it got in at 15 s and ran beside the first (and could replace its password before
+    // its grant); now it gives up with 503 and never runs beside it.
+    const phoneNumber = newPhoneNumber();
+    await loginByPhone(replicas[0]!, { phoneNumber, locale: 'en', group: 'subscribers' });
+    const [user] = await admin.usersNamed(phoneNumber);
+    createdUsers.push(user!.id);
+    let inside = 0;
+    let most = 0;
+    const slow = (deps: ProvisioningDeps): ProvisioningDeps => ({
+      ...deps,
+      users: {
+        ...deps.users,
+        findByPhone: async (number) => {
+          most = Math.max(most, ++inside);
+          await sleep(4000);
+          return deps.users.findByPhone(number);
+        },
+        groupsOf: async (id) => (await sleep(4000), deps.users.groupsOf(id)),
+        setPassword: async (id, password) => (await sleep(4000), deps.users.setPassword(id, password)),
+      },
+      identityProvider: {
+        ...deps.identityProvider,
+        passwordGrant: async (username, password) => {
+          await sleep(4000);
+          try {
+            return await deps.identityProvider.passwordGrant(username, password);
+          } finally {
+            inside--;
+          }
+        },
+      },
+    });
+    const first = loginByPhone(slow(replicas[0]!), { phoneNumber, locale: 'en', group: 'subscribers' });
+    await sleep(5500);
+    const second = await loginByPhone(slow(replicas[1]!), { phoneNumber, locale: 'en', group: 'subscribers' }).then(
+      () => 'logged in',
+      (err: unknown) => err,
+    );
+    const tokens = await first;
+    expect(most).toBe(1);
+    expect(second).toMatchObject({ status: 503 });
+    expect((await userinfo(tokens.accessToken)).status).toBe(200);
+  }, 60_000);
 
   it('should refuse a role the existing user does not have, without changing its groups', async () => {
     const phoneNumber = newPhoneNumber();

@@ -31,7 +31,7 @@ export function createCacheMetrics(registry: Registry, size: () => number | unde
     hits: new Counter({ name: 'cache_hits_total', help: 'Get calls that found a live entry', registers }),
     misses: new Counter({ name: 'cache_misses_total', help: 'Get calls that found nothing', registers }),
     sets: new Counter({ name: 'cache_sets_total', help: 'Entries stored', registers }),
-    removals: new Counter({ name: 'cache_removals_total', help: 'Entries removed by Remove', registers }),
+    removals: new Counter({ name: 'cache_removals_total', help: 'Entries removed by Remove or RemoveIfEquals', registers }),
     increments: new Counter({ name: 'cache_increments_total', help: 'Counters changed by Increment', registers }),
     setIfAbsent: new Counter({ name: 'cache_set_if_absent_total', help: 'SetIfAbsent calls by result: stored, or found a live entry', labelNames: ['result'], registers }),
     rpcDuration: new Histogram({

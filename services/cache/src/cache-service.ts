@@ -3,7 +3,8 @@ import { badRequest, toGrpcStatus, type Logger } from '@sp/platform';
 import type { CacheGrpcServiceHandlers, CacheRequest__Output, CacheResponse, GetManyRequest__Output, GetManyResponse, IncrementRequest__Output, IncrementResponse } from '@sp/cache-client';
 import type { CacheStore } from './store.js';
 import type { CacheMetrics } from './cache-metrics.js';
-import { validateIncrement, validateKey, validateSet } from './validation.js';
+import { validateIncrement, validateKey, validateKeyAndValue, validateSet } from './validation.js';
+import { keysAreUtf8 } from './utf8-keys.js';
 
 export interface CacheServiceDeps {
   store: CacheStore;
@@ -34,8 +35,10 @@ export function createCacheService(deps: CacheServiceDeps): Omit<CacheGrpcServic
 
   const get: Handler<CacheRequest__Output, CacheResponse> = async (request) => read(validateKey(request));
 
-  const getMany: Handler<GetManyRequest__Output, GetManyResponse> = async ({ keys }) => {
+  const getMany: Handler<GetManyRequest__Output, GetManyResponse> = async (request) => {
+    const { keys } = request;
     if (keys.length === 0 || keys.length > MAX_GET_MANY_KEYS) throw badRequest(`keys: from 1 to ${MAX_GET_MANY_KEYS}, got ${keys.length}`);
+    if (!keysAreUtf8(request)) throw badRequest('keys must be valid UTF-8');
     const checked = keys.map((key) => validateKey({ key }));
     // All reads start at once: the Redis client pipelines them into one round trip per node.
     return { entries: await Promise.all(checked.map(read)) };
@@ -50,6 +53,13 @@ export function createCacheService(deps: CacheServiceDeps): Omit<CacheGrpcServic
 
   const remove: Handler<CacheRequest__Output, CacheResponse> = async (request) => {
     const found = await store.remove(validateKey(request));
+    if (found) metrics.removals.inc();
+    return { found, value: EMPTY, expiresAtUnixMs: 0 };
+  };
+
+  const removeIfEquals: Handler<CacheRequest__Output, CacheResponse> = async (request) => {
+    const { key, value } = validateKeyAndValue(request, maxValueBytes);
+    const found = await store.removeIfEquals(key, value);
     if (found) metrics.removals.inc();
     return { found, value: EMPTY, expiresAtUnixMs: 0 };
   };
@@ -100,5 +110,6 @@ export function createCacheService(deps: CacheServiceDeps): Omit<CacheGrpcServic
     Remove: unary('Remove', remove),
     Increment: unary('Increment', increment),
     SetIfAbsent: unary('SetIfAbsent', setIfAbsent),
+    RemoveIfEquals: unary('RemoveIfEquals', removeIfEquals),
   };
 }

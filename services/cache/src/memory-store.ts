@@ -26,7 +26,8 @@ export interface MemoryStoreOptions {
  * used. Expiry is kept per entry as a Unix timestamp and enforced when the entry is read, so an
  * expired entry is never returned; until then it occupies a slot and ages out like any other.
  * Entries are held as compact strings (see entry-codec) to keep a million of them small.
- * Increment and setIfAbsent read and write within one synchronous step, so they are atomic.
+ * Increment, setIfAbsent and removeIfEquals read and write within one synchronous step, so they
+ * are atomic.
  * With the `reject` policy a full store refuses new keys (RESOURCE_EXHAUSTED) instead of evicting,
  * after dropping the entries that expired (at most once a second, so a flood of refused writes
  * does not rescan the store each time).
@@ -58,6 +59,11 @@ export function createMemoryStore(options: MemoryStoreOptions): CacheStore {
   function store(key: string, value: Buffer, expiresAtUnixMs: number): void {
     lru.set(key, toCompactString(encodeEntry(value, expiresAtUnixMs)));
     changed(key, 'WRITTEN');
+  }
+
+  function drop(key: string): void {
+    lru.delete(key);
+    changed(key, 'REMOVED');
   }
 
   const rejecting = options.policy === 'reject';
@@ -140,11 +146,14 @@ export function createMemoryStore(options: MemoryStoreOptions): CacheStore {
       }),
     remove(key) {
       const existed = live(key) !== undefined;
-      if (existed) {
-        lru.delete(key);
-        changed(key, 'REMOVED');
-      }
+      if (existed) drop(key);
       return Promise.resolve(existed);
+    },
+    removeIfEquals(key, value) {
+      const compact = live(key);
+      const equal = compact !== undefined && decodeEntry(fromCompactString(compact)).value.equals(value);
+      if (equal) drop(key);
+      return Promise.resolve(equal);
     },
     size: () => lru.size,
     check: () => Promise.resolve(),

@@ -19,6 +19,7 @@ export function createPartitionedStore(rest: CacheStore, partitions: readonly Pa
     get: (key) => storeOf(key).get(key),
     set: (key, value, ttlMs) => storeOf(key).set(key, value, ttlMs),
     remove: (key) => storeOf(key).remove(key),
+    removeIfEquals: (key, value) => storeOf(key).removeIfEquals(key, value),
     increment: (key, delta, ttlMs) => storeOf(key).increment(key, delta, ttlMs),
     setIfAbsent: (key, value, ttlMs) => storeOf(key).setIfAbsent(key, value, ttlMs),
     size: () => all.reduce((total, store) => total + (store.size() ?? 0), 0),

@@ -3,6 +3,7 @@ import { createRedisStoreBase } from '@sp/platform';
 import { counterOutOfRange, notACounter } from './counter.js';
 import { decodeEntry, encodeEntry, HEADER_BYTES } from './entry-codec.js';
 import { INCREMENT_SCRIPT } from './redis-increment-script.js';
+import { REMOVE_IF_EQUALS_SCRIPT } from './redis-remove-if-equals-script.js';
 import type { CacheStore, Entry } from './store.js';
 
 /** The increment script's error replies are the caller's mistakes; other replies keep the base's 500. */
@@ -12,9 +13,10 @@ function scriptError(err: Error): Error | undefined {
   return undefined;
 }
 
-/** The command ioredis' defineCommand adds for INCREMENT_SCRIPT (its Buffer form keeps the binary header intact). */
-interface IncrementCommand {
+/** The commands ioredis' defineCommand adds for the scripts (the Buffer form keeps the binary header intact). */
+interface ScriptCommands {
   cacheIncrementBuffer(key: string, delta: string, ttlMs: string, header: Buffer): Promise<[Buffer, Buffer]>;
+  cacheRemoveIfEquals(key: string, value: Buffer): Promise<number>;
 }
 
 /** A stored entry; anything shorter than the header was not written by this store and reads as absent. */
@@ -29,7 +31,8 @@ export function createRedisStore(redis: Redis | Cluster, keyPrefix: string): Cac
   const now = Date.now;
   const { run, check, close } = createRedisStoreBase(redis, { mapReplyError: scriptError });
   redis.defineCommand('cacheIncrement', { numberOfKeys: 1, lua: INCREMENT_SCRIPT });
-  const scripted = redis as (Redis | Cluster) & IncrementCommand;
+  redis.defineCommand('cacheRemoveIfEquals', { numberOfKeys: 1, lua: REMOVE_IF_EQUALS_SCRIPT });
+  const scripted = redis as (Redis | Cluster) & ScriptCommands;
   const expiryFor = (ttlMs: number): number => (ttlMs > 0 ? now() + ttlMs : 0);
   return {
     async get(key) {
@@ -43,6 +46,9 @@ export function createRedisStore(redis: Redis | Cluster, keyPrefix: string): Cac
     },
     async remove(key) {
       return (await run(() => redis.del(keyPrefix + key))) > 0;
+    },
+    async removeIfEquals(key, value) {
+      return (await run(() => scripted.cacheRemoveIfEquals(keyPrefix + key, value))) > 0;
     },
     async increment(key, delta, ttlMs) {
       const header = encodeEntry(Buffer.alloc(0), expiryFor(ttlMs));

@@ -22,8 +22,9 @@ export interface StoreEvents {
 }
 
 /**
- * A cache backend. Implementations: memory-store (LRU in process) and redis-store. Increment and
- * setIfAbsent are atomic: concurrent calls on one key behave as if run one after another.
+ * A cache backend. Implementations: memory-store (LRU in process) and redis-store. Increment,
+ * setIfAbsent and removeIfEquals are atomic: concurrent calls on one key behave as if run one
+ * after another.
  */
 export interface CacheStore {
   get(key: string): Promise<Entry | undefined>;
@@ -31,6 +32,8 @@ export interface CacheStore {
   set(key: string, value: Buffer, ttlMs: number): Promise<Entry>;
   /** True when a live entry was removed. */
   remove(key: string): Promise<boolean>;
+  /** Removes the live entry only when its value is exactly `value`; true when it did. */
+  removeIfEquals(key: string, value: Buffer): Promise<boolean>;
   /**
    * Adds delta to the counter under key; an absent key starts at 0 and expires after `ttlMs`
    * (0: never), later increments keep that expiry. Rejects with FAILED_PRECONDITION (412) when the

@@ -2,6 +2,7 @@ import type { ServerWritableStream } from '@grpc/grpc-js';
 import { badRequest, toGrpcStatus } from '@sp/platform';
 import type { Invalidation, SubscribeRequest__Output } from '@sp/cache-client';
 import type { ChangeKind, InvalidationHub } from './invalidation-hub.js';
+import { keysAreUtf8 } from './utf8-keys.js';
 
 export const MAX_PREFIXES = 64;
 export const MAX_PREFIX_BYTES = 1024;
@@ -21,6 +22,8 @@ export function validatePrefixes(request: SubscribeRequest__Output): string[] {
   if (prefixes.length === 0) throw badRequest('prefixes: at least one is required ("" watches every key)');
   if (prefixes.length > MAX_PREFIXES) throw badRequest(`prefixes: at most ${MAX_PREFIXES}`);
   if (prefixes.some((prefix) => Buffer.byteLength(prefix, 'utf8') > MAX_PREFIX_BYTES)) throw badRequest(`prefixes: each at most ${MAX_PREFIX_BYTES} bytes`);
+  // As keys: bytes that are not UTF-8 would decode to U+FFFD and watch the keys that hold one.
+  if (!keysAreUtf8(request)) throw badRequest('prefixes must be valid UTF-8');
   return prefixes;
 }
 

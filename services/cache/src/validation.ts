@@ -1,6 +1,6 @@
 import { badRequest } from '@sp/platform';
 import type { CacheRequest__Output, IncrementRequest__Output } from '@sp/cache-client';
-import { keyIsUtf8 } from './utf8-keys.js';
+import { keysAreUtf8 } from './utf8-keys.js';
 
 export const MAX_KEY_BYTES = 1024;
 /** The longest time to live: 365 days. Longer-lived entries use 0 (no expiry). */
@@ -10,7 +10,7 @@ export function validateKey(request: { key: string }): string {
   const { key } = request;
   if (key === '') throw badRequest('key is required');
   // The proto's `string`: bytes that are not UTF-8 would decode to U+FFFD and share an entry.
-  if (!keyIsUtf8(request)) throw badRequest('key must be valid UTF-8');
+  if (!keysAreUtf8(request)) throw badRequest('key must be valid UTF-8');
   if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) throw badRequest(`key exceeds ${MAX_KEY_BYTES} bytes`);
   return key;
 }
@@ -22,13 +22,18 @@ function validateTtl(ttl: number): number {
   return ttl;
 }
 
-/** The checked fields of a Set or SetIfAbsent request. */
-export function validateSet(request: CacheRequest__Output, maxValueBytes: number): { key: string; value: Buffer; ttlMs: number } {
+/** The checked key and value of a request that carries a value (Set, SetIfAbsent, RemoveIfEquals). */
+export function validateKeyAndValue(request: CacheRequest__Output, maxValueBytes: number): { key: string; value: Buffer } {
   const key = validateKey(request);
-  const ttlMs = validateTtl(request.ttlMs);
   const { value } = request;
   if (value.length > maxValueBytes) throw badRequest(`value exceeds ${maxValueBytes} bytes`);
-  return { key, value, ttlMs };
+  return { key, value };
+}
+
+/** The checked fields of a Set or SetIfAbsent request. */
+export function validateSet(request: CacheRequest__Output, maxValueBytes: number): { key: string; value: Buffer; ttlMs: number } {
+  const { key, value } = validateKeyAndValue(request, maxValueBytes);
+  return { key, value, ttlMs: validateTtl(request.ttlMs) };
 }
 
 export function validateIncrement(request: IncrementRequest__Output): { key: string; delta: number; ttlMs: number } {

@@ -36,7 +36,7 @@ export async function startCache(backend: CacheConfig['backend'], maxValueBytes 
 export type RawRequest = Partial<Record<keyof CacheRequest | keyof IncrementRequest, unknown>>;
 type RawResponse = CacheResponse__Output & IncrementResponse__Output;
 type RawMethod = (request: RawRequest, callback: (err: ServiceError | null, response?: RawResponse) => void) => void;
-export type RpcName = 'Get' | 'Set' | 'Remove' | 'Increment' | 'SetIfAbsent';
+export type RpcName = 'Get' | 'Set' | 'Remove' | 'Increment' | 'SetIfAbsent' | 'RemoveIfEquals';
 export type RawClient = Client & Record<RpcName, RawMethod>;
 
 /** A bare gRPC client, to see status codes exactly as they travel on the wire. */

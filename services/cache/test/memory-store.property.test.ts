@@ -6,6 +6,7 @@ type Step =
   | { op: 'get'; key: string }
   | { op: 'set'; key: string; value: string; ttlMs: number }
   | { op: 'remove'; key: string }
+  | { op: 'removeIfEquals'; key: string; value: string }
   | { op: 'increment'; key: string; delta: number; ttlMs: number }
   | { op: 'setIfAbsent'; key: string; value: string; ttlMs: number }
   | { op: 'tick'; ms: number };
@@ -65,6 +66,12 @@ class Model {
     return existed;
   }
 
+  removeIfEquals(key: string, value: string): boolean {
+    const equal = this.live(key)?.value === value;
+    if (equal) this.take(key);
+    return equal;
+  }
+
   increment(key: string, delta: number, ttlMs: number): IncrementOutcome {
     const entry = this.live(key);
     if (entry !== undefined && !/^-?\d{1,16}$/.test(entry.value)) return 'refused';
@@ -99,6 +106,8 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ op: fc.constant('get' as const), key }),
   fc.record({ op: fc.constant('set' as const), key, value, ttlMs }),
   fc.record({ op: fc.constant('remove' as const), key }),
+  // Values that the steps above often store, so that some comparisons hold.
+  fc.record({ op: fc.constant('removeIfEquals' as const), key, value: fc.oneof(value, fc.constantFrom('0', '1', '-1', 'x', '')) }),
   fc.record({ op: fc.constant('increment' as const), key, delta, ttlMs }),
   fc.record({ op: fc.constant('setIfAbsent' as const), key, value, ttlMs }),
   fc.record({ op: fc.constant('tick' as const), ms: fc.integer({ min: 1, max: 60 }) }),
@@ -120,6 +129,9 @@ async function check(store: Store, model: Model, s: Step): Promise<void> {
       break;
     case 'remove':
       expect(await store.remove(s.key)).toBe(model.remove(s.key));
+      break;
+    case 'removeIfEquals':
+      expect(await store.removeIfEquals(s.key, Buffer.from(s.value, 'latin1'))).toBe(model.removeIfEquals(s.key, s.value));
       break;
     case 'increment': {
       const expected = model.increment(s.key, s.delta, s.ttlMs);

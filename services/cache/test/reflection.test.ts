@@ -39,6 +39,7 @@ describe('cache service through server reflection (grpcurl)', () => {
     expect(service).toMatch(/rpc Increment \( \.cache\.v1\.IncrementRequest \) returns \( \.cache\.v1\.IncrementResponse \);/);
     expect(service).toMatch(/rpc SetIfAbsent \( \.cache\.v1\.CacheRequest \) returns \( \.cache\.v1\.CacheResponse \);/);
     expect(service).toMatch(/rpc GetMany \( \.cache\.v1\.GetManyRequest \) returns \( \.cache\.v1\.GetManyResponse \);/);
+    expect(service).toMatch(/rpc RemoveIfEquals \( \.cache\.v1\.CacheRequest \) returns \( \.cache\.v1\.CacheResponse \);/);
     expect(service).toMatch(/rpc Subscribe \( \.cache\.v1\.SubscribeRequest \) returns \( stream \.cache\.v1\.Invalidation \);/);
     expect(await grpcurl(cache.address, 'describe', 'cache.v1.Invalidation')).toMatch(/uint64 sequence = 1;[\s\S]*EVICTED = 5;/);
   });
@@ -80,6 +81,15 @@ describe('cache service through server reflection (grpcurl)', () => {
 
     expect(await call('Increment', { key: 'n', delta: 2, ttl_ms: 60_000 })).toMatchObject({ value: '2' });
     expect(await call('Increment', { key: 'n', delta: 3 })).toMatchObject({ value: '5' });
+  });
+
+  it('should remove with RemoveIfEquals only an entry holding the value given', async () => {
+    const base64 = (text: string): string => Buffer.from(text).toString('base64');
+    await call('Set', { key: 'lock', value: base64('holder-1') });
+    // protojson leaves out a field at its default: found = false prints as {}.
+    expect(await call('RemoveIfEquals', { key: 'lock', value: base64('holder-2') })).toEqual({});
+    expect(await call('RemoveIfEquals', { key: 'lock', value: base64('holder-1') })).toEqual({ found: true });
+    expect(await call('Get', { key: 'lock' })).toEqual({});
   });
 
   it('should answer the health check', async () => {

@@ -1,9 +1,33 @@
 import { connect, constants as h2, type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Client, credentials, status } from '@grpc/grpc-js';
-import { cacheServiceDefinition, createCacheClient } from '@sp/cache-client';
+import { Client, credentials, status, type ServiceError } from '@grpc/grpc-js';
+import protobuf from 'protobufjs';
+import { cacheServiceDefinition, createCacheClient, type GetManyResponse__Output, type Invalidation__Output } from '@sp/cache-client';
 import { callWithBytes, rawCall, rawClient, requestWithKeyBytes, startCache, type RawClient, type RunningCache } from './cache-fixture.js';
 import { MAX_CONCURRENT_STREAMS } from '../src/server.js';
+
+/** A GetManyRequest or SubscribeRequest (repeated string field 1) whose entries are exactly these bytes. */
+const repeatedWithBytes = (entries: Buffer[]): Buffer => {
+  const writer = protobuf.Writer.create();
+  for (const entry of entries) writer.uint32((1 << 3) | 2).bytes(entry);
+  return Buffer.from(writer.finish());
+};
+
+/** One call of a method with any request and response, its request bytes sent as they are. */
+function unaryWithBytes(client: Client, method: 'GetMany', request: Buffer): Promise<unknown> {
+  const { path, responseDeserialize } = cacheServiceDefinition()[method];
+  return new Promise((resolve, reject) => client.makeUnaryRequest(path, (bytes: Buffer) => bytes, responseDeserialize, request, (err: ServiceError | null, response?: unknown) => (err ? reject(err) : resolve(response))));
+}
+
+/** Opens Subscribe with these request bytes; resolves with its first message, rejects with the status it ended with. */
+function subscribeWithBytes(client: Client, request: Buffer): Promise<Invalidation__Output> {
+  const { path, responseDeserialize } = cacheServiceDefinition().Subscribe;
+  const stream = client.makeServerStreamRequest(path, (bytes: Buffer) => bytes, responseDeserialize, request);
+  return new Promise<Invalidation__Output>((resolve, reject) => {
+    stream.once('data', (message: Invalidation__Output) => resolve(message));
+    stream.once('error', reject);
+  }).finally(() => stream.cancel());
+}
 
 /** A gRPC message frame: uncompressed, 4-byte length, the message. */
 const frame = (message: Buffer): Buffer => Buffer.concat([Buffer.from([0]), Buffer.from([0, 0, 0, 0].map((_, i) => (message.length >>> (8 * (3 - i))) & 0xff)), message]);
@@ -35,8 +59,8 @@ describe('cache service: what the wire may carry', () => {
       ['a lone continuation byte inside text', [0x61, 0x80, 0x62]],
     ])('should refuse %s with INVALID_ARGUMENT on every RPC', async (_case, bytes) => {
       const key = Buffer.from(bytes);
-      for (const method of ['Get', 'Set', 'Remove', 'Increment', 'SetIfAbsent'] as const) {
-        await expect(callWithBytes(bytesClient, method, requestWithKeyBytes(key, method.startsWith('Set') ? Buffer.from('v') : undefined))).rejects.toMatchObject({
+      for (const method of ['Get', 'Set', 'Remove', 'Increment', 'SetIfAbsent', 'RemoveIfEquals'] as const) {
+        await expect(callWithBytes(bytesClient, method, requestWithKeyBytes(key, method.startsWith('Set') || method === 'RemoveIfEquals' ? Buffer.from('v') : undefined))).rejects.toMatchObject({
           code: status.INVALID_ARGUMENT,
           details: 'key must be valid UTF-8',
         });
@@ -50,6 +74,29 @@ describe('cache service: what the wire may carry', () => {
       await expect(callWithBytes(bytesClient, 'Set', requestWithKeyBytes(Buffer.from([0xff]), Buffer.from('overwritten')))).rejects.toMatchObject({ code: status.INVALID_ARGUMENT });
       await expect(callWithBytes(bytesClient, 'Get', requestWithKeyBytes(Buffer.from([0xfe])))).rejects.toMatchObject({ code: status.INVALID_ARGUMENT });
       expect((await rawCall(raw, 'Get', { key: '\uFFFD' })).value.toString()).toBe('replacement character');
+    });
+
+    it('should refuse GetMany when any of its keys is not UTF-8, and serve one whose keys all are', async () => {
+      await rawCall(raw, 'Set', { key: '\uFFFD', value: Buffer.from('replacement character') });
+      const valid = [Buffer.from('a'), Buffer.from([0xef, 0xbf, 0xbd])];
+      for (const invalid of [[0xff], [0xfe], [0xc0, 0x80], [0x61, 0x80, 0x62]]) {
+        await expect(unaryWithBytes(bytesClient, 'GetMany', repeatedWithBytes([...valid, Buffer.from(invalid)]))).rejects.toMatchObject({
+          code: status.INVALID_ARGUMENT,
+          details: 'keys must be valid UTF-8',
+        });
+      }
+      const answer = (await unaryWithBytes(bytesClient, 'GetMany', repeatedWithBytes(valid))) as GetManyResponse__Output;
+      expect(answer.entries.map((entry) => entry.value.toString())).toEqual(['', 'replacement character']);
+    });
+
+    it('should refuse Subscribe when any of its prefixes is not UTF-8, and accept U+FFFD itself', async () => {
+      for (const invalid of [[0xff], [0xfe], [0xed, 0xa0, 0x80]]) {
+        await expect(subscribeWithBytes(bytesClient, repeatedWithBytes([Buffer.from('session:'), Buffer.from(invalid)]))).rejects.toMatchObject({
+          code: status.INVALID_ARGUMENT,
+          details: 'prefixes must be valid UTF-8',
+        });
+      }
+      await expect(subscribeWithBytes(bytesClient, repeatedWithBytes([Buffer.from('session:'), Buffer.from([0xef, 0xbf, 0xbd])]))).resolves.toMatchObject({ kind: 'SUBSCRIBED' });
     });
 
     it('should accept valid UTF-8 keys of every length of sequence, sent as raw bytes', async () => {

@@ -89,6 +89,33 @@ export interface CacheGrpcServiceClient extends grpc.Client {
   remove(argument: _cache_v1_CacheRequest, callback: grpc.requestCallback<_cache_v1_CacheResponse__Output>): grpc.ClientUnaryCall;
   
   /**
+   * Removes key only when its live entry's value is exactly these bytes, atomically: found tells
+   * whether it removed it. An absent or expired key, or any other value (a newer holder's lock, a
+   * newer code), is found = false and left as it is. For records read, acted on, then removed:
+   * `Get` then `Remove` could remove what another caller wrote in between. A removal is announced
+   * on Subscribe as REMOVED, like Remove's. ttl_ms is ignored; value as Set's (INVALID_ARGUMENT
+   * over the maximum). A call that ended UNAVAILABLE may have removed the entry: a retry then
+   * answers found = false. Redis backend: one Lua script (GET, compare, DEL), one round trip.
+   */
+  RemoveIfEquals(argument: _cache_v1_CacheRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_cache_v1_CacheResponse__Output>): grpc.ClientUnaryCall;
+  RemoveIfEquals(argument: _cache_v1_CacheRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_cache_v1_CacheResponse__Output>): grpc.ClientUnaryCall;
+  RemoveIfEquals(argument: _cache_v1_CacheRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_cache_v1_CacheResponse__Output>): grpc.ClientUnaryCall;
+  RemoveIfEquals(argument: _cache_v1_CacheRequest, callback: grpc.requestCallback<_cache_v1_CacheResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Removes key only when its live entry's value is exactly these bytes, atomically: found tells
+   * whether it removed it. An absent or expired key, or any other value (a newer holder's lock, a
+   * newer code), is found = false and left as it is. For records read, acted on, then removed:
+   * `Get` then `Remove` could remove what another caller wrote in between. A removal is announced
+   * on Subscribe as REMOVED, like Remove's. ttl_ms is ignored; value as Set's (INVALID_ARGUMENT
+   * over the maximum). A call that ended UNAVAILABLE may have removed the entry: a retry then
+   * answers found = false. Redis backend: one Lua script (GET, compare, DEL), one round trip.
+   */
+  removeIfEquals(argument: _cache_v1_CacheRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_cache_v1_CacheResponse__Output>): grpc.ClientUnaryCall;
+  removeIfEquals(argument: _cache_v1_CacheRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_cache_v1_CacheResponse__Output>): grpc.ClientUnaryCall;
+  removeIfEquals(argument: _cache_v1_CacheRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_cache_v1_CacheResponse__Output>): grpc.ClientUnaryCall;
+  removeIfEquals(argument: _cache_v1_CacheRequest, callback: grpc.requestCallback<_cache_v1_CacheResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
    * Stores value under key, replacing any previous entry, with an optional time to live.
    */
   Set(argument: _cache_v1_CacheRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_cache_v1_CacheResponse__Output>): grpc.ClientUnaryCall;
@@ -124,10 +151,10 @@ export interface CacheGrpcServiceClient extends grpc.Client {
   
   /**
    * Announces, until the caller cancels, every change of a key under one of the prefixes: Set,
-   * SetIfAbsent that stored, Increment, Remove of a live entry, eviction and expiry, whichever
-   * replica of the service (or anything else writing the service's Redis keys) made it. Meant for
-   * near caches: a client drops its copy of a key when told, and everything when it cannot be
-   * sure it was told (a sequence gap, the stream ending).
+   * SetIfAbsent that stored, Increment, Remove of a live entry, RemoveIfEquals that removed,
+   * eviction and expiry, whichever replica of the service (or anything else writing the service's
+   * Redis keys) made it. Meant for near caches: a client drops its copy of a key when told, and
+   * everything when it cannot be sure it was told (a sequence gap, the stream ending).
    * 
    * The first message is SUBSCRIBED (sequence 1): changes from then on are announced. Every
    * message after it has the previous sequence + 1; a jump means messages were dropped (the client
@@ -138,7 +165,8 @@ export interface CacheGrpcServiceClient extends grpc.Client {
    * the Redis backend lost its notification connection (a failover, a restart) or the replica is
    * shutting down. Subscribe again, after a backoff. FAILED_PRECONDITION: Redis does not send
    * keyspace notifications and the service could not turn them on (CONFIG SET refused); see the
-   * service's README. INVALID_ARGUMENT: no prefix, more than 64, or one over 1024 bytes.
+   * service's README. INVALID_ARGUMENT: no prefix, more than 64, one over 1024 bytes, or one whose
+   * bytes are not UTF-8.
    * 
    * Redis backend: the service reads Redis' keyspace notifications (on every primary of a
    * Cluster), so it also sees expiry and eviction; an announcement follows the write by the time
@@ -148,10 +176,10 @@ export interface CacheGrpcServiceClient extends grpc.Client {
   Subscribe(argument: _cache_v1_SubscribeRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_cache_v1_Invalidation__Output>;
   /**
    * Announces, until the caller cancels, every change of a key under one of the prefixes: Set,
-   * SetIfAbsent that stored, Increment, Remove of a live entry, eviction and expiry, whichever
-   * replica of the service (or anything else writing the service's Redis keys) made it. Meant for
-   * near caches: a client drops its copy of a key when told, and everything when it cannot be
-   * sure it was told (a sequence gap, the stream ending).
+   * SetIfAbsent that stored, Increment, Remove of a live entry, RemoveIfEquals that removed,
+   * eviction and expiry, whichever replica of the service (or anything else writing the service's
+   * Redis keys) made it. Meant for near caches: a client drops its copy of a key when told, and
+   * everything when it cannot be sure it was told (a sequence gap, the stream ending).
    * 
    * The first message is SUBSCRIBED (sequence 1): changes from then on are announced. Every
    * message after it has the previous sequence + 1; a jump means messages were dropped (the client
@@ -162,7 +190,8 @@ export interface CacheGrpcServiceClient extends grpc.Client {
    * the Redis backend lost its notification connection (a failover, a restart) or the replica is
    * shutting down. Subscribe again, after a backoff. FAILED_PRECONDITION: Redis does not send
    * keyspace notifications and the service could not turn them on (CONFIG SET refused); see the
-   * service's README. INVALID_ARGUMENT: no prefix, more than 64, or one over 1024 bytes.
+   * service's README. INVALID_ARGUMENT: no prefix, more than 64, one over 1024 bytes, or one whose
+   * bytes are not UTF-8.
    * 
    * Redis backend: the service reads Redis' keyspace notifications (on every primary of a
    * Cluster), so it also sees expiry and eviction; an announcement follows the write by the time
@@ -203,6 +232,17 @@ export interface CacheGrpcServiceHandlers extends grpc.UntypedServiceImplementat
   Remove: grpc.handleUnaryCall<_cache_v1_CacheRequest__Output, _cache_v1_CacheResponse>;
   
   /**
+   * Removes key only when its live entry's value is exactly these bytes, atomically: found tells
+   * whether it removed it. An absent or expired key, or any other value (a newer holder's lock, a
+   * newer code), is found = false and left as it is. For records read, acted on, then removed:
+   * `Get` then `Remove` could remove what another caller wrote in between. A removal is announced
+   * on Subscribe as REMOVED, like Remove's. ttl_ms is ignored; value as Set's (INVALID_ARGUMENT
+   * over the maximum). A call that ended UNAVAILABLE may have removed the entry: a retry then
+   * answers found = false. Redis backend: one Lua script (GET, compare, DEL), one round trip.
+   */
+  RemoveIfEquals: grpc.handleUnaryCall<_cache_v1_CacheRequest__Output, _cache_v1_CacheResponse>;
+  
+  /**
    * Stores value under key, replacing any previous entry, with an optional time to live.
    */
   Set: grpc.handleUnaryCall<_cache_v1_CacheRequest__Output, _cache_v1_CacheResponse>;
@@ -216,10 +256,10 @@ export interface CacheGrpcServiceHandlers extends grpc.UntypedServiceImplementat
   
   /**
    * Announces, until the caller cancels, every change of a key under one of the prefixes: Set,
-   * SetIfAbsent that stored, Increment, Remove of a live entry, eviction and expiry, whichever
-   * replica of the service (or anything else writing the service's Redis keys) made it. Meant for
-   * near caches: a client drops its copy of a key when told, and everything when it cannot be
-   * sure it was told (a sequence gap, the stream ending).
+   * SetIfAbsent that stored, Increment, Remove of a live entry, RemoveIfEquals that removed,
+   * eviction and expiry, whichever replica of the service (or anything else writing the service's
+   * Redis keys) made it. Meant for near caches: a client drops its copy of a key when told, and
+   * everything when it cannot be sure it was told (a sequence gap, the stream ending).
    * 
    * The first message is SUBSCRIBED (sequence 1): changes from then on are announced. Every
    * message after it has the previous sequence + 1; a jump means messages were dropped (the client
@@ -230,7 +270,8 @@ export interface CacheGrpcServiceHandlers extends grpc.UntypedServiceImplementat
    * the Redis backend lost its notification connection (a failover, a restart) or the replica is
    * shutting down. Subscribe again, after a backoff. FAILED_PRECONDITION: Redis does not send
    * keyspace notifications and the service could not turn them on (CONFIG SET refused); see the
-   * service's README. INVALID_ARGUMENT: no prefix, more than 64, or one over 1024 bytes.
+   * service's README. INVALID_ARGUMENT: no prefix, more than 64, one over 1024 bytes, or one whose
+   * bytes are not UTF-8.
    * 
    * Redis backend: the service reads Redis' keyspace notifications (on every primary of a
    * Cluster), so it also sees expiry and eviction; an announcement follows the write by the time
@@ -245,6 +286,7 @@ export interface CacheGrpcServiceDefinition extends grpc.ServiceDefinition {
   GetMany: MethodDefinition<_cache_v1_GetManyRequest, _cache_v1_GetManyResponse, _cache_v1_GetManyRequest__Output, _cache_v1_GetManyResponse__Output>
   Increment: MethodDefinition<_cache_v1_IncrementRequest, _cache_v1_IncrementResponse, _cache_v1_IncrementRequest__Output, _cache_v1_IncrementResponse__Output>
   Remove: MethodDefinition<_cache_v1_CacheRequest, _cache_v1_CacheResponse, _cache_v1_CacheRequest__Output, _cache_v1_CacheResponse__Output>
+  RemoveIfEquals: MethodDefinition<_cache_v1_CacheRequest, _cache_v1_CacheResponse, _cache_v1_CacheRequest__Output, _cache_v1_CacheResponse__Output>
   Set: MethodDefinition<_cache_v1_CacheRequest, _cache_v1_CacheResponse, _cache_v1_CacheRequest__Output, _cache_v1_CacheResponse__Output>
   SetIfAbsent: MethodDefinition<_cache_v1_CacheRequest, _cache_v1_CacheResponse, _cache_v1_CacheRequest__Output, _cache_v1_CacheResponse__Output>
   Subscribe: MethodDefinition<_cache_v1_SubscribeRequest, _cache_v1_Invalidation, _cache_v1_SubscribeRequest__Output, _cache_v1_Invalidation__Output>

@@ -8,7 +8,7 @@ export interface CacheRequest {
    */
   'key'?: (string);
   /**
-   * Set, SetIfAbsent: the serialized value
+   * Set, SetIfAbsent: the serialized value; RemoveIfEquals: the value expected
    */
   'value'?: (Buffer | Uint8Array | string);
   /**
@@ -23,7 +23,7 @@ export interface CacheRequest__Output {
    */
   'key': (string);
   /**
-   * Set, SetIfAbsent: the serialized value
+   * Set, SetIfAbsent: the serialized value; RemoveIfEquals: the value expected
    */
   'value': (Buffer);
   /**

@@ -8,7 +8,8 @@ export interface CacheResponse {
    */
   'found'?: (boolean);
   /**
-   * SetIfAbsent: a live entry existed (and was kept)
+   * SetIfAbsent: a live entry existed (and was kept);
+   * RemoveIfEquals: the entry held the value and was removed
    */
   'value'?: (Buffer | Uint8Array | string);
   /**
@@ -23,7 +24,8 @@ export interface CacheResponse__Output {
    */
   'found': (boolean);
   /**
-   * SetIfAbsent: a live entry existed (and was kept)
+   * SetIfAbsent: a live entry existed (and was kept);
+   * RemoveIfEquals: the entry held the value and was removed
    */
   'value': (Buffer);
   /**

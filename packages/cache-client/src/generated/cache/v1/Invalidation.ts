@@ -15,7 +15,7 @@ export const _cache_v1_Invalidation_Kind = {
    */
   WRITTEN: 'WRITTEN',
   /**
-   * Remove of a live entry (or a DEL of the key in Redis)
+   * Remove of a live entry, RemoveIfEquals that removed (or a DEL in Redis)
    */
   REMOVED: 'REMOVED',
   /**
@@ -46,7 +46,7 @@ export type _cache_v1_Invalidation_Kind =
   | 'WRITTEN'
   | 2
   /**
-   * Remove of a live entry (or a DEL of the key in Redis)
+   * Remove of a live entry, RemoveIfEquals that removed (or a DEL in Redis)
    */
   | 'REMOVED'
   | 3
