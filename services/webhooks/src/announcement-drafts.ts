@@ -46,9 +46,9 @@ function parseDraft(value: string): Draft {
 /**
  * Drafts in the cache service (`announcement:{phone}`), through the typed cache client.
  *
- * The cache service has no compare-and-delete: its Remove deletes whatever the key holds, so
- * "read the draft, send it, remove it" removes a draft saved in between (unsent, although its
- * sender was told it was saved). Instead a sent draft gets a mark of its own,
+ * The cache's Remove deletes whatever the key holds, so "read the draft, send it, remove it"
+ * would remove a draft saved in between (unsent, although its sender was told it was saved).
+ * Instead a sent draft gets a mark of its own,
  * `announcement:{phone}:sent:{draft id}`, set with SetIfAbsent (atomic in the cache service):
  * only the first CONFIRM of a draft marks it and sends, a newer draft has another id and stays
  * pending, and the sent draft's text expires with its TTL (the mark lives as long).
@@ -66,8 +66,8 @@ export function createCacheAnnouncementDrafts(cache: CacheClient<string>): Annou
       return (await cache.setIfAbsent(sentKey(phoneNumber, draftId), confirmId, ttlMs)).stored;
     },
     async unclaim(phoneNumber, draftId, confirmId) {
-      // Only this CONFIRM can have set the mark to its id, and nobody else can set it while it exists: read-then-remove is safe here.
-      if ((await cache.get(sentKey(phoneNumber, draftId))) === confirmId) await cache.remove(sentKey(phoneNumber, draftId));
+      // Only the mark this CONFIRM set goes: a later CONFIRM's mark (after this one expired) stays.
+      await cache.removeIfEquals(sentKey(phoneNumber, draftId), confirmId);
     },
   };
 }
