@@ -15,6 +15,7 @@ import { createCacheClient, stringSerializer, type CacheClient } from '@sp/cache
 import { demoData, localSecrets } from '../../scripts/local-platform.js';
 import { createKubeLeaseLock } from '../../services/graph-controller/src/lease-lock.js';
 import { dashboardQueries, dashboards, type Query } from '../deploy/support/promql.js';
+import { eventually, sleep } from '../support/eventually.js';
 import { gatewayContractSdl } from '../support/graphql-gateway.js';
 import { infra } from '../support/infra.js';
 import { startPrivateKafka, type PrivateKafka } from '../support/kafka-broker.js';
@@ -54,18 +55,6 @@ let cacheTraffic: { client: CacheClient<string>; timer: NodeJS.Timeout } | undef
 let record: JourneyRecord;
 const kubeNamespace = uniqueName('prom-e2e');
 let journey: JourneyRun | undefined;
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(500);
-  }
-}
 
 /** The example's annotated Service (k8s/examples/annotated-service.yaml), under a name of this run. */
 async function annotatedService(): Promise<void> {
@@ -126,7 +115,7 @@ beforeAll(async () => {
   journey = await runJourneyOn(platform, plan);
   record = journey.record;
   // A few scrapes and evaluations after the journey, and the controller's registration done.
-  await eventually('the controller to register the annotated Service', async () => ((await journey!.registryRedis.get(`graph:${graphService}`)) === null ? undefined : true), 30_000);
+  await eventually(async () => ((await journey!.registryRedis.get(`graph:${graphService}`)) === null ? undefined : true), 30_000, 'the controller to register the annotated Service');
   await sleep(5 * INTERVAL_SECONDS * 1000);
 }, 240_000);
 
@@ -212,7 +201,7 @@ describe('a real Prometheus scraping the platform during the journey', () => {
   describe('faults', () => {
     it("should raise SubscriptionPlatformCacheRpcErrors when the cache's Redis stops", async () => {
       await redis!.stop();
-      const alert = await eventually('SubscriptionPlatformCacheRpcErrors', activeAlert('SubscriptionPlatformCacheRpcErrors', { namespace: FAULT_NAMESPACE, service: 'cache' }), 60_000);
+      const alert = await eventually(activeAlert('SubscriptionPlatformCacheRpcErrors', { namespace: FAULT_NAMESPACE, service: 'cache' }), 60_000, 'SubscriptionPlatformCacheRpcErrors');
       expect(alert.labels.severity).toBe('critical');
     }, 70_000);
 
@@ -228,11 +217,7 @@ describe('a real Prometheus scraping the platform during the journey', () => {
       } finally {
         await auth.close();
       }
-      const alert = await eventually(
-        'SubscriptionPlatformKafkaPublishFailures',
-        activeAlert('SubscriptionPlatformKafkaPublishFailures', { namespace: NAMESPACE, service: 'auth', topic: 'notifications' }),
-        30_000,
-      );
+      const alert = await eventually(activeAlert('SubscriptionPlatformKafkaPublishFailures', { namespace: NAMESPACE, service: 'auth', topic: 'notifications' }), 30_000, 'SubscriptionPlatformKafkaPublishFailures');
       expect(alert.labels.severity).toBe('warning');
     }, 70_000);
 
@@ -246,18 +231,13 @@ describe('a real Prometheus scraping the platform during the journey', () => {
         statuses.push(response.status);
       }
       expect(new Set(statuses)).toEqual(new Set([400]));
-      const alert = await eventually(
-        'SubscriptionPlatformWebhookSignatureFailures',
-        activeAlert('SubscriptionPlatformWebhookSignatureFailures', { namespace: NAMESPACE, service: 'webhooks', provider: 'stripe' }),
-        30_000,
-      );
+      const alert = await eventually(activeAlert('SubscriptionPlatformWebhookSignatureFailures', { namespace: NAMESPACE, service: 'webhooks', provider: 'stripe' }), 30_000, 'SubscriptionPlatformWebhookSignatureFailures');
       expect(Number(alert.value)).toBeGreaterThan(10);
     }, 60_000);
 
     it('should raise SubscriptionPlatformGraphControllerNoLeader when another holder takes the Lease', async () => {
       const lock = createKubeLeaseLock({ api: adminKubeConfig().makeApiClient(CoordinationV1Api), namespace: kubeNamespace, name: 'graph-controller', timeoutMs: 5000 });
       await eventually(
-        'the Lease taken over',
         async () => {
           const current = await lock.get();
           if (current === undefined) return undefined;
@@ -269,8 +249,9 @@ describe('a real Prometheus scraping the platform during the journey', () => {
           );
         },
         10_000,
+        'the Lease taken over',
       );
-      await eventually('SubscriptionPlatformGraphControllerNoLeader', activeAlert('SubscriptionPlatformGraphControllerNoLeader', { namespace: NAMESPACE }), 30_000);
+      await eventually(activeAlert('SubscriptionPlatformGraphControllerNoLeader', { namespace: NAMESPACE }), 30_000, 'SubscriptionPlatformGraphControllerNoLeader');
     }, 60_000);
   });
 });
