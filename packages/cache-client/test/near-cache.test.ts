@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { Server, ServerCredentials, type sendUnaryData, type ServerUnaryCall, type ServerWritableStream } from '@grpc/grpc-js';
+import { sleep } from '../../../test/support/eventually.js';
 import { cacheServiceDefinition, createCacheClient, stringSerializer, type CacheClient, type CacheRequest__Output, type CacheResponse, type Invalidation, type SubscribeRequest__Output } from '@sp/cache-client';
 
 /**
@@ -49,7 +50,6 @@ afterEach(() => {
   streams.length = 0;
 });
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function nearClient(maxSilenceMs = 3000): Promise<CacheClient<string>> {
   client = createCacheClient<string>({ address, retries: 0, nearCache: { prefixes: ['session:'], maxSilenceMs } }, stringSerializer);
