@@ -1,6 +1,7 @@
 // The unit tier (jest.config.js): test files that need no dependency, no child process and no
-// network beyond an in-process server on 127.0.0.1:0. Listed by path, so the other tiers need no
-// renames; a file not listed here runs in the integration tier.
+// network beyond an in-process server on 127.0.0.1:0 (the cache service's memory backend through
+// test/support/cache-service.ts counts as one). Listed by path, so the other tiers need no renames;
+// a file not listed here runs in the integration tier.
 export const unitTests = [
   'packages/platform/test/backoff.test.ts',
   'packages/platform/test/by-method.test.ts',
@@ -19,9 +20,15 @@ export const unitTests = [
   'packages/cache-client/test/near-cache.test.ts',
   'services/auth/test/config.test.ts',
   'services/auth/test/openapi.test.ts',
+  'services/auth/test/otp-check.test.ts',
+  'services/auth/test/otp-claim-race.test.ts',
   'services/auth/test/otp-codes.test.ts',
+  'services/auth/test/record-release.test.ts',
   'services/auth/test/redirect-allowlist.test.ts',
   'services/auth/test/request-parsing.test.ts',
+  'services/auth/test/session-keeper.test.ts',
+  'services/auth/test/session-policy.test.ts',
+  'services/auth/test/token-store.test.ts',
   'services/cache/test/memory-store.property.test.ts',
   'services/cache/test/wire-limits.test.ts',
   'services/graph-controller/test/annotations.test.ts',
@@ -42,6 +49,7 @@ export const unitTests = [
   'services/graph-registry/test/schema-changes.test.ts',
   'services/graph-registry/test/schema-sdl.test.ts',
   'services/webhooks/test/config.test.ts',
+  'services/webhooks/test/object-order.test.ts',
   'services/webhooks/test/openapi.test.ts',
   'services/webhooks/test/sms-commands.test.ts',
   'test/lint/import-cycles.test.ts',
