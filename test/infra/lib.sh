@@ -32,6 +32,21 @@ wait_until() {
   done
 }
 
+# await_start NAME SECONDS WHAT CHECK...: waits (wait_until) for a process that start_bg NAME started;
+# when it exits first or SECONDS pass, stops it, removes its .pid and .port files and fails, saying
+# which ("NAME did not WHAT within SECONDS s").
+await_start() {
+  local name=$1 seconds=$2 what=$3 outcome=0
+  shift 3
+  wait_until "$name" "$seconds" "$@" || outcome=$?
+  [ "$outcome" = 0 ] && return 0
+  tail -n 20 "$RUN/$name.log" >&2 || true
+  stop_bg "$name"
+  rm -f "$RUN/$name.pid" "$RUN/$name.port"
+  [ "$outcome" = 2 ] && die "$name exited during start (log: $RUN/$name.log)"
+  die "$name did not $what within ${seconds}s (log: $RUN/$name.log)"
+}
+
 port_open() { (exec 3<> "/dev/tcp/127.0.0.1/$1") 2> /dev/null; }
 http_ok() { curl -fsS -o /dev/null --max-time 2 "$@" 2> /dev/null; }
 

@@ -56,17 +56,9 @@ start() {
     --daemonize no --save '' --appendonly no \
     --dir "$DATA" --logfile '' --pidfile ''
   echo "$port" > "$PORT_FILE"
-  local outcome=0
-  wait_until "$NAME" 30 pong "$port" || outcome=$?
-  if [ "$outcome" = 0 ]; then
-    write_env "$port"
-    log "redis started on 127.0.0.1:$port (pid $(cat "$RUN/$NAME.pid"), log $RUN/$NAME.log)"
-    return 0
-  fi
-  [ "$outcome" = 2 ] && { tail -n 20 "$RUN/$NAME.log" >&2 || true; rm -f "$RUN/$NAME.pid" "$PORT_FILE"; die "redis-server exited during start (log: $RUN/$NAME.log)"; }
-  stop_bg "$NAME"
-  rm -f "$PORT_FILE"
-  die "redis did not answer PING on 127.0.0.1:$port within 30s (log: $RUN/$NAME.log)"
+  await_start "$NAME" 30 "answer PING on 127.0.0.1:$port" pong "$port"
+  write_env "$port"
+  log "redis started on 127.0.0.1:$port (pid $(cat "$RUN/$NAME.pid"), log $RUN/$NAME.log)"
 }
 
 stop() {

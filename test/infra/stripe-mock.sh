@@ -31,17 +31,9 @@ start() {
   start_bg "$NAME" env -u PORT "$CACHE/bin/stripe-mock" \
     -http-addr "127.0.0.1:$port" -https-addr "127.0.0.1:0"
   echo "$port" > "$PORT_FILE"
-  local outcome=0
-  wait_until "$NAME" 30 answers "$port" || outcome=$?
-  if [ "$outcome" = 0 ]; then
-    env_set STRIPE_MOCK_URL "http://127.0.0.1:$port"
-    log "stripe-mock started on http://127.0.0.1:$port (pid $(cat "$RUN/$NAME.pid"), log $RUN/$NAME.log)"
-    return 0
-  fi
-  [ "$outcome" = 2 ] && { tail -n 20 "$RUN/$NAME.log" >&2 || true; rm -f "$RUN/$NAME.pid" "$PORT_FILE"; die "stripe-mock exited during start (log: $RUN/$NAME.log)"; }
-  stop_bg "$NAME"
-  rm -f "$PORT_FILE"
-  die "stripe-mock did not answer GET /v1/customers on 127.0.0.1:$port within 30s (log: $RUN/$NAME.log)"
+  await_start "$NAME" 30 "answer GET /v1/customers on 127.0.0.1:$port" answers "$port"
+  env_set STRIPE_MOCK_URL "http://127.0.0.1:$port"
+  log "stripe-mock started on http://127.0.0.1:$port (pid $(cat "$RUN/$NAME.pid"), log $RUN/$NAME.log)"
 }
 
 stop() {
