@@ -120,6 +120,17 @@ stop_bg() {
   rm -f "$RUN/$name.pid"
 }
 
+# stop_component NAME KEY...: stops what start_bg NAME started, removes its .port file and its KEYs
+# from the address file.
+stop_component() {
+  local name=$1 k
+  shift
+  if is_running "$name"; then log "stopping $name (pid $(cat "$RUN/$name.pid"))"; fi
+  stop_bg "$name"
+  rm -f "$RUN/$name.port"
+  for k in "$@"; do env_unset "$k"; done
+}
+
 # apt_install PACKAGE...: install Debian packages that are missing, keeping the .deb files
 # under .cache/apt so a second run on the same machine downloads nothing.
 apt_install() {

@@ -61,13 +61,7 @@ start() {
   log "redis started on 127.0.0.1:$port (pid $(cat "$RUN/$NAME.pid"), log $RUN/$NAME.log)"
 }
 
-stop() {
-  if is_running "$NAME"; then log "stopping redis (pid $(cat "$RUN/$NAME.pid"))"; fi
-  stop_bg "$NAME"
-  rm -f "$PORT_FILE"
-  local k
-  for k in "${ENV_KEYS[@]}"; do env_unset "$k"; done
-}
+stop() { stop_component "$NAME" "${ENV_KEYS[@]}"; }
 
 case "${1:-}" in
   install) install ;;

@@ -36,13 +36,7 @@ start() {
   log "stripe-mock started on http://127.0.0.1:$port (pid $(cat "$RUN/$NAME.pid"), log $RUN/$NAME.log)"
 }
 
-stop() {
-  if is_running "$NAME"; then log "stopping stripe-mock (pid $(cat "$RUN/$NAME.pid"))"; fi
-  stop_bg "$NAME"
-  rm -f "$PORT_FILE"
-  local k
-  for k in "${ENV_KEYS[@]}"; do env_unset "$k"; done
-}
+stop() { stop_component "$NAME" "${ENV_KEYS[@]}"; }
 
 case "${1:-}" in
   start) start ;;
