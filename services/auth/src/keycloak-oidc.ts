@@ -99,10 +99,11 @@ export function createKeycloakOidc(settings: OidcSettings, options: { fetch: Idp
         throw fromExchangeError(err);
       }
     },
-    async passwordGrant(username, password) {
+    async verifiedPhoneGrant(username) {
       try {
         const requestedAtMs = Date.now();
-        return toLoginTokens(await oidc.genericGrantRequest(await discover(), 'password', { username, password, scope: 'openid' }), requestedAtMs);
+        // grant_type=password without a password: the client's direct grant flow asks for none.
+        return toLoginTokens(await oidc.genericGrantRequest(await discover(), 'password', { username, scope: 'openid' }), requestedAtMs);
       } catch (err) {
         throw fromOidcError(err);
       }

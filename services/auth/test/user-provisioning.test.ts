@@ -50,11 +50,11 @@ describe('first-login provisioning against real Keycloak', () => {
   });
 
   it('should keep a number locked for the whole of a login whose Keycloak calls are slow but within their timeouts', async () => {
-    // Every directory call and the grant answer 4 s late (a slow network, each within the 5 s
-    // Oidc__TimeoutMs): the login of an existing user takes over 16 s. A second login of the
-    // number starts 5.5 s in and waits its 10 s. With a lock that expired mid-login (a fixed 15 s
-    // TTL), it got in at 15 s and ran beside the first (and could replace its password before
-    // its grant); now it gives up with 503 and never runs beside it.
+    // Every directory call and the grant answer 4.5 s late (a slow network, each within the 5 s
+    // Oidc__TimeoutMs): the login of an existing user takes over 13.5 s. A second login of the
+    // number starts 1 s in and waits its 10 s. With a lock that expired mid-login (a fixed TTL
+    // shorter than the login), it got in and ran beside the first; now it gives up with 503 and
+    // never runs beside it.
     const phoneNumber = newPhoneNumber();
     await loginByPhone(replicas[0]!, { phoneNumber, locale: 'en', group: 'subscribers' });
     const [user] = await admin.usersNamed(phoneNumber);
@@ -67,18 +67,17 @@ describe('first-login provisioning against real Keycloak', () => {
         ...deps.users,
         findByPhone: async (number) => {
           most = Math.max(most, ++inside);
-          await sleep(4000);
+          await sleep(4500);
           return deps.users.findByPhone(number);
         },
-        groupsOf: async (id) => (await sleep(4000), deps.users.groupsOf(id)),
-        setPassword: async (id, password) => (await sleep(4000), deps.users.setPassword(id, password)),
+        groupsOf: async (id) => (await sleep(4500), deps.users.groupsOf(id)),
       },
       identityProvider: {
         ...deps.identityProvider,
-        passwordGrant: async (username, password) => {
-          await sleep(4000);
+        verifiedPhoneGrant: async (username) => {
+          await sleep(4500);
           try {
-            return await deps.identityProvider.passwordGrant(username, password);
+            return await deps.identityProvider.verifiedPhoneGrant(username);
           } finally {
             inside--;
           }
@@ -86,7 +85,7 @@ describe('first-login provisioning against real Keycloak', () => {
       },
     });
     const first = loginByPhone(slow(replicas[0]!), { phoneNumber, locale: 'en', group: 'subscribers' });
-    await sleep(5500);
+    await sleep(1000);
     const second = await loginByPhone(slow(replicas[1]!), { phoneNumber, locale: 'en', group: 'subscribers' }).then(
       () => 'logged in',
       (err: unknown) => err,
