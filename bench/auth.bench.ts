@@ -26,9 +26,9 @@ import { Agent, fetch } from 'undici';
 import { generateSelfSignedCertificate } from '@sp/auth';
 import { requestListener } from '@sp/platform';
 import { load, medianOf, type LoadFigures } from './lib/http-load.ts';
-import { createPasswordUser, deleteKeycloakUsers } from './lib/keycloak-users.ts';
+import { createPasswordUser, deleteKeycloakUsers, passwordRounds } from './lib/keycloak-users.ts';
 import { oauth2ProxyBinary, startOAuth2Proxy, type RunningPeer } from './lib/oauth2-proxy-peer.ts';
-import { cpuMicros, drive, freePort, infraEnv, percentile, startChild, stopChild, writeResults, type RunFigures } from './lib/stats.ts';
+import { cpuMicros, drive, freePort, infraEnv, infraPid, percentile, treeCpuMicros, startChild, stopChild, writeResults, type RunFigures } from './lib/stats.ts';
 
 const CONNECTIONS = 32;
 const WARM_UP_SECONDS = 2;
@@ -88,10 +88,13 @@ interface Target {
   pid: number;
   /** The session store's process, whose CPU counts too. */
   storePid?: number;
+  /** The Cookie header of a live session, asked before each run (oauth2-proxy's Redis store can drop one). */
+  liveCookie?: () => Promise<string>;
 }
 
 /** Warm-up, then one measured run with the CPU the server (and the auth service's cache service) spent per request. */
 async function measure(target: Target): Promise<Figures> {
+  if (target.liveCookie !== undefined) target.headers = { cookie: await target.liveCookie() };
   await load({ url: target.url, headers: target.headers, seconds: WARM_UP_SECONDS, connections: CONNECTIONS });
   const cpu = cpuMicros(target.pid);
   const storeCpu = target.storePid === undefined ? 0 : cpuMicros(target.storePid);
@@ -258,8 +261,8 @@ async function forwardAuthRounds(bench: Bench, ctx: { authUrl: string; authPid: 
   const peers = WITH_PEERS ? await startPeers(bench, ctx.ca, ctx.runId, ctx.usersToDelete) : [];
   try {
     const [cookiePeer, redisPeer] = peers;
-    if (cookiePeer !== undefined) targets.push({ name: 'oauth2ProxyCookie', url: `${cookiePeer.url}/oauth2/auth`, headers: { cookie: cookiePeer.cookie }, pid: cookiePeer.pid });
-    if (redisPeer !== undefined) targets.push({ name: 'oauth2ProxyRedis', url: `${redisPeer.url}/oauth2/auth`, headers: { cookie: redisPeer.cookie }, pid: redisPeer.pid, storePid: redisPeer.storePid! });
+    if (cookiePeer !== undefined) targets.push({ name: 'oauth2ProxyCookie', url: `${cookiePeer.url}/oauth2/auth`, headers: {}, pid: cookiePeer.pid, liveCookie: cookiePeer.liveCookie });
+    if (redisPeer !== undefined) targets.push({ name: 'oauth2ProxyRedis', url: `${redisPeer.url}/oauth2/auth`, headers: {}, pid: redisPeer.pid, storePid: redisPeer.storePid!, liveCookie: redisPeer.liveCookie });
     const runs = Object.fromEntries(targets.map((target) => [target.name, [] as Figures[]])) as Record<TargetName, Figures[]>;
     for (let round = 0; round < ROUNDS; round++) {
       for (const target of round % 2 === 0 ? targets : [...targets].reverse()) {
@@ -313,29 +316,57 @@ function forwardAuthResults(runs: Record<TargetName, Figures[]>): Record<string,
   return results;
 }
 
-/** POST /otp, then POST /otp/verify for new and for returning users (codes issued beforehand). */
-async function otpRuns(otp: OtpClient, authPid: number, phone: (i: number, base: number) => string, usersToDelete: string[]): Promise<Record<string, unknown>> {
+const PASSWORD_ROUNDS = 20;
+
+/** CPU per operation of each process a login goes through, while `run` makes `count` of them. */
+async function cpuPerOperation<T extends { calls: number }>(pids: Record<string, number | undefined>, run: () => Promise<T>): Promise<T & { cpuMicrosPerOp: Record<string, number> }> {
+  const live = Object.entries(pids).filter((entry): entry is [string, number] => entry[1] !== undefined);
+  const before = live.map(([, pid]) => treeCpuMicros(pid));
+  const figures = await run();
+  const cpuMicrosPerOp = Object.fromEntries(live.map(([name, pid], i) => [name, Math.round((treeCpuMicros(pid) - before[i]!) / Math.max(1, figures.calls))]));
+  return { ...figures, cpuMicrosPerOp };
+}
+
+/** POST /otp, then POST /otp/verify for new and for returning users (codes issued beforehand), with the CPU each process spent per login. */
+async function otpRuns(bench: Bench, ctx: { otp: OtpClient; authPid: number; cachePid: number; phone: (i: number, base: number) => string; runId: number; usersToDelete: string[] }): Promise<Record<string, unknown>> {
+  const { otp, phone } = ctx;
   // POST /otp end to end: validation, limits and code records in the cache service, Kafka publish (acks=all).
-  const otpIssue = await drive((i) => otp.issue(phone(i, 20_000_000), i), OTP_CONCURRENCY, OTP_ISSUE_MS, authPid);
+  const otpIssue = await drive((i) => otp.issue(phone(i, 20_000_000), i), OTP_CONCURRENCY, OTP_ISSUE_MS, ctx.authPid);
   process.stdout.write(`POST /otp: ${otpIssue.opsPerSecond}/s, p50 ${otpIssue.p50Ms} ms, p99 ${otpIssue.p99Ms} ms\n`);
   const phones = Array.from({ length: VERIFY_USERS }, (_, i) => phone(i, 30_000_000));
-  usersToDelete.push(...phones);
-  const verifyRun = async (): Promise<RunFigures> => {
+  ctx.usersToDelete.push(...phones);
+  const pids = { auth: ctx.authPid, cache: ctx.cachePid, keycloak: infraPid('keycloak'), kafka: infraPid('kafka') };
+  const verifyRun = async () => {
     const codes = await Promise.all(phones.map((phoneNumber, i) => otp.issue(phoneNumber, 100_000 + i)));
-    return runBatch(phones.length, VERIFY_CONCURRENCY, async (i) => {
-      await otp.verify(phones[i]!, codes[i]!);
-    });
+    return cpuPerOperation(pids, () => runBatch(phones.length, VERIFY_CONCURRENCY, async (i) => void (await otp.verify(phones[i]!, codes[i]!))));
   };
   const verifyNewUsers = await verifyRun();
   const verifyReturningUsers = await verifyRun();
-  process.stdout.write(
-    `POST /otp/verify: new users ${verifyNewUsers.opsPerSecond}/s (p50 ${verifyNewUsers.p50Ms} ms, p99 ${verifyNewUsers.p99Ms} ms), returning ${verifyReturningUsers.opsPerSecond}/s (p50 ${verifyReturningUsers.p50Ms} ms, p99 ${verifyReturningUsers.p99Ms} ms)\n`,
-  );
+  const show = (run: RunFigures & { cpuMicrosPerOp: Record<string, number> }): string =>
+    `${run.opsPerSecond}/s (p50 ${run.p50Ms} ms, p99 ${run.p99Ms} ms; CPU µs per login ${JSON.stringify(run.cpuMicrosPerOp)})`;
+  process.stdout.write(`POST /otp/verify: new users ${show(verifyNewUsers)}, returning ${show(verifyReturningUsers)}\n`);
+  // The round each login no longer makes, measured now for reference: reset-password + password grant.
+  const reference = { username: `bench-password-round-${ctx.runId}`, password: `Bench-${ctx.runId}-${Date.now()}`, email: `bench-password-round-${ctx.runId}@example.test` };
+  await createPasswordUser(bench.infra, reference);
+  ctx.usersToDelete.push(reference.username);
+  let msPerRound = 0;
+  const passwordRound = await cpuPerOperation({ keycloak: pids.keycloak }, async () => {
+    msPerRound = await passwordRounds(bench.infra, reference.username, PASSWORD_ROUNDS);
+    return { calls: PASSWORD_ROUNDS };
+  });
+  process.stdout.write(`the former password round (reset + grant): ${msPerRound.toFixed(0)} ms, Keycloak CPU ${passwordRound.cpuMicrosPerOp.keycloak} µs per login\n`);
   const path = 'cache (code checks, lock), Keycloak admin API (user search, group membership), the verified phone direct grant (no password, nothing hashed), cache (session), Kafka (UserLoggedInEvent)';
+  const cpuBound = (run: { cpuMicrosPerOp: Record<string, number> }): number => Math.round((cpus().length * 1e6) / Object.values(run.cpuMicrosPerOp).reduce((sum, value) => sum + value, 0));
   return {
     otpIssue: { ...otpIssue, concurrency: OTP_CONCURRENCY, note: 'end to end: phone validation, 3 limit reads + 3 writes and 7 code records in the cache service, SendSmsNotificationEvent with acks=all' },
-    otpVerifyNewUsers: { ...verifyNewUsers, concurrency: VERIFY_CONCURRENCY, note: `${path}; plus the user creation (without credentials)` },
-    otpVerifyReturningUsers: { ...verifyReturningUsers, concurrency: VERIFY_CONCURRENCY, note: path, target: { opsPerSecond: 50, p99Ms: 250 } },
+    otpVerifyNewUsers: { ...verifyNewUsers, concurrency: VERIFY_CONCURRENCY, loginsPerSecondIfCpuBound: cpuBound(verifyNewUsers), note: `${path}; plus the user creation (without credentials)` },
+    otpVerifyReturningUsers: { ...verifyReturningUsers, concurrency: VERIFY_CONCURRENCY, loginsPerSecondIfCpuBound: cpuBound(verifyReturningUsers), note: path, target: { opsPerSecond: 50, p99Ms: 250 } },
+    formerPasswordRound: {
+      msPerLogin: Number(msPerRound.toFixed(1)),
+      keycloakCpuMicrosPerLogin: passwordRound.cpuMicrosPerOp.keycloak,
+      note: 'what each OTP login added before this version, measured in the same run: reset-password through the admin API + a password grant (argon2 twice), one at a time',
+    },
+    cpuNote: 'CPU µs per login by process (auth service, cache service, Keycloak JVM, Kafka JVM; the shared JVMs also serve others, so theirs is an upper bound); loginsPerSecondIfCpuBound = cores × 1 s / their sum',
   };
 }
 
@@ -391,7 +422,7 @@ async function main(): Promise<void> {
       const session = { cookie, bearer: await otp.bearerOf(cookie) };
       Object.assign(results, await forwardAuthRounds(bench, { authUrl: auth.url, authPid: auth.child.pid!, cachePid: cache.pid!, session, ca: credentials.cert, runId, usersToDelete, children }));
     }
-    if (PARTS.has('otp')) Object.assign(results, await otpRuns(otp, auth.child.pid!, phone, usersToDelete));
+    if (PARTS.has('otp')) Object.assign(results, await otpRuns(bench, { otp, authPid: auth.child.pid!, cachePid: cache.pid!, phone, runId, usersToDelete }));
     writeResults('auth', results);
     printPeerRatios(results);
   } finally {

@@ -31,3 +31,26 @@ export async function deleteKeycloakUsers(infra: Record<string, string>, usernam
     for (const user of users) await (await fetch(`${adminUrl(infra)}/users/${user.id}`, { method: 'DELETE', headers })).text();
   }
 }
+
+/**
+ * What each OTP login cost Keycloak before the verified phone direct grant, for reference: a fresh
+ * random password set through the admin API, then spent in a password grant (`admin-cli`, the
+ * realm's own direct grant flow), `count` times for one user. Resolves with the wall time per round.
+ */
+export async function passwordRounds(infra: Record<string, string>, username: string, count: number): Promise<number> {
+  const headers = await adminHeaders(infra);
+  const [user] = (await (await fetch(`${adminUrl(infra)}/users?${new URLSearchParams({ username, exact: 'true' }).toString()}`, { headers })).json()) as Array<{ id: string }>;
+  const started = performance.now();
+  for (let i = 0; i < count; i++) {
+    const password = `Round-${i}-${Math.random().toString(36).slice(2)}`;
+    const reset = await fetch(`${adminUrl(infra)}/users/${user!.id}/reset-password`, { method: 'PUT', headers, body: JSON.stringify({ type: 'password', value: password, temporary: false }) });
+    await reset.text();
+    const grant = await fetch(`${infra.KEYCLOAK_URL}/realms/${infra.KEYCLOAK_REALM}/protocol/openid-connect/token`, {
+      method: 'POST',
+      body: new URLSearchParams({ grant_type: 'password', client_id: 'admin-cli', username, password }),
+    });
+    await grant.text();
+    if (!reset.ok || !grant.ok) throw new Error(`password round answered ${reset.status} / ${grant.status}`);
+  }
+  return (performance.now() - started) / count;
+}

@@ -21,8 +21,13 @@ export interface RunningPeer {
   pid: number;
   /** The session store's process (the private Redis), when there is one. */
   storePid?: number;
-  /** The Cookie header of a logged-in session. */
-  cookie: string;
+  /**
+   * The Cookie header of a live session: the last one, or a new login when `/oauth2/auth` refuses
+   * it. With the Redis store, oauth2-proxy deletes a session whose load was cut short (a request
+   * cancelled when the load generator closes its connections: "error loading redis session: context
+   * canceled, removing session"), so a round can end the session the next one needs.
+   */
+  liveCookie: () => Promise<string>;
   close(): Promise<void>;
 }
 
@@ -112,7 +117,13 @@ export async function startOAuth2Proxy(options: PeerOptions): Promise<RunningPee
     '--auth-logging=false',
     ...(redis === undefined ? [] : ['--session-store-type=redis', `--redis-connection-url=${redis.url}`]),
   ];
-  const child = spawn(options.binary, args, { stdio: ['ignore', 'ignore', 'inherit'] });
+  // Its log goes to stderr: kept (the last 4 KB) for a failed start, not printed (a Redis-store run
+  // logs every request cut short when the load generator closes its connections).
+  const child = spawn(options.binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  child.stderr.on('data', (chunk: Buffer) => {
+    log = (log + chunk.toString()).slice(-4096);
+  });
   const dispatcher = new Agent({ connect: { ca: options.ca } });
   const close = async (): Promise<void> => {
     await dispatcher.close();
@@ -120,9 +131,17 @@ export async function startOAuth2Proxy(options: PeerOptions): Promise<RunningPee
     if (redis !== undefined) await stopChild(redis.child);
   };
   try {
-    await waitForPing(url, dispatcher, child);
-    const cookie = await logIn(url, dispatcher, options.user);
-    return { url, pid: child.pid!, ...(redis === undefined ? {} : { storePid: redis.child.pid! }), cookie, close };
+    await waitForPing(url, dispatcher, child).catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}; its log: ${log}`);
+    });
+    let cookie = await logIn(url, dispatcher, options.user);
+    const liveCookie = async (): Promise<string> => {
+      const check = await fetch(`${url}/oauth2/auth`, { headers: { cookie }, dispatcher });
+      await check.text();
+      if (!check.ok) cookie = await logIn(url, dispatcher, options.user);
+      return cookie;
+    };
+    return { url, pid: child.pid!, ...(redis === undefined ? {} : { storePid: redis.child.pid! }), liveCookie, close };
   } catch (err) {
     await close();
     throw err;

@@ -94,9 +94,5 @@ export function createKeycloakAdmin(settings: Pick<OidcSettings, 'serverUrl' | '
         throw fromAdminError(err);
       }
     },
-    async groupsOf(userId) {
-      const groups = await adminCall(() => client.users.listGroups({ id: userId, briefRepresentation: true }));
-      return groups.flatMap((group) => (group.name === undefined ? [] : [group.name]));
-    },
   };
 }

@@ -18,6 +18,4 @@ export interface UserDirectory {
   findByPhone(phoneNumber: string): Promise<DirectoryUser | undefined>;
   /** Creates the user, in its group and without any credential, in one call; undefined when the username was taken meanwhile. */
   createUser(user: NewUser): Promise<DirectoryUser | undefined>;
-  /** The names of the user's groups. */
-  groupsOf(userId: string): Promise<string[]>;
 }

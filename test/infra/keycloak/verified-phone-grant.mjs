@@ -8,7 +8,9 @@
 // credential. It is bound as the direct grant flow override of the auth service's own clients only
 // (platform-auth, platform-auth-short-lived); every other client keeps the realm's direct grant flow
 // (username and password). The auth service has verified the phone number with a one-time password
-// before it asks; Keycloak still authenticates the client by its secret. Why a script and not
+// before it asks; Keycloak still authenticates the client by its secret. The same clients get a
+// `groups` claim (group names) in their ID tokens only, from which the service checks a returning
+// user's role without an admin API call (access tokens are unchanged). Why a script and not
 // realm.json: a realm file that lists any authentication flow must list all of them (Keycloak then
 // creates none of its built-in flows, and the import fails), so the flow is added after the import.
 const [url, realm, username, password] = process.argv.slice(2);
@@ -56,10 +58,25 @@ if (!executions.some((execution) => execution.providerId === 'direct-grant-valid
 for (const execution of executions) {
   if (execution.requirement !== 'REQUIRED') await call('PUT', `${flowPath}/executions`, { ...execution, requirement: 'REQUIRED' });
 }
-for (const clientId of CLIENTS) {
+const GROUPS_MAPPER = {
+  name: 'groups in the ID token',
+  protocol: 'openid-connect',
+  protocolMapper: 'oidc-group-membership-mapper',
+  config: { 'claim.name': 'groups', 'full.path': 'false', 'id.token.claim': 'true', 'access.token.claim': 'false', 'userinfo.token.claim': 'false', 'introspection.token.claim': 'false' },
+};
+const clientNamed = async (clientId) => {
   const [client] = await call('GET', `/clients?clientId=${encodeURIComponent(clientId)}`);
   if (client === undefined) throw new Error(`no client ${clientId} in realm ${realm}`);
-  if (client.authenticationFlowBindingOverrides?.direct_grant === flow.id) continue;
-  await call('PUT', `/clients/${client.id}`, { ...client, authenticationFlowBindingOverrides: { ...client.authenticationFlowBindingOverrides, direct_grant: flow.id } });
+  return client;
+};
+for (const clientId of CLIENTS) {
+  const client = await clientNamed(clientId);
+  if (client.authenticationFlowBindingOverrides?.direct_grant !== flow.id) {
+    await call('PUT', `/clients/${client.id}`, { ...client, authenticationFlowBindingOverrides: { ...client.authenticationFlowBindingOverrides, direct_grant: flow.id } });
+  }
+  // Read again after the update, which carries the mappers it was given.
+  if (!((await clientNamed(clientId)).protocolMappers ?? []).some((mapper) => mapper.name === GROUPS_MAPPER.name)) {
+    await call('POST', `/clients/${client.id}/protocol-mappers/models`, GROUPS_MAPPER);
+  }
 }
-console.log(`${FLOW_ALIAS}: bound to ${CLIENTS.join(', ')} in realm ${realm}`);
+console.log(`${FLOW_ALIAS} and the ID token's groups: set on ${CLIENTS.join(', ')} in realm ${realm}`);

@@ -64,6 +64,10 @@ export function keycloakAdmin() {
       if (response.status !== 201) throw new Error(`creating ${user.username}: ${response.status} ${await response.text()}`);
       return response.headers.get('location')!.split('/').pop()!;
     },
+    /** How many Keycloak sessions the user has. */
+    async sessionCountOf(userId: string): Promise<number> {
+      return ((await (await call(`/users/${userId}/sessions`)).json()) as unknown[]).length;
+    },
     /** The types of the user's stored credentials (`password`, `otp`, …). */
     async credentialTypesOf(userId: string): Promise<string[]> {
       return ((await (await call(`/users/${userId}/credentials`)).json()) as Array<{ type: string }>).map((credential) => credential.type);
