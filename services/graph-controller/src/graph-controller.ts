@@ -124,7 +124,7 @@ export function createGraphController(config: GraphControllerConfig, deps: Graph
       logger.info({ namespaces: config.namespaces.length > 0 ? config.namespaces : 'all' }, 'informers synced');
       informersSynced = true;
       queue.start();
-      if (elector.isLeader()) void recordWinners();
+      if (elector.isLeader() && recordsAdopted) void recordWinners(); // else the leader's adoption does it next
     },
   });
 
@@ -208,7 +208,9 @@ export function createGraphController(config: GraphControllerConfig, deps: Graph
    * The winner of every claimed name recorded at once, one write per shard, before the reconciles
    * get to them: what each reconcile would record before its registry write, so they find their
    * record written (a start of 10,000 names costs 64 writes, not 10,000). Needs every Service
-   * listed; a failure leaves the records to the reconciles, one batch at a time.
+   * listed, and the records read in this term (so it writes over what it read, not over an
+   * adoption's list still under way); a failure leaves the records to the reconciles, one batch at
+   * a time.
    */
   async function recordWinners(): Promise<void> {
     const winners = new Map<string, GraphClaim>();
@@ -227,7 +229,7 @@ export function createGraphController(config: GraphControllerConfig, deps: Graph
   /** The leader re-checks every key in the background: the records adopted and the registry read (one request) first. */
   async function recheckAll(): Promise<void> {
     await adoptRecords();
-    if (informersSynced) void recordWinners();
+    if (informersSynced && recordsAdopted) void recordWinners();
     try {
       await view.refresh(term?.signal);
     } catch (err) {
