@@ -21,6 +21,26 @@ export function cpuMicros(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
 }
 
+/** User + system CPU time of a process and all its descendants (a launcher script and its JVM), in microseconds. */
+export function treeCpuMicros(pid: number): number {
+  let children: number[] = [];
+  try {
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return 0;
+  }
+  return cpuMicros(pid) + children.reduce((sum, child) => sum + treeCpuMicros(child), 0);
+}
+
+/** The pid a test/infra script recorded for a shared dependency (.cache/run/<name>.pid), if it runs. */
+export function infraPid(name: string): number | undefined {
+  try {
+    return Number(readFileSync(new URL(`../../.cache/run/${name}.pid`, import.meta.url), 'utf8').trim());
+  } catch {
+    return undefined;
+  }
+}
+
 export function percentile(sortedMs: Float64Array, p: number): number {
   if (sortedMs.length === 0) return 0;
   const index = Math.min(sortedMs.length - 1, Math.floor((p / 100) * sortedMs.length));

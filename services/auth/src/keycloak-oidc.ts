@@ -49,6 +49,7 @@ function toLoginTokens(grant: Grant, requestedAtMs: number): LoginTokens {
     subject: claims.sub,
     phoneNumber: typeof claims.phone_number === 'string' ? claims.phone_number : undefined,
     locale: typeof claims.locale === 'string' ? claims.locale : undefined,
+    groups: Array.isArray(claims.groups) ? claims.groups.filter((group): group is string => typeof group === 'string') : [],
   };
 }
 
@@ -100,11 +101,14 @@ export function createKeycloakOidc(settings: OidcSettings, options: { fetch: Idp
         throw fromExchangeError(err);
       }
     },
-    async passwordGrant(username, password) {
+    async verifiedPhoneGrant(username) {
       try {
         const requestedAtMs = now();
-        return toLoginTokens(await oidc.genericGrantRequest(await discover(), 'password', { username, password, scope: 'openid' }), requestedAtMs);
+        // grant_type=password without a password: the client's direct grant flow asks for none.
+        return toLoginTokens(await oidc.genericGrantRequest(await discover(), 'password', { username, scope: 'openid' }), requestedAtMs);
       } catch (err) {
+        // Keycloak's answer for a user it does not know, or one disabled or locked out.
+        if (err instanceof oidc.ResponseBodyError && err.error === 'invalid_grant') return undefined;
         throw fromOidcError(err);
       }
     },
