@@ -110,7 +110,7 @@ export interface OidcSettings {
   /** Upper bound of one call to the identity provider. */
   timeoutMs: number;
   /** Oldest back-channel Logout Token accepted (by its `iat`), in seconds. */
-  logoutTokenMaxAgeSeconds: number;
+  backchannelLogoutMaxAgeSeconds: number;
 }
 
 export interface AuthConfig {
@@ -186,7 +186,7 @@ const schema = {
   Oidc__AdminCredentials__Password: env.string(),
   Oidc__StateTtlSeconds: env.positiveInt(300),
   Oidc__TimeoutMs: env.positiveInt(5000),
-  Oidc__LogoutTokenMaxAgeSeconds: z.coerce.number().int().min(1).max(3600).default(120),
+  Oidc__BackchannelLogoutMaxAgeSeconds: z.coerce.number().int().min(1).max(3600).default(120),
   IGNORE_SSL_CERT_VALIDATION: env.bool(false),
   ASPNETCORE_ENVIRONMENT: env.string().optional(),
   NODE_ENV: env.string().optional(),
@@ -302,7 +302,7 @@ function oidcSettings(vars: Vars, mode: AuthConfig['environment']): OidcSettings
     ignoreCertificateErrors: vars.IGNORE_SSL_CERT_VALIDATION && mode !== 'Production',
     stateTtlSeconds: vars.Oidc__StateTtlSeconds,
     timeoutMs: vars.Oidc__TimeoutMs,
-    logoutTokenMaxAgeSeconds: vars.Oidc__LogoutTokenMaxAgeSeconds,
+    backchannelLogoutMaxAgeSeconds: vars.Oidc__BackchannelLogoutMaxAgeSeconds,
   };
 }
 

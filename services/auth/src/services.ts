@@ -18,7 +18,7 @@ import { createUserSessions, type UserSessions } from './user-sessions.js';
 
 /** The part of the configuration the HTTP app uses. */
 export type AuthSettings = Pick<AuthConfig, 'publicBaseUrl' | 'allowedRedirects' | 'proxyHops' | 'session' | 'environment' | 'groups' | 'locales' | 'otp' | 'otpFraud' | 'kafka'> & {
-  oidc: Pick<AuthConfig['oidc'], 'stateTtlSeconds' | 'timeoutMs' | 'issuer' | 'clientId' | 'logoutTokenMaxAgeSeconds'>;
+  oidc: Pick<AuthConfig['oidc'], 'stateTtlSeconds' | 'timeoutMs' | 'issuer' | 'clientId' | 'backchannelLogoutMaxAgeSeconds'>;
 };
 
 /** The adapters the app runs on: each a real backend in production and in the tests. */
@@ -78,7 +78,7 @@ export function createAuthServices(deps: AuthDeps): AuthServices {
     sessions,
     userSessions,
     verifyLogoutToken: createLogoutTokenVerifier(
-      { issuer: deps.settings.oidc.issuer, clientId: deps.settings.oidc.clientId, maxAgeSeconds: deps.settings.oidc.logoutTokenMaxAgeSeconds },
+      { issuer: deps.settings.oidc.issuer, clientId: deps.settings.oidc.clientId, maxAgeSeconds: deps.settings.oidc.backchannelLogoutMaxAgeSeconds },
       { jwksUri: () => deps.identityProvider.jwksUri(), fetch: deps.idpFetch, cache: deps.cache, timeoutMs: deps.settings.oidc.timeoutMs },
     ),
     completeLogin: createLoginCompletion({

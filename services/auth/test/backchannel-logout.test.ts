@@ -133,8 +133,8 @@ describe('OIDC back-channel logout from Keycloak, two auth replicas on two cache
       }
     });
 
-    it('should refuse the real token once older than Oidc__LogoutTokenMaxAgeSeconds, and end nothing', async () => {
-      const strict = await startAuth(caches[1]!.address, { Oidc__ClientId: client.clientId, Oidc__ClientSecret: client.secret, Oidc__LogoutTokenMaxAgeSeconds: '1' });
+    it('should refuse the real token once older than Oidc__BackchannelLogoutMaxAgeSeconds, and end nothing', async () => {
+      const strict = await startAuth(caches[1]!.address, { Oidc__ClientId: client.clientId, Oidc__ClientSecret: client.secret, Oidc__BackchannelLogoutMaxAgeSeconds: '1' });
       try {
         // 1 s of age, 5 s of clock tolerance.
         const issuedAt = decodeJwt(held).iat! * 1000;
