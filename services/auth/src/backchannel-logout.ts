@@ -1,9 +1,10 @@
 import type Koa from 'koa';
-import { badRequest, readBody } from '@sp/platform';
+import { AppError, badRequest, readBody } from '@sp/platform';
+import type { LogoutTarget } from './logout-token.js';
 import type { AuthServices } from './services.js';
 
 /** What backchannelLogout uses. */
-export type BackchannelLogoutDeps = Pick<AuthServices, 'userSessions' | 'verifyLogoutToken' | 'logger'>;
+export type BackchannelLogoutDeps = Pick<AuthServices, 'userSessions' | 'verifyLogoutToken' | 'sessionMetrics' | 'logger'>;
 
 /** Largest form body accepted (413 above); a Logout Token is about 1 KB. */
 export const FORM_BODY_LIMIT_BYTES = 16 * 1024;
@@ -16,15 +17,25 @@ export const FORM_BODY_LIMIT_BYTES = 16 * 1024;
  * also when no session matched (it may have ended already); an invalid token is 400 and ends nothing.
  */
 export function backchannelLogout(deps: BackchannelLogoutDeps): Koa.Middleware {
+  const verified = async (token: string | null): Promise<LogoutTarget> => {
+    try {
+      if (token === null || token === '') throw badRequest('logout_token is required');
+      const target = await deps.verifyLogoutToken(token);
+      deps.sessionMetrics.backchannel('accepted');
+      return target;
+    } catch (err) {
+      if (err instanceof AppError && err.status === 400) deps.sessionMetrics.backchannel('invalid');
+      throw err;
+    }
+  };
   return async (ctx) => {
     const form = new URLSearchParams((await readBody(ctx, { limitBytes: FORM_BODY_LIMIT_BYTES, types: ['application/x-www-form-urlencoded'] })).toString('utf8'));
     const token = form.get('logout_token');
-    if (token === null || token === '') throw badRequest('logout_token is required');
-    const { sid, sub } = await deps.verifyLogoutToken(token);
+    const { sid, sub } = await verified(token);
     const subject = sub ?? (await deps.userSessions.subjectOfIdpSession(sid!));
     const sessions = subject === undefined ? [] : await deps.userSessions.list(subject);
     const ending = sessions.filter(({ record }) => sid === undefined || record.idpSessionId === sid);
-    await Promise.all(ending.map(({ tokenId }) => deps.userSessions.end(tokenId, { revoke: false })));
+    await Promise.all(ending.map(({ tokenId }) => deps.userSessions.end(tokenId, { revoke: false, reason: 'backchannel' })));
     deps.logger.info({ ended: ending.length, by: sid === undefined ? 'sub' : 'sid' }, 'back-channel logout');
     ctx.status = 200;
     ctx.body = '';

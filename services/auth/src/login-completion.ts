@@ -47,7 +47,7 @@ export function createLoginCompletion(deps: LoginCompletionDeps) {
       await deps.userSessions.register(tokenId, record, ttlMs);
       await deps.publisher.publish(deps.topic, userLoggedInEvent({ ...facts, userId: login.subject }));
     } catch (err) {
-      await deps.userSessions.end(tokenId, { revoke: true }).catch((undoErr: unknown) => deps.logger.warn({ err: undoErr }, 'undoing a login failed'));
+      await deps.userSessions.end(tokenId, { revoke: true, reason: 'login_undone' }).catch((undoErr: unknown) => deps.logger.warn({ err: undoErr }, 'undoing a login failed'));
       throw err;
     }
     ctx.append('Set-Cookie', sessionCookie(tokenId, deps.policy.cookieMaxAgeSeconds));

@@ -12,7 +12,7 @@ export type LogoutDeps = Pick<AuthServices, 'userSessions'>;
  */
 export function logout(deps: LogoutDeps): Koa.Middleware {
   return async (ctx) => {
-    await deps.userSessions.end(readSessionCookie(ctx.headers), { revoke: true });
+    await deps.userSessions.end(readSessionCookie(ctx.headers), { revoke: true, reason: 'logout' });
     ctx.append('Set-Cookie', clearedSessionCookie());
     ctx.status = 204;
   };

@@ -9,7 +9,7 @@ import { createLoginCompletion, type CompleteLogin } from './login-completion.js
 import { createOtpStore, type OtpStore } from './otp-store.js';
 import { createOtpRateLimiter, type OtpRateLimiter } from './rate-limiter.js';
 import { createSessionKeeper, type SessionKeeper } from './session-keeper.js';
-import { createSessionMetrics } from './session-metrics.js';
+import { createSessionMetrics, type SessionMetrics } from './session-metrics.js';
 import { createSessionPolicy } from './session-policy.js';
 import { createLogoutTokenVerifier, type VerifyLogoutToken } from './logout-token.js';
 import { createSessionIndex } from './session-index.js';
@@ -46,6 +46,7 @@ export interface AuthServices extends Required<Omit<AuthDeps, 'registry'>> {
   sessions: SessionKeeper;
   userSessions: UserSessions;
   verifyLogoutToken: VerifyLogoutToken;
+  sessionMetrics: SessionMetrics;
   completeLogin: CompleteLogin;
 }
 
@@ -56,6 +57,7 @@ export function createAuthServices(deps: AuthDeps): AuthServices {
   const sessionPolicy = createSessionPolicy(deps.settings.session);
   // One renewal is one call to Keycloak (Oidc__TimeoutMs) and a few to the cache service.
   const lockTtlMs = deps.settings.oidc.timeoutMs + 2000;
+  const sessionMetrics = createSessionMetrics(deps.registry);
   const sessions = createSessionKeeper({
     cache: deps.cache,
     tokens,
@@ -64,10 +66,10 @@ export function createAuthServices(deps: AuthDeps): AuthServices {
     logger: deps.logger,
     now,
     lockTtlMs,
-    onRenewal: createSessionMetrics(deps.registry),
+    onRenewal: sessionMetrics.renewal,
   });
   const index = createSessionIndex(deps.cache, { slots: deps.settings.session.maxPerUser, exists: async (tokenId) => (await tokens.read(tokenId)) !== undefined });
-  const userSessions = createUserSessions({ cache: deps.cache, tokens, index, sessions, identityProvider: deps.identityProvider, logger: deps.logger });
+  const userSessions = createUserSessions({ cache: deps.cache, tokens, index, sessions, identityProvider: deps.identityProvider, logger: deps.logger, onEnded: sessionMetrics.ended });
   return {
     ...deps,
     now,
@@ -77,6 +79,7 @@ export function createAuthServices(deps: AuthDeps): AuthServices {
     tokens,
     sessions,
     userSessions,
+    sessionMetrics,
     verifyLogoutToken: createLogoutTokenVerifier(
       { issuer: deps.settings.oidc.issuer, clientId: deps.settings.oidc.clientId, maxAgeSeconds: deps.settings.oidc.backchannelLogoutMaxAgeSeconds },
       { jwksUri: () => deps.identityProvider.jwksUri(), fetch: deps.idpFetch, cache: deps.cache, timeoutMs: deps.settings.oidc.timeoutMs },

@@ -21,7 +21,7 @@ export function endSession(deps: EndSessionsDeps): Koa.Middleware {
     const caller = await callerSession(ctx, deps);
     const target = SESSION_ID.test(id) ? (await deps.userSessions.list(caller.record.subject)).find(({ record }) => record.sessionId === id) : undefined;
     if (target === undefined) throw notFound('no such session');
-    await deps.userSessions.end(target.tokenId, { revoke: true });
+    await deps.userSessions.end(target.tokenId, { revoke: true, reason: 'user' });
     if (target.tokenId === caller.tokenId) ctx.append('Set-Cookie', clearedSessionCookie());
     ctx.status = 204;
   };
@@ -40,7 +40,7 @@ export function endSessions(deps: EndSessionsDeps): Koa.Middleware {
     const ending = sessions.filter(({ tokenId }) => scope === 'all' || tokenId !== caller.tokenId);
     // The caller's own among them (all): it still ends even if the user's index missed it.
     if (scope === 'all' && !ending.some(({ tokenId }) => tokenId === caller.tokenId)) ending.push(caller);
-    await Promise.all(ending.map(({ tokenId }) => deps.userSessions.end(tokenId, { revoke: true })));
+    await Promise.all(ending.map(({ tokenId }) => deps.userSessions.end(tokenId, { revoke: true, reason: 'user' })));
     if (scope === 'all') ctx.append('Set-Cookie', clearedSessionCookie());
     ctx.status = 204;
   };

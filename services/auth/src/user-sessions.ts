@@ -3,6 +3,7 @@ import { unavailable, type Logger } from '@sp/platform';
 import type { IdentityProvider } from './identity-provider.js';
 import type { SessionIndex } from './session-index.js';
 import type { SessionKeeper } from './session-keeper.js';
+import type { EndReason } from './session-metrics.js';
 import type { TokenRecord, TokenStore } from './token-store.js';
 
 /** A live session of a user, as the user's own requests may see it (the token id stays inside). */
@@ -24,7 +25,7 @@ export interface UserSessions {
    * index, and with `revoke` its refresh token revoked at Keycloak, which ends the Keycloak
    * session (a failed revocation is logged: the session is already unreachable here).
    */
-  end(tokenId: string | undefined, options: { revoke: boolean }): Promise<TokenRecord | undefined>;
+  end(tokenId: string | undefined, options: { revoke: boolean; reason: EndReason }): Promise<TokenRecord | undefined>;
   /** The user's live sessions, oldest first. */
   list(subject: string): Promise<UserSession[]>;
   /** The user a Keycloak session id belongs to, while a session of it may be live. */
@@ -38,6 +39,8 @@ export interface UserSessionsDeps {
   sessions: SessionKeeper;
   identityProvider: IdentityProvider;
   logger: Logger;
+  /** Told of each session ended here (one that was still there), with why. */
+  onEnded?: (reason: EndReason) => void;
 }
 
 const idpSessionKey = (idpSessionId: string): string => `idp-session:${idpSessionId}`;
@@ -47,6 +50,7 @@ export function createUserSessions(deps: UserSessionsDeps): UserSessions {
   const end: UserSessions['end'] = async (tokenId, options) => {
     const record = await deps.sessions.end(tokenId);
     if (record === undefined) return undefined;
+    deps.onEnded?.(options.reason);
     await deps.index.release(record.subject, tokenId!);
     if (options.revoke && record.refreshToken !== undefined) {
       await deps.identityProvider.revoke(record.refreshToken).catch((err: unknown) => deps.logger.warn({ err }, 'token revocation failed'));
@@ -58,10 +62,10 @@ export function createUserSessions(deps: UserSessionsDeps): UserSessions {
     async register(tokenId, record, ttlMs) {
       if (record.idpSessionId !== undefined) await deps.cache.set(idpSessionKey(record.idpSessionId), record.subject, ttlMs);
       const { placed, displaced } = await deps.index.claim(record.subject, { tokenId, sessionId: record.sessionId!, createdAtMs: record.createdAtMs! }, ttlMs);
-      await Promise.all(displaced.map((entry) => end(entry.tokenId, { revoke: true })));
+      await Promise.all(displaced.map((entry) => end(entry.tokenId, { revoke: true, reason: 'over_bound' })));
       if (displaced.length > 0) deps.logger.info({ ended: displaced.length }, 'sessions past the per-user bound ended');
       if (!placed) {
-        await end(tokenId, { revoke: true });
+        await end(tokenId, { revoke: true, reason: 'login_undone' });
         throw unavailable('the session index (too many concurrent logins of one user)');
       }
     },

@@ -6,7 +6,7 @@ import { startCacheService, type RunningCacheService } from '../../../test/suppo
 import { eventually, sleep } from '../../../test/support/eventually.js';
 import { collectEvents, type EventCollector } from '../../../test/support/kafka.js';
 import type { TokenRecord } from '../src/token-store.js';
-import { startAuth, type RunningAuth } from './support/auth-fixture.js';
+import { counterValue, startAuth, type RunningAuth } from './support/auth-fixture.js';
 import { startBackchannelFront, type BackchannelFront } from './support/backchannel-front.js';
 import { createAuthClientCopy, deleteUsersNamed, issuer, keycloakAdmin, signOutUser } from './support/keycloak.js';
 import { otpLogin } from './support/otp-login.js';
@@ -60,6 +60,9 @@ describe('OIDC back-channel logout from Keycloak, two auth replicas on two cache
   };
 
   it('should end the session on every replica within 2 s when the user is signed out through the admin API', async () => {
+    // The metrics exist before the first token, at 0.
+    expect(await authB.registry.metrics()).toMatch(/^auth_backchannel_logouts_total\{[^}]*result="invalid"[^}]*\} 0$/m);
+    expect(await authB.registry.metrics()).toMatch(/^auth_sessions_ended_total\{[^}]*reason="backchannel"[^}]*\} 0$/m);
     const { cookie, userId, record } = await login();
     expect(record.idpSessionId).toEqual(expect.any(String));
     expect(await statuses(cookie)).toEqual([200, 200]);
@@ -68,6 +71,7 @@ describe('OIDC back-channel logout from Keycloak, two auth replicas on two cache
     await signOutUser(userId);
     const tookMs = await endedEverywhere(cookie, started);
     expect(front.answers.at(-1)).toBe(200);
+    expect(await counterValue(authA.registry, 'auth_sessions_ended_total', { reason: 'backchannel' })).toBeGreaterThanOrEqual(1);
     expect(await statuses(other.cookie)).toEqual([200, 200]);
     process.stdout.write(`back-channel logout (admin API): 401 on both replicas ${tookMs.toFixed(0)} ms after the sign-out was asked for\n`);
   }, 60_000);
@@ -157,6 +161,8 @@ describe('OIDC back-channel logout from Keycloak, two auth replicas on two cache
         expect(replay.json<{ error: string }>().error).toMatch(/already used/);
       }
       expect(await statuses(again.cookie)).toEqual([200, 200]);
+      expect(await counterValue(authA.registry, 'auth_backchannel_logouts_total', { result: 'invalid' })).toBeGreaterThanOrEqual(5);
+      expect(await counterValue(authB.registry, 'auth_backchannel_logouts_total', { result: 'accepted' })).toBe(1);
     }, 30_000);
   });
 });

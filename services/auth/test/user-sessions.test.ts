@@ -10,7 +10,7 @@ import { createAuthAdapters, type AuthAdapters } from '../src/adapters.js';
 import { loadConfig } from '../src/config.js';
 import { createAuthServices, type AuthServices } from '../src/services.js';
 import { newSessionId, type TokenRecord } from '../src/token-store.js';
-import { startAuth, testEnvironment, type RunningAuth } from './support/auth-fixture.js';
+import { counterValue, startAuth, testEnvironment, type RunningAuth } from './support/auth-fixture.js';
 import { authClient, deleteUsersNamed, introspect } from './support/keycloak.js';
 import { newPhoneNumber } from './support/phones.js';
 
@@ -134,6 +134,8 @@ describe('a user\'s sessions, over two auth replicas on two cache replicas of on
     const cookies: string[] = [];
     for (let i = 0; i <= MAX; i++) cookies.push(await login(i % 2 === 0 ? authA : authB, carol, `agent/${i}`));
     expect(await Promise.all(cookies.map((cookie) => statusOf(authB, cookie)))).toEqual([401, 200, 200, 200]);
+    // The login that passed the bound (the fourth, through B) ended the oldest.
+    expect(await counterValue(authB.registry, 'auth_sessions_ended_total', { reason: 'over_bound' })).toBe(1);
     expect((await list(authA, cookies[MAX]!)).map((session) => session.userAgent)).toEqual(['agent/1', 'agent/2', 'agent/3']);
   }, 120_000);
 
