@@ -20,7 +20,7 @@ export interface AuthAdapters {
 }
 
 /** The real backends, as configured: cache service (gRPC), Kafka, Keycloak (OIDC and admin API). */
-export function createAuthAdapters(config: Pick<AuthConfig, 'cache' | 'kafka' | 'oidc' | 'publicBaseUrl' | 'session'>, deps: { logger: Logger; registry: Registry }): AuthAdapters {
+export function createAuthAdapters(config: Pick<AuthConfig, 'cache' | 'kafka' | 'oidc' | 'publicBaseUrl' | 'session'>, deps: { logger: Logger; registry: Registry; now?: () => number }): AuthAdapters {
   const cache = createCacheClient<unknown>(
     {
       address: config.cache.address,
@@ -55,7 +55,7 @@ export function createAuthAdapters(config: Pick<AuthConfig, 'cache' | 'kafka' | 
   return {
     cache,
     publisher,
-    identityProvider: createKeycloakOidc(config.oidc, { fetch: http.fetch, redirectUri: `${config.publicBaseUrl}/redirect` }),
+    identityProvider: createKeycloakOidc(config.oidc, { fetch: http.fetch, redirectUri: `${config.publicBaseUrl}/redirect`, ...(deps.now === undefined ? {} : { now: deps.now }) }),
     users: createKeycloakAdmin(config.oidc, { tokens: adminTokens, dispatcher: http.dispatcher }),
     idpFetch: http.fetch,
     async close() {

@@ -59,7 +59,8 @@ function toLoginTokens(grant: Grant, requestedAtMs: number): LoginTokens {
  * the client secret. openid-client refuses plain-HTTP issuers; `allowInsecureRequests` is set
  * only when the configuration allows it (a loopback http URL, or outside Production).
  */
-export function createKeycloakOidc(settings: OidcSettings, options: { fetch: IdpFetch; redirectUri: string }): IdentityProvider {
+export function createKeycloakOidc(settings: OidcSettings, options: { fetch: IdpFetch; redirectUri: string; now?: () => number }): IdentityProvider {
+  const now = options.now ?? Date.now;
   let configuration: Promise<oidc.Configuration> | undefined;
 
   const discover = (): Promise<oidc.Configuration> => {
@@ -88,7 +89,7 @@ export function createKeycloakOidc(settings: OidcSettings, options: { fetch: Idp
     },
     async exchangeCode(callback) {
       try {
-        const requestedAtMs = Date.now();
+        const requestedAtMs = now();
         const grant = await oidc.authorizationCodeGrant(await discover(), callback.callbackUrl, {
           pkceCodeVerifier: callback.codeVerifier,
           expectedState: callback.state,
@@ -102,7 +103,7 @@ export function createKeycloakOidc(settings: OidcSettings, options: { fetch: Idp
     },
     async passwordGrant(username, password) {
       try {
-        const requestedAtMs = Date.now();
+        const requestedAtMs = now();
         return toLoginTokens(await oidc.genericGrantRequest(await discover(), 'password', { username, password, scope: 'openid' }), requestedAtMs);
       } catch (err) {
         throw fromOidcError(err);
@@ -110,7 +111,7 @@ export function createKeycloakOidc(settings: OidcSettings, options: { fetch: Idp
     },
     async refresh(refreshToken) {
       try {
-        const requestedAtMs = Date.now();
+        const requestedAtMs = now();
         return toRenewedTokens(await oidc.refreshTokenGrant(await discover(), refreshToken), requestedAtMs);
       } catch (err) {
         throw fromRefreshError(err);

@@ -41,7 +41,7 @@ export const touchIntervalMs = (idleMs: number): number => Math.min(60_000, Math
  */
 const EXPIRY_MARGIN_MS = 2000;
 
-export function createSessionPolicy(lifetimes: SessionLifetimes): SessionPolicy {
+export function createSessionPolicy(lifetimes: Pick<SessionLifetimes, 'idleSeconds' | 'maxSeconds' | 'renewBeforeSeconds'>): SessionPolicy {
   const idleMs = lifetimes.idleSeconds * 1000;
   const maxMs = lifetimes.maxSeconds * 1000;
   const touchMs = touchIntervalMs(idleMs);
