@@ -1,22 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { decodeJwt, decodeProtectedHeader, generateKeyPair, SignJWT } from 'jose';
-import { infra } from '../../../test/support/infra.js';
-import { startCacheService, type RunningCacheService } from '../../../test/support/cache-service.js';
+import type { RunningCacheService } from '../../../test/support/cache-service.js';
 import { eventually, sleep } from '../../../test/support/eventually.js';
-import { collectEvents, type EventCollector } from '../../../test/support/kafka.js';
+import type { EventCollector } from '../../../test/support/kafka.js';
 import type { TokenRecord } from '../src/token-store.js';
 import { counterValue, startAuth, type RunningAuth } from './support/auth-fixture.js';
 import { startBackchannelFront, type BackchannelFront } from './support/backchannel-front.js';
 import { createAuthClientCopy, deleteUsersNamed, issuer, keycloakAdmin, signOutUser } from './support/keycloak.js';
 import { otpLogin } from './support/otp-login.js';
+import { startReplicaPair, type ReplicaPair } from './support/replica-pair.js';
 import { newPhoneNumber } from './support/phones.js';
 
 const form = (token: string) => ({ headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ logout_token: token }).toString() });
 
 describe('OIDC back-channel logout from Keycloak, two auth replicas on two cache replicas of one Redis', () => {
-  const keyPrefix = `auth-bcl-${randomUUID()}:`;
-  const caches: RunningCacheService[] = [];
+  let pair: ReplicaPair;
+  let caches: RunningCacheService[];
   let events: EventCollector;
   let client: Awaited<ReturnType<typeof createAuthClientCopy>>;
   let authA: RunningAuth;
@@ -25,12 +25,10 @@ describe('OIDC back-channel logout from Keycloak, two auth replicas on two cache
   const phoneNumbers: string[] = [];
 
   beforeAll(async () => {
-    events = await collectEvents(['notifications']);
-    for (let i = 0; i < 2; i++) caches.push(await startCacheService({ redisUrl: infra('REDIS_URL'), keyPrefix }));
-    // The client's back-channel URL is only known once A listens: created with a placeholder first.
+    // A Keycloak client of the test's own, whose back-channel URL is A's front (known once A listens).
     const clientId = `platform-auth-bcl-${randomUUID().slice(0, 8)}`;
-    const settings = { Oidc__ClientId: clientId, Oidc__ClientSecret: `${clientId}-secret`, Otp__ResendCooldownSeconds: '0' };
-    [authA, authB] = await Promise.all([startAuth(caches[0]!.address, settings), startAuth(caches[1]!.address, settings)]);
+    pair = await startReplicaPair('auth-bcl', { Oidc__ClientId: clientId, Oidc__ClientSecret: `${clientId}-secret`, Otp__ResendCooldownSeconds: '0' });
+    ({ caches, events, a: authA, b: authB } = pair);
     front = await startBackchannelFront(authA);
     client = await createAuthClientCopy(clientId, { 'backchannel.logout.url': front.url, 'backchannel.logout.session.required': 'true' });
   }, 60_000);
@@ -38,10 +36,7 @@ describe('OIDC back-channel logout from Keycloak, two auth replicas on two cache
   afterAll(async () => {
     await client?.remove();
     await front?.close();
-    await authA.close();
-    await authB.close();
-    await events.close();
-    for (const cache of caches) await cache.close();
+    await pair.close();
     await deleteUsersNamed(phoneNumbers);
   });
 

@@ -1,18 +1,17 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createRegistry } from '@sp/platform';
-import { infra } from '../../../test/support/infra.js';
-import { startCacheService, type RunningCacheService } from '../../../test/support/cache-service.js';
+import type { RunningCacheService } from '../../../test/support/cache-service.js';
 import { eventually } from '../../../test/support/eventually.js';
-import { collectEvents, type EventCollector } from '../../../test/support/kafka.js';
+import type { EventCollector } from '../../../test/support/kafka.js';
 import { silentLogger } from '../../../test/support/silent-logger.js';
 import { createAuthAdapters, type AuthAdapters } from '../src/adapters.js';
 import { loadConfig } from '../src/config.js';
 import { createAuthServices, type AuthServices } from '../src/services.js';
 import { newSessionId, type TokenRecord } from '../src/token-store.js';
-import { counterValue, startAuth, testEnvironment, type RunningAuth } from './support/auth-fixture.js';
+import { counterValue, testEnvironment, type RunningAuth } from './support/auth-fixture.js';
 import { authClient, deleteUsersNamed, introspect } from './support/keycloak.js';
 import { newPhoneNumber } from './support/phones.js';
+import { startReplicaPair, type ReplicaPair } from './support/replica-pair.js';
 
 interface ListedSession {
   id: string;
@@ -27,24 +26,20 @@ const MAX = 3;
 const settings = { Auth__MaxSessionsPerUser: String(MAX), Otp__ResendCooldownSeconds: '0', Otp__MaxPerPhone: '50', Otp__MaxPerIp: '200' };
 
 describe('a user\'s sessions, over two auth replicas on two cache replicas of one Redis', () => {
-  const keyPrefix = `auth-sessions-${randomUUID()}:`;
-  const caches: RunningCacheService[] = [];
+  let pair: ReplicaPair;
+  let caches: RunningCacheService[];
   let events: EventCollector;
   let authA: RunningAuth;
   let authB: RunningAuth;
   const phoneNumbers: string[] = [];
 
   beforeAll(async () => {
-    events = await collectEvents(['notifications']);
-    for (let i = 0; i < 2; i++) caches.push(await startCacheService({ redisUrl: infra('REDIS_URL'), keyPrefix }));
-    [authA, authB] = await Promise.all([startAuth(caches[0]!.address, settings), startAuth(caches[1]!.address, settings)]);
+    pair = await startReplicaPair('auth-sessions', settings);
+    ({ caches, events, a: authA, b: authB } = pair);
   }, 60_000);
 
   afterAll(async () => {
-    await authA.close();
-    await authB.close();
-    await events.close();
-    for (const cache of caches) await cache.close();
+    await pair.close();
     await deleteUsersNamed(new Set(phoneNumbers));
   });
 
