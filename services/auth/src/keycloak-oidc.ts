@@ -50,6 +50,7 @@ function toLoginTokens(grant: Grant, requestedAtMs: number): LoginTokens {
     phoneNumber: typeof claims.phone_number === 'string' ? claims.phone_number : undefined,
     locale: typeof claims.locale === 'string' ? claims.locale : undefined,
     groups: Array.isArray(claims.groups) ? claims.groups.filter((group): group is string => typeof group === 'string') : [],
+    idpSessionId: typeof claims.sid === 'string' ? claims.sid : undefined,
   };
 }
 
@@ -126,6 +127,11 @@ export function createKeycloakOidc(settings: OidcSettings, options: { fetch: Idp
       } catch (err) {
         throw fromOidcError(err);
       }
+    },
+    async jwksUri() {
+      const uri = (await discover()).serverMetadata().jwks_uri;
+      if (uri === undefined) throw badGateway('identity provider', new Error('its discovery document names no jwks_uri'));
+      return new URL(uri);
     },
     async check() {
       const response = await options.fetch(`${settings.issuer}/.well-known/openid-configuration`);

@@ -56,7 +56,7 @@ describe('session keeper on an injected clock', () => {
     const refresh = scriptedRefresh();
     const renewals: RenewalResult[] = [];
     const replica = (): { keeper: SessionKeeper; tokens: TokenStore } => {
-      const tokens = createTokenStore(cache.client, { localTtlMs: 0, now: clock.now });
+      const tokens = createTokenStore(cache.client, { now: clock.now });
       const keeper = createSessionKeeper({ cache: cache.client, tokens, identityProvider: refresh.provider, policy, logger: silentLogger('auth'), now: clock.now, lockTtlMs: 5000, onRenewal: (result) => renewals.push(result) });
       return { keeper, tokens };
     };
