@@ -10,7 +10,7 @@ const SCAN_BUDGET = 1000;
 const FETCH_BATCH = 100;
 
 // Every key of the log carries the hash tag {event-log}: one Cluster slot, so one script updates an
-// event's record and the indexes atomically (a record is ~300 bytes; the count bound keeps the slot
+// event's record and the indexes atomically (an event is ~600 bytes with its index entries; the count bound keeps the slot
 // small). KEYS[1] = the event's record, KEYS[2] = the index of all events (score: first seen, ms).
 // ARGV: id, type, created, source, result, error code, error message, now, retention ms, max events,
 // dead after failures, retry window ms, key prefix. Each step is O(log N), trimming at most
