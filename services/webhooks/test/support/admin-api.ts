@@ -1,5 +1,4 @@
-import { assertDocumented } from './openapi-contract.js';
-import type { Answer, InstanceOptions } from './webhooks-env.js';
+import { call, type Answer, type InstanceOptions } from './webhooks-env.js';
 
 /** WEBHOOKS_ADMIN_API_KEY of the test instances: the current key and the previous one (a rotation). */
 export const ADMIN_KEYS = ['test-admin-key-current-0123456789abcdef', 'test-admin-key-previous-fedcba9876543210'] as const;
@@ -17,15 +16,6 @@ export function reconcileOptions(apiUrl: string, env: Record<string, string> = {
 }
 
 /** A call to the admin API with `key` in X-Api-Key (none when null), its answer checked against openapi.yaml. */
-export async function adminCall(baseUrl: string, method: 'GET' | 'POST', path: string, key: string | null = ADMIN_KEYS[0]): Promise<Answer> {
-  const response = await fetch(`${baseUrl}${path}`, { method, headers: key === null ? {} : { 'x-api-key': key }, signal: AbortSignal.timeout(20_000) });
-  const text = await response.text();
-  const answer: Answer = {
-    status: response.status,
-    headers: response.headers,
-    text,
-    json: response.headers.get('content-type')?.startsWith('application/json') ? (JSON.parse(text) as Record<string, unknown>) : undefined,
-  };
-  assertDocumented(method, path, answer);
-  return answer;
+export function adminCall(baseUrl: string, method: 'GET' | 'POST', path: string, key: string | null = ADMIN_KEYS[0]): Promise<Answer> {
+  return call(baseUrl, path, { method, headers: key === null ? {} : { 'x-api-key': key } }, true);
 }
