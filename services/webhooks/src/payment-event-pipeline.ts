@@ -2,7 +2,8 @@ import { toAppError } from '@sp/platform';
 import { livemodeMismatch } from './errors.js';
 import type { EventAttempt, EventLog, EventSource } from './event-log.js';
 import type { Envelope } from './event-schemas.js';
-import { paymentEventActions, type ActionResult, type PaymentActionDeps } from './payment-event-actions.js';
+import type { ActionResult, PaymentActionDeps } from './payment-action.js';
+import { paymentEventActions } from './payment-event-actions.js';
 import { processOnce } from './process-once.js';
 import type { WebhooksMetrics } from './webhooks-metrics.js';
 
