@@ -16,6 +16,7 @@ const SECRET_VARIABLES = [
   'Oidc__AdminCredentials__Password',
   'MONITOR_API_KEY',
   'WEBHOOKS_API_KEY',
+  'WEBHOOKS_ADMIN_API_KEY',
   'PAYMENT_PROVIDER_API_KEY',
   'PAYMENT_PROVIDER_WEBHOOKS_SECRET',
   'SMS_PROVIDER_AUTH_TOKEN',
@@ -188,8 +189,20 @@ describe('rendered workloads', () => {
     }
     const webhooks = containerOf(forComponent<Deployment>(await scenario('production-values.yaml'), 'Deployment', 'webhooks')!);
     expect(webhooks.env?.filter((e) => e.valueFrom?.secretKeyRef).map((e) => e.name).sort()).toEqual(
-      ['Oidc__ClientSecret', 'PAYMENT_PROVIDER_API_KEY', 'PAYMENT_PROVIDER_WEBHOOKS_SECRET', 'SMS_PROVIDER_AUTH_TOKEN', 'STORE_URL', 'WEBHOOKS_API_KEY'].sort(),
+      ['Oidc__ClientSecret', 'PAYMENT_PROVIDER_API_KEY', 'PAYMENT_PROVIDER_WEBHOOKS_SECRET', 'SMS_PROVIDER_AUTH_TOKEN', 'STORE_URL', 'WEBHOOKS_ADMIN_API_KEY', 'WEBHOOKS_API_KEY'].sort(),
     );
+  });
+
+  it('should serve the webhooks admin API only with a key from the existing Secret, and configure reconciliation and the event log', async () => {
+    const minimal = await scenario('minimal-values.yaml');
+    const deployment = forComponent<Deployment>(minimal, 'Deployment', 'webhooks')!;
+    expect((containerOf(deployment).env ?? []).map((e) => e.name)).not.toContain('WEBHOOKS_ADMIN_API_KEY');
+    expect(configMapOf(minimal, deployment)).toMatchObject({ PaymentProvider__ReconcileIntervalSeconds: '300', Webhooks__EventLogDays: '7', Webhooks__EventLogMaxEvents: '100000', Webhooks__DeadAfterFailures: '10' });
+    const production = containerOf(forComponent<Deployment>(await scenario('production-values.yaml'), 'Deployment', 'webhooks')!);
+    expect(production.env?.find((e) => e.name === 'WEBHOOKS_ADMIN_API_KEY')?.valueFrom?.secretKeyRef).toEqual({ name: 'webhooks-secrets', key: 'WEBHOOKS_ADMIN_API_KEY' });
+    const tuned = await charts.render({ values: [join(charts.umbrella, 'ci/minimal-values.yaml')], set: ['webhooks.paymentProvider.reconcileIntervalSeconds=0', 'webhooks.eventLog.deadAfterFailures=3'] });
+    expect(configMapOf(tuned, forComponent<Deployment>(tuned, 'Deployment', 'webhooks')!)).toMatchObject({ PaymentProvider__ReconcileIntervalSeconds: '0', Webhooks__DeadAfterFailures: '3' });
+    await expect(charts.render({ values: [join(charts.umbrella, 'ci/minimal-values.yaml')], set: ['webhooks.eventLog.days=0'] })).rejects.toThrow(/days/);
   });
 
   it('should notice a secret placed in a ConfigMap (the scan works)', async () => {

@@ -24,6 +24,8 @@ export interface GatewaySubscription {
   clientId: string;
   phoneNumber: string;
   locale: string | null;
+  /** When the subscription began (ISO 8601); `unsubscribe` with `subscribedBefore` leaves later ones. */
+  subscribedAt: string;
 }
 
 /** The fixture's in-memory records; tests read them to see what the service changed, and seed them. */
@@ -89,7 +91,8 @@ export interface GraphqlGatewayFixture {
   addClient(client: Partial<GatewayClient> & Pick<GatewayClient, 'number' | 'name'>): GatewayClient;
   addPlan(plan: Partial<GatewayPlan> & Pick<GatewayPlan, 'name'>): GatewayPlan;
   addPriceTier(tier: Partial<GatewayPriceTier> & Pick<GatewayPriceTier, 'planId' | 'providerPriceId'>): GatewayPriceTier;
-  addSubscriber(clientId: string, phoneNumber: string, locale: string | null): void;
+  /** A subscription beginning at `subscribedAt` (now by default). */
+  addSubscriber(clientId: string, phoneNumber: string, locale: string | null, subscribedAt?: Date): void;
   /** Makes the next matching operation(s) fail (replacing failures still pending). */
   failNext(options: FailureOptions): void;
   /**
@@ -224,8 +227,9 @@ function rootValue(data: GatewayData, nextId: (kind: string) => string): Record<
       data.planSubscriptions.push(subscription);
       return subscription;
     },
-    unsubscribe: ({ clientId, phoneNumber }) => {
-      const index = data.subscriptions.findIndex((s) => s.clientId === clientId && s.phoneNumber === phoneNumber);
+    unsubscribe: ({ clientId, phoneNumber, subscribedBefore }) => {
+      // ISO 8601 times of one format compare as strings; a subscription as old as the request or newer stays.
+      const index = data.subscriptions.findIndex((s) => s.clientId === clientId && s.phoneNumber === phoneNumber && (typeof subscribedBefore !== 'string' || s.subscribedAt < subscribedBefore));
       if (index >= 0) data.subscriptions.splice(index, 1);
       return index >= 0;
     },
@@ -437,8 +441,8 @@ export async function startGraphqlGateway(options: GraphqlGatewayOptions = {}): 
       data.priceTiers.push(record);
       return record;
     },
-    addSubscriber(clientId, phoneNumber, locale) {
-      data.subscriptions.push({ clientId, phoneNumber, locale });
+    addSubscriber(clientId, phoneNumber, locale, subscribedAt = new Date()) {
+      data.subscriptions.push({ clientId, phoneNumber, locale, subscribedAt: subscribedAt.toISOString() });
     },
     failNext(failure) {
       failures = { mode: failure.mode, count: failure.count ?? 1, ...(failure.field === undefined ? {} : { field: failure.field }) };

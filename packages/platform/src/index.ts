@@ -22,3 +22,5 @@ export * from './oidc-token-client.js';
 export * from './redis-store-base.js';
 export * from './serve-http.js';
 export * from './json-depth.js';
+export * from './spans.js';
+export * from './api-key.js';

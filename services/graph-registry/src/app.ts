@@ -1,8 +1,7 @@
 import type Koa from 'koa';
-import { connectRedis, createHttpApp, parseRedisUrl, notFound, type EventPublisher, type Logger, type ReadinessCheck, type Registry } from '@sp/platform';
+import { connectRedis, createHttpApp, parseRedisUrl, notFound, requireApiKey, type EventPublisher, type Logger, type ReadinessCheck, type Registry } from '@sp/platform';
 import type { StoreConfig } from './config.js';
 import type { GraphStore } from './graph-store.js';
-import { requireApiKey } from './api-key.js';
 import { createMemoryGraphStore } from './memory-graph-store.js';
 import { createRedisGraphStore } from './redis-graph-store.js';
 import { registerGraphMetrics } from './registry-metrics.js';

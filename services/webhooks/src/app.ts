@@ -1,23 +1,22 @@
 import type Koa from 'koa';
 import { Router } from '@koa/router';
 import type { CacheClient } from '@sp/cache-client';
-import { byMethod, connectRedis, createHttpApp, notFound, parseRedisUrl, type EventPublisher, type Logger, type ReadinessCheck, type Registry } from '@sp/platform';
+import { byMethod, createHttpApp, notFound, requireApiKey, type EventPublisher, type Logger, type ReadinessCheck, type Registry } from '@sp/platform';
+import { ADMIN_EVENTS_PATH, getEvent, listEvents, replayEvent } from './admin-events.js';
 import { createCacheAnnouncementDrafts } from './announcement-drafts.js';
 import { requireCode } from './api-code.js';
-import type { StoreConfig } from './config.js';
 import type { DedupStore } from './dedup-store.js';
+import type { EventLog } from './event-log.js';
 import type { Topics } from './events.js';
 import type { Gateway } from './gateway.js';
 import type { Localization } from './localization.js';
-import { createMemoryDedupStore } from './memory-dedup-store.js';
 import type { PaymentProvider } from './payment-provider.js';
 import { paymentProviderWebhook } from './payment-webhook.js';
 import type { ProcessOnceOptions } from './process-once.js';
-import { createRedisDedupStore } from './redis-dedup-store.js';
 import type { SmsProvider } from './sms-provider.js';
 import type { ReplyLinks } from './sms-replies.js';
 import { SMS_WEBHOOK_PATH, smsProviderWebhook } from './sms-webhook.js';
-import { createWebhooksMetrics } from './webhooks-metrics.js';
+import type { WebhooksMetrics } from './webhooks-metrics.js';
 
 export const PAYMENT_WEBHOOK_PATH = '/api/PaymentProviderWebhookHandler';
 export { SMS_WEBHOOK_PATH };
@@ -31,6 +30,10 @@ export interface WebhooksAppDeps {
   smsProvider: SmsProvider;
   gateway: Gateway;
   dedup: DedupStore;
+  eventLog: EventLog;
+  /** WEBHOOKS_ADMIN_API_KEY values accepted in `X-Api-Key` on the admin API; undefined: no admin API (404). */
+  adminApiKeys: readonly string[] | undefined;
+  metrics: WebhooksMetrics;
   cache: CacheClient<string>;
   localization: Localization;
   publisher: EventPublisher;
@@ -40,13 +43,6 @@ export interface WebhooksAppDeps {
   logger: Logger;
   registry: Registry;
   processOnceOptions?: ProcessOnceOptions;
-}
-
-/** The de-duplication store chosen by configuration (payment events, SMS message ids); the memory store warns, since it is for local runs only. */
-export function createDedupStore(config: StoreConfig, logger: Logger, keyPrefix?: string): DedupStore {
-  if (config.kind === 'redis') return createRedisDedupStore(connectRedis(parseRedisUrl(config.url)), logger, keyPrefix);
-  logger.warn('STORE_URL is memory://: processed payment events and SMS are remembered in this process only; use redis:// outside local runs');
-  return createMemoryDedupStore();
 }
 
 /**
@@ -62,16 +58,25 @@ export function webhooksReadiness(deps: Pick<WebhooksAppDeps, 'dedup' | 'cache' 
   ];
 }
 
+/** The admin API (/api/events…) behind its own key in `X-Api-Key` (401 before anything else happens). */
+function adminRoutes(router: Router, deps: WebhooksAppDeps, adminApiKeys: readonly string[]): void {
+  const authenticate = requireApiKey(adminApiKeys);
+  router.all(ADMIN_EVENTS_PATH, authenticate, byMethod({ GET: listEvents(deps.eventLog) }));
+  router.all(`${ADMIN_EVENTS_PATH}/:id`, authenticate, byMethod({ GET: getEvent(deps.eventLog) }));
+  router.all(`${ADMIN_EVENTS_PATH}/:id/replay`, authenticate, byMethod({ POST: replayEvent(deps) }));
+}
+
 /**
  * The webhooks HTTP app: the two provider routes, each behind the `code` check (401 before
- * anything else happens), other methods 405 with `Allow: POST`, other paths 404.
+ * anything else happens), other methods 405 with `Allow: POST`; the admin API when a key is
+ * configured; other paths 404.
  */
 export function createWebhooksApp(deps: WebhooksAppDeps): Koa {
-  const metrics = createWebhooksMetrics(deps.registry);
+  const { metrics } = deps;
   const app = createHttpApp({ logger: deps.logger, registry: deps.registry });
   const authenticate = requireCode(deps.apiKeys);
   const router = new Router();
-  router.all(PAYMENT_WEBHOOK_PATH, authenticate, byMethod({ POST: paymentProviderWebhook({ ...deps, metrics }) }));
+  router.all(PAYMENT_WEBHOOK_PATH, authenticate, byMethod({ POST: paymentProviderWebhook(deps) }));
   router.all(
     SMS_WEBHOOK_PATH,
     authenticate,
@@ -84,6 +89,7 @@ export function createWebhooksApp(deps: WebhooksAppDeps): Koa {
       }),
     }),
   );
+  if (deps.adminApiKeys !== undefined) adminRoutes(router, deps, deps.adminApiKeys);
   app.use(router.routes());
   app.use(() => {
     throw notFound();

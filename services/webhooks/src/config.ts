@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { env, operationsEnv, parseEnv, parseRedisUrl, type Env } from '@sp/platform';
 
 /** Where processed payment provider events are remembered: Redis (the real store) or memory (local runs only). */
@@ -10,6 +10,18 @@ export interface WebhooksConfig {
   managementPort: number;
   /** Accepted values of the `code` query parameter; more than one while a key is rotated. */
   apiKeys: readonly string[];
+  /** Accepted values of `X-Api-Key` on the admin API (/api/events); undefined: the admin API is off (404). */
+  adminApiKeys: readonly string[] | undefined;
+  /** Between reconciliation sweeps; 0: no sweeps. */
+  reconcileIntervalMs: number;
+  eventLog: {
+    /** How long an event's record is kept after it was first seen. */
+    retentionMs: number;
+    /** The most records kept (the oldest go first). */
+    maxEvents: number;
+    /** Failed attempts after which an event is a dead letter. */
+    deadAfterFailures: number;
+  };
   paymentProvider: {
     apiKey: string;
     /** Whether the API key is a live-mode key (`sk_live_`/`rk_live_`) or a test-mode one: events of the other mode are refused. */
@@ -64,6 +76,11 @@ const variables = {
   Webhooks__Host: env.string().default('0.0.0.0'),
   Webhooks__PublicBaseUrl: httpUrl(),
   WEBHOOKS_API_KEY: env.list(),
+  WEBHOOKS_ADMIN_API_KEY: env.list().optional(),
+  PaymentProvider__ReconcileIntervalSeconds: z.coerce.number().int().min(0, { message: 'must be 0 (off) or a number of seconds' }).default(300),
+  Webhooks__EventLogDays: env.positiveInt(7),
+  Webhooks__EventLogMaxEvents: env.positiveInt(100_000),
+  Webhooks__DeadAfterFailures: env.positiveInt(10),
   // The key's mode decides which events are accepted (see the README, livemode): it must be stated.
   PAYMENT_PROVIDER_API_KEY: env.string().regex(/^(sk|rk)_(test|live)_\S+$/, { message: 'must be a Stripe secret or restricted key (sk_test_…, sk_live_…, rk_test_…, rk_live_…)' }),
   PAYMENT_PROVIDER_API_URL: httpUrl().optional(),
@@ -112,6 +129,13 @@ export function loadConfig(environment: Env = process.env): WebhooksConfig {
     host: vars.Webhooks__Host,
     managementPort: vars.Management__Port,
     apiKeys: vars.WEBHOOKS_API_KEY,
+    adminApiKeys: vars.WEBHOOKS_ADMIN_API_KEY,
+    reconcileIntervalMs: vars.PaymentProvider__ReconcileIntervalSeconds * 1000,
+    eventLog: {
+      retentionMs: vars.Webhooks__EventLogDays * 24 * 60 * 60 * 1000,
+      maxEvents: vars.Webhooks__EventLogMaxEvents,
+      deadAfterFailures: vars.Webhooks__DeadAfterFailures,
+    },
     paymentProvider: {
       apiKey: vars.PAYMENT_PROVIDER_API_KEY,
       livemode: /^(sk|rk)_live_/.test(vars.PAYMENT_PROVIDER_API_KEY),

@@ -61,8 +61,8 @@ export const gatewayOperations = {
   createPlanSubscription: `mutation CreatePlanSubscription($input: CreatePlanSubscriptionInput!) {
   createPlanSubscription(input: $input) { id clientId planId checkoutSessionId providerSubscriptionId }
 }`,
-  unsubscribe: `mutation Unsubscribe($clientId: ID!, $phoneNumber: String!) {
-  unsubscribe(clientId: $clientId, phoneNumber: $phoneNumber)
+  unsubscribe: `mutation Unsubscribe($clientId: ID!, $phoneNumber: String!, $subscribedBefore: String) {
+  unsubscribe(clientId: $clientId, phoneNumber: $phoneNumber, subscribedBefore: $subscribedBefore)
 }`,
   /** Readiness: the cheapest query every GraphQL server answers. */
   ping: `query Ping { __typename }`,

@@ -25,8 +25,12 @@ export interface Gateway {
   createPaymentConfirmation(input: CreatePaymentConfirmationInput): Promise<PaymentConfirmation>;
   /** Idempotent on `checkoutSessionId`. */
   createPlanSubscription(input: CreatePlanSubscriptionInput): Promise<PlanSubscription>;
-  /** True when the subscriber's subscription to the client ended now, false when there was none. */
-  unsubscribe(clientId: string, phoneNumber: string): Promise<boolean>;
+  /**
+   * True when the subscriber's subscription to the client ended now, false when there was none that
+   * began before `subscribedBefore` (the time of the request): a write that lands after its deadline
+   * never ends a subscription made since.
+   */
+  unsubscribe(clientId: string, phoneNumber: string, subscribedBefore: Date): Promise<boolean>;
   /** Readiness: a token from the identity provider and an answer from the gateway. */
   check(): Promise<void>;
   /** Closes the kept-alive connections. */

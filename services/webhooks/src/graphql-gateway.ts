@@ -87,7 +87,7 @@ export function createGraphqlGateway(options: GraphqlGatewayOptions): Gateway {
     deletePriceTier: (id) => execute('deletePriceTier', { id }),
     createPaymentConfirmation: (input) => execute('createPaymentConfirmation', { input }),
     createPlanSubscription: (input) => execute('createPlanSubscription', { input }),
-    unsubscribe: (clientId, phoneNumber) => execute('unsubscribe', { clientId, phoneNumber }),
+    unsubscribe: (clientId, phoneNumber, subscribedBefore) => execute('unsubscribe', { clientId, phoneNumber, subscribedBefore: subscribedBefore.toISOString() }),
     async check() {
       await execute('ping');
     },

@@ -22,6 +22,22 @@ export interface InvoiceDetails {
   currency: string;
 }
 
+/** A page of `GET /v1/events`, newest first. */
+export interface EventPage {
+  /** The events as the API answers them (not yet validated: see event-schemas.ts). */
+  events: unknown[];
+  hasMore: boolean;
+}
+
+export interface ListEventsQuery {
+  /** Events created at or after this Unix second. */
+  createdGte: number;
+  types: readonly string[];
+  /** The id of the last event of the previous page. */
+  startingAfter?: string;
+  limit: number;
+}
+
 /**
  * The payment provider (Stripe; adapter stripe-payment-provider.ts): verification of webhook
  * signatures and the API reads the checkout flow and the ordering of changes need. API failures
@@ -40,4 +56,8 @@ export interface PaymentProvider {
   retrieveProduct(id: string): Promise<ProductObject | null>;
   /** The price as the provider has it now; null when it was deleted. */
   retrievePrice(id: string): Promise<PriceObject | null>;
+  /** One page of the events the provider lists (Stripe keeps them 30 days). */
+  listEvents(query: ListEventsQuery): Promise<EventPage>;
+  /** One event as the provider has it; null when it knows no such event. */
+  retrieveEvent(id: string): Promise<unknown>;
 }

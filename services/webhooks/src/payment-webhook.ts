@@ -1,11 +1,8 @@
 import type Koa from 'koa';
 import { jsonShape, readBody, toAppError } from '@sp/platform';
-import { livemodeMismatch, malformedEvent } from './errors.js';
+import { malformedEvent } from './errors.js';
 import { parseEnvelope, type Envelope } from './event-schemas.js';
-import type { PaymentActionDeps } from './payment-action.js';
-import { paymentEventActions } from './payment-event-actions.js';
-import { processOnce } from './process-once.js';
-import type { WebhooksMetrics } from './webhooks-metrics.js';
+import { runPaymentEvent, type PaymentEventPipelineDeps } from './payment-event-pipeline.js';
 
 /** Stripe's events are a few KiB; 256 KiB leaves room for large line item lists and metadata. */
 export const PAYMENT_BODY_LIMIT_BYTES = 256 * 1024;
@@ -37,15 +34,11 @@ function checkShape(rawBody: Buffer, deps: PaymentWebhookDeps): void {
   throw malformedEvent(problem);
 }
 
-export interface PaymentWebhookDeps extends PaymentActionDeps {
-  metrics: WebhooksMetrics;
-  /** The mode of the configured API key: events of the other mode are refused. */
-  livemode: boolean;
-}
+export type PaymentWebhookDeps = PaymentEventPipelineDeps;
 
 /**
- * The signed body as an event envelope: 400 `invalid signature`, 400 `malformed event` naming the
- * field, or 400 when its livemode is not the configured key's (nothing is done with such an event).
+ * The signed body as an event envelope: 400 `invalid signature`, or 400 `malformed event` naming
+ * the field (nothing is done with such an event).
  */
 function verifiedEnvelope(ctx: Koa.Context, rawBody: Buffer, deps: PaymentWebhookDeps): Envelope {
   let body: unknown;
@@ -62,50 +55,21 @@ function verifiedEnvelope(ctx: Koa.Context, rawBody: Buffer, deps: PaymentWebhoo
     deps.metrics.event('stripe', 'other', 'refused');
     throw err;
   }
-  if (envelope.livemode !== deps.livemode) {
-    deps.metrics.livemodeMismatch(envelope.livemode);
-    deps.logger.error({ eventId: envelope.id, type: envelope.type, eventLivemode: envelope.livemode }, 'payment provider event of the other mode than PAYMENT_PROVIDER_API_KEY refused: check the webhook signing secret and the API key');
-    throw livemodeMismatch(envelope.livemode);
-  }
   return envelope;
 }
 
 /**
  * POST /api/PaymentProviderWebhookHandler (after the `code` check). Order: media type (415),
  * size (413), shape (400: nesting and field count, before anything parses it), signature over the raw body (400), the envelope (`id`, `type`, `created`,
- * `livemode`, `data.object`: 400 naming the field), livemode against the key's mode (400), then: an unlisted type is 200 `ignored` and touches
- * nothing; a listed one has its object validated (400 naming the field, before any side effect),
- * runs once (see processOnce) and answers 200 `processed`, `deferred`, `duplicate` or `stale`,
- * or the error that makes the provider retry (409, 502, 503).
+ * `livemode`, `data.object`: 400 naming the field), then the pipeline every event goes through
+ * (runPaymentEvent: livemode, type, object, processOnce, the event log) answering 200 `processed`,
+ * `deferred`, `duplicate`, `stale` or `ignored`, or the error that makes the provider retry (409, 502, 503).
  */
 export function paymentProviderWebhook(deps: PaymentWebhookDeps): Koa.Middleware {
   return async (ctx) => {
     const rawBody = await readBody(ctx, { limitBytes: PAYMENT_BODY_LIMIT_BYTES, types: ['application/json'] });
     checkShape(rawBody, deps);
     const event = verifiedEnvelope(ctx, rawBody, deps);
-    const handler = paymentEventActions.get(event.type);
-    if (handler === undefined) {
-      deps.metrics.event('stripe', 'other', 'ignored');
-      ctx.body = { received: true, result: 'ignored' };
-      return;
-    }
-    let work: ReturnType<typeof handler.prepare>;
-    try {
-      work = handler.prepare(event);
-    } catch (err) {
-      deps.metrics.event('stripe', event.type, 'refused');
-      throw err;
-    }
-    try {
-      const outcome = await processOnce(deps.dedup, event.id, () => work(deps), deps.processOnceOptions);
-      const result = outcome.duplicate ? 'duplicate' : outcome.value;
-      deps.metrics.event('stripe', event.type, result);
-      ctx.body = { received: true, result };
-    } catch (err) {
-      const appError = toAppError(err);
-      deps.metrics.event('stripe', event.type, appError.status === 409 ? 'retry' : 'failed');
-      deps.logger.warn({ eventId: event.id, type: event.type, status: appError.status, reason: appError.message }, 'payment provider event not processed; the provider will retry');
-      throw err;
-    }
+    ctx.body = { received: true, result: await runPaymentEvent(event, 'webhook', deps) };
   };
 }

@@ -108,5 +108,24 @@ export function createStripePaymentProvider(options: StripePaymentProviderOption
     },
     retrieveProduct: (id) => retrieve(productSchema, () => stripe.products.retrieve(id)),
     retrievePrice: (id) => retrieve(priceSchema, () => stripe.prices.retrieve(id)),
+    async listEvents(query) {
+      const page = await call(() =>
+        stripe.events.list({
+          created: { gte: query.createdGte },
+          types: [...query.types],
+          limit: query.limit,
+          ...(query.startingAfter === undefined ? {} : { starting_after: query.startingAfter }),
+        }),
+      );
+      return { events: page.data, hasMore: page.has_more };
+    },
+    async retrieveEvent(id) {
+      try {
+        return await stripe.events.retrieve(id);
+      } catch (err) {
+        if (isNotFound(err)) return null;
+        throw fromStripeError(err);
+      }
+    },
   };
 }

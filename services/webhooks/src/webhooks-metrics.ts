@@ -1,10 +1,17 @@
-import { Counter, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 
 const PROVIDERS = ['stripe', 'twilio'] as const;
 export type WebhookProvider = (typeof PROVIDERS)[number];
 
 /** What became of one webhook delivery. */
 export type WebhookResult = 'processed' | 'ignored' | 'duplicate' | 'deferred' | 'stale' | 'refused' | 'retry' | 'failed';
+
+/** What became of an event the sweep listed or an operator replayed. */
+export type ReconciledResult = 'processed' | 'deferred' | 'duplicate' | 'stale' | 'ignored' | 'failed';
+const RECONCILED_RESULTS: readonly ReconciledResult[] = ['processed', 'deferred', 'duplicate', 'stale', 'ignored', 'failed'];
+
+/** How a reconciliation sweep ended: `skipped` when another replica holds the lease. */
+export type SweepResult = 'completed' | 'failed' | 'skipped';
 
 export interface WebhooksMetrics {
   event(provider: WebhookProvider, type: string, result: WebhookResult): void;
@@ -13,6 +20,28 @@ export interface WebhooksMetrics {
   livemodeMismatch(eventLivemode: boolean): void;
   smsCommand(command: string): void;
   announcementSent(recipients: number): void;
+  /** An event run through the pipeline by the sweep or a replay. */
+  reconciled(source: 'reconcile' | 'replay', result: ReconciledResult): void;
+  sweep(result: SweepResult): void;
+}
+
+/**
+ * `webhook_dead_letters`: dead letters in the event log, read from the store at each scrape (the
+ * same value on every replica: alert on max()). A store that cannot be read keeps the last value.
+ */
+export function registerDeadLetterGauge(registry: Registry, count: () => Promise<number>): void {
+  new Gauge({
+    name: 'webhook_dead_letters',
+    help: 'Payment provider events that failed Webhooks__DeadAfterFailures times or past the provider\'s retry window, kept in the event log until replayed successfully',
+    registers: [registry],
+    async collect() {
+      try {
+        this.set(await count());
+      } catch {
+        // The store is down: readiness reports it; the gauge keeps its last value.
+      }
+    },
+  }).set(0);
 }
 
 /** The service's own counters, on the service's registry (labels of bounded cardinality only). */
@@ -46,8 +75,19 @@ export function createWebhooksMetrics(registry: Registry): WebhooksMetrics {
     help: 'SMS notification events published for announcements (one per subscriber)',
     registers: [registry],
   });
+  const reconciled = new Counter({
+    name: 'webhook_reconciled_events_total',
+    help: 'Payment provider events run through the pipeline by the reconciliation sweep or an operator\'s replay, by result',
+    labelNames: ['source', 'result'],
+    registers: [registry],
+  });
+  for (const source of ['reconcile', 'replay']) for (const result of RECONCILED_RESULTS) reconciled.inc({ source, result }, 0);
+  const sweeps = new Counter({ name: 'webhook_reconcile_sweeps_total', help: 'Reconciliation sweeps by how they ended', labelNames: ['result'], registers: [registry] });
+  for (const result of ['completed', 'failed', 'skipped']) sweeps.inc({ result }, 0);
   return {
     event: (provider, type, result) => events.inc({ provider, type, result }),
+    reconciled: (source, result) => reconciled.inc({ source, result }),
+    sweep: (result) => sweeps.inc({ result }),
     signatureFailure: (provider) => signatureFailures.inc({ provider }),
     livemodeMismatch: (eventLivemode) => livemodeMismatches.inc({ event_mode: eventLivemode ? 'live' : 'test' }),
     smsCommand: (command) => commands.inc({ command }),

@@ -1,21 +1,27 @@
 import type Koa from 'koa';
 import { createCacheClient, stringSerializer } from '@sp/cache-client';
 import { createKafkaPublisher, createOidcTokenClient, type EventPublisher, type Logger, type ReadinessCheck, type Registry } from '@sp/platform';
-import { createDedupStore, createWebhooksApp, webhooksReadiness, type WebhooksAppDeps } from './app.js';
+import { createWebhooksApp, webhooksReadiness, type WebhooksAppDeps } from './app.js';
 import type { WebhooksConfig } from './config.js';
 import type { DedupStore } from './dedup-store.js';
+import { STRIPE_RETRY_WINDOW_MS, type EventLog } from './event-log.js';
 import { createGraphqlGateway } from './graphql-gateway.js';
 import { createLocalizationClient } from './localization-client.js';
 import { createStripePaymentProvider } from './stripe-payment-provider.js';
+import { createSweeper, defaultSweeperOptions, type Sweeper, type SweeperOptions } from './reconcile-sweeper.js';
+import { createStores, type StorePrefixes } from './stores.js';
 import { createTwilioSmsProvider } from './twilio-sms-provider.js';
+import { createWebhooksMetrics, registerDeadLetterGauge } from './webhooks-metrics.js';
 
 export interface WebhooksRuntime {
   logger: Logger;
   registry: Registry;
   /** Kafka client id. Default `webhooks`. */
   clientId?: string;
-  /** Prefix of the de-duplication keys in Redis; the store's own by default. */
-  dedupKeyPrefix?: string;
+  /** Prefixes of the keys in Redis; each store's own by default. */
+  keyPrefixes?: StorePrefixes;
+  /** The sweeper's settings besides its interval (from the configuration); the defaults unless given. */
+  sweeper?: Partial<Omit<SweeperOptions, 'intervalMs'>>;
   /** Upper bounds of outbound calls; the adapters' defaults unless given. */
   timeouts?: { publishMs?: number; gatewayMs?: number; localizationMs?: number };
 }
@@ -25,8 +31,11 @@ export interface Webhooks {
   /** What /readyz checks. */
   readiness: ReadinessCheck[];
   dedup: DedupStore;
+  eventLog: EventLog;
   publisher: EventPublisher;
-  /** Flushes the broker and closes every outbound connection, in order. */
+  /** The reconciliation sweeper; `start()` begins its schedule (main.ts calls it once listening). */
+  sweeper: Sweeper;
+  /** Stops the sweeper, flushes the broker and closes every outbound connection, in order. */
   close(): Promise<void>;
 }
 
@@ -41,7 +50,10 @@ const keycloakIssuer = (oidc: WebhooksConfig['oidc']): string => `${oidc.serverU
  */
 export function createWebhooks(config: WebhooksConfig, runtime: WebhooksRuntime): Webhooks {
   const { logger, registry, timeouts = {} } = runtime;
-  const dedup = createDedupStore(config.store, logger, runtime.dedupKeyPrefix);
+  const eventLogOptions = { ...config.eventLog, retryWindowMs: STRIPE_RETRY_WINDOW_MS };
+  const { dedup, eventLog, reconcile } = createStores(config.store, eventLogOptions, logger, runtime.keyPrefixes);
+  const metrics = createWebhooksMetrics(registry);
+  registerDeadLetterGauge(registry, () => eventLog.deadCount());
   const cache = createCacheClient<string>({ address: config.cacheAddress }, stringSerializer);
   const publisher = createKafkaPublisher({
     brokers: config.brokers,
@@ -70,6 +82,9 @@ export function createWebhooks(config: WebhooksConfig, runtime: WebhooksRuntime)
     smsProvider: createTwilioSmsProvider(config.smsProvider.authTokens),
     gateway,
     dedup,
+    eventLog,
+    adminApiKeys: config.adminApiKeys,
+    metrics,
     cache,
     localization: createLocalizationClient({ baseUrl: config.localizationUrl, ...(timeouts.localizationMs === undefined ? {} : { timeoutMs: timeouts.localizationMs }) }),
     publisher,
@@ -85,12 +100,16 @@ export function createWebhooks(config: WebhooksConfig, runtime: WebhooksRuntime)
     logger,
     registry,
   };
+  const sweeper = createSweeper({ ...deps, state: reconcile }, { ...defaultSweeperOptions, ...runtime.sweeper, intervalMs: config.reconcileIntervalMs });
   return {
     app: createWebhooksApp(deps),
     readiness: webhooksReadiness(deps),
     dedup,
+    eventLog,
     publisher,
+    sweeper,
     async close() {
+      await sweeper.stop();
       await publisher.close().catch((err: unknown) => logger.warn({ err }, 'closing the Kafka publisher failed'));
       await dedup.close();
       cache.close();

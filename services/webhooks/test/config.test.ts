@@ -145,4 +145,19 @@ describe('configuration', () => {
       'PAYMENT_PROVIDER_API_KEY: must be a Stripe secret or restricted key (sk_test_…, sk_live_…, rk_test_…, rk_live_…)',
     ]);
   });
+  it('should default reconciliation, the event log and dead letters, and refuse values out of range by name', () => {
+    const config = loadConfig(valid);
+    expect(config.reconcileIntervalMs).toBe(300_000);
+    expect(config.adminApiKeys).toBeUndefined();
+    expect(config.eventLog).toEqual({ retentionMs: 7 * 24 * 60 * 60 * 1000, maxEvents: 100_000, deadAfterFailures: 10 });
+    const tuned = loadConfig({ ...valid, PaymentProvider__ReconcileIntervalSeconds: '0', WEBHOOKS_ADMIN_API_KEY: 'admin-new, admin-old', Webhooks__EventLogDays: '2', Webhooks__DeadAfterFailures: '3' });
+    expect(tuned).toMatchObject({ reconcileIntervalMs: 0, adminApiKeys: ['admin-new', 'admin-old'], eventLog: { retentionMs: 2 * 24 * 60 * 60 * 1000, deadAfterFailures: 3 } });
+    expect(problemsOf({ ...valid, PaymentProvider__ReconcileIntervalSeconds: '-1', Webhooks__EventLogDays: '0', Webhooks__EventLogMaxEvents: 'many', Webhooks__DeadAfterFailures: '0', WEBHOOKS_ADMIN_API_KEY: ' , ' })).toEqual([
+      'WEBHOOKS_ADMIN_API_KEY: must list at least one value',
+      'PaymentProvider__ReconcileIntervalSeconds: must be 0 (off) or a number of seconds',
+      expect.stringMatching(/^Webhooks__EventLogDays: /),
+      expect.stringMatching(/^Webhooks__EventLogMaxEvents: /),
+      expect.stringMatching(/^Webhooks__DeadAfterFailures: /),
+    ]);
+  });
 });

@@ -1,6 +1,8 @@
 import { beforeEach, describe, expect, it } from '@jest/globals';
 import { priceObject, productObject, stripeEvent } from './support/stripe-events.js';
-import { postStripeEvent, sleep, type Dependencies, type WebhooksInstance } from './support/webhooks-env.js';
+import { smsReplies } from '../src/sms-replies.js';
+import { freshPhone, sendSms } from './support/sms-suite.js';
+import { LINKS, postStripeEvent, replyText, sleep, type Dependencies, type WebhooksInstance } from './support/webhooks-env.js';
 import { useStripeWebhooksSuite } from './support/stripe-webhooks-suite.js';
 
 let deps: Dependencies;
@@ -77,5 +79,29 @@ describe('a gateway write that lands after its deadline', () => {
     // (at the event's version), which the gateway refuses as older than what it holds.
     expect((await postStripeEvent(service.baseUrl, older)).json).toEqual({ received: true, result: 'stale' });
     expect(deps.gateway.data.priceTiers).toEqual([expect.objectContaining({ amount: 900, providerVersion: t + 20 })]);
+  });
+});
+
+describe('an UNSUB whose gateway write lands after its deadline', () => {
+  it('should not end the subscription the subscriber made after the UNSUB: only one that began before the command arrived ends', async () => {
+    const client = deps.gateway.addClient({ number: 41, name: 'Late Shop', phoneNumber: freshPhone() });
+    const subscriber = freshPhone();
+    deps.gateway.addSubscriber(client.id, subscriber, null, new Date(Date.now() - 60_000));
+
+    deps.gateway.delayNext({ field: 'unsubscribe', ms: HELD_MS });
+    const started = Date.now();
+    expect(replyText(await sendSms(service, subscriber, 'UNSUB 41'))).toBe(smsReplies.tryLater());
+    // Meanwhile the subscriber left (another way) and subscribed again: a subscription that began after the UNSUB.
+    deps.gateway.data.subscriptions.splice(deps.gateway.data.subscriptions.findIndex((s) => s.phoneNumber === subscriber), 1);
+    deps.gateway.addSubscriber(client.id, subscriber, 'de');
+
+    await sleep(Math.max(0, started + HELD_MS + 500 - Date.now()));
+    // The held write did reach the gateway, carrying the time the UNSUB arrived, and ended nothing.
+    expect(deps.gateway.mutations('unsubscribe')).toHaveLength(1);
+    expect(deps.gateway.data.subscriptions.filter((s) => s.phoneNumber === subscriber)).toEqual([expect.objectContaining({ clientId: client.id, locale: 'de' })]);
+
+    // A new UNSUB (after the new subscription began) ends it.
+    expect(replyText(await sendSms(service, subscriber, 'UNSUB 41'))).toBe(smsReplies.unsubscribed('Late Shop', 41, LINKS));
+    expect(deps.gateway.data.subscriptions.filter((s) => s.phoneNumber === subscriber)).toEqual([]);
   });
 });

@@ -77,7 +77,8 @@ describe('commands', () => {
     const subscriber = SUBSCRIBERS[1].phoneNumber;
     const answer = await send(subscriber, 'UNSUB 3');
     expect(replyText(answer)).toBe(`You are unsubscribed from Corner Shop (3). To subscribe again: ${LINKS.clientBase}/3`);
-    expect(deps.gateway.mutations('unsubscribe').map((op) => op.variables)).toEqual([{ clientId: client.id, phoneNumber: subscriber }]);
+    // subscribedBefore: the time the command arrived (the late-write guard, late-gateway-write.test.ts).
+    expect(deps.gateway.mutations('unsubscribe').map((op) => op.variables)).toEqual([{ clientId: client.id, phoneNumber: subscriber, subscribedBefore: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) }]);
     expect(deps.gateway.data.subscriptions.map((s) => s.phoneNumber)).not.toContain(subscriber);
     expect(deps.gateway.data.subscriptions).toHaveLength(SUBSCRIBERS.length - 1);
   });
@@ -91,7 +92,8 @@ describe('commands', () => {
   it.each(['UNSUB 0000000003', 'unsub 003', 'ＵＮＳＵＢ ３'])('should read %j as UNSUB 3 (leading zeros, full-width forms), not as a draft', async (body) => {
     const subscriber = SUBSCRIBERS[0].phoneNumber;
     expect(replyText(await send(subscriber, body))).toBe(`You are unsubscribed from Corner Shop (3). To subscribe again: ${LINKS.clientBase}/3`);
-    expect(deps.gateway.mutations('unsubscribe').map((op) => op.variables)).toEqual([{ clientId: client.id, phoneNumber: subscriber }]);
+    // subscribedBefore: the time the command arrived (the late-write guard, late-gateway-write.test.ts).
+    expect(deps.gateway.mutations('unsubscribe').map((op) => op.variables)).toEqual([{ clientId: client.id, phoneNumber: subscriber, subscribedBefore: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) }]);
   });
 
   it.each(['UNSUB 2147483648', 'UNSUB 99999999999999999999'])('should answer %j, beyond any client number, clearly and without asking the gateway', async (body) => {

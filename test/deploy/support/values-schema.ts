@@ -154,6 +154,8 @@ const rules: Record<string, JsonSchema> = {
   'smsProvider.accountSid': { type: 'string', pattern: '^(AC[0-9a-fA-F]{32})?$' },
   'smsProvider.messageServiceSid': { type: 'string', pattern: '^(MG[0-9a-fA-F]{32})?$' },
   'paymentProvider.apiUrl': httpUrlOrEmpty,
+  'paymentProvider.reconcileIntervalSeconds': { type: 'integer', minimum: 0 },
+  'eventLog.*': positive,
   graphqlApiUrl: httpUrlOrEmpty,
   localizationApiUrl: httpUrlOrEmpty,
   authApiUrl: httpUrlOrEmpty,
@@ -169,6 +171,8 @@ const rules: Record<string, JsonSchema> = {
   'leaderElection.leaseName': { type: 'string', pattern: '^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)?$' },
   'leaderElection.*Seconds': positive,
   'secretKeys.*': { type: 'string', pattern: '^[-._a-zA-Z0-9]+$' },
+  // Optional (empty: the webhooks admin API is off), else a key of existingSecret like secretKeys.
+  'adminApi.existingSecretKey': { type: 'string', pattern: '^([-._a-zA-Z0-9]+)?$' },
   existingSecret: { type: 'string', pattern: '^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)?$' },
   'tls.existingSecret': { type: 'string', pattern: '^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)?$' },
 };

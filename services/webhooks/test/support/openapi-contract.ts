@@ -12,7 +12,13 @@ export interface DocumentedResponse {
 
 const contract = loadOpenApiContract<DocumentedResponse>(openapiPath, {
   id: 'urn:webhooks:openapi',
-  // Two fixed paths (a path is its own template) and no fallback: only their operations are checked.
+  // The two webhook paths and the admin API's; no fallback: only their operations are checked.
+  templateOf: (path) => {
+    const pathname = path.split('?')[0]!;
+    if (/^\/api\/events\/[^/]+\/replay$/.test(pathname)) return '/api/events/{id}/replay';
+    if (/^\/api\/events\/[^/]+$/.test(pathname)) return '/api/events/{id}';
+    return ['/api/events', '/api/PaymentProviderWebhookHandler', '/api/SmsProviderWebhookHandler'].includes(pathname) ? pathname : undefined;
+  },
   view: (res) => ({
     status: res.status,
     text: res.text,

@@ -7,7 +7,9 @@ import { PAYMENT_WEBHOOK_PATH, SMS_WEBHOOK_PATH } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import type { DedupStore } from '../../src/dedup-store.js';
 import type { Topics } from '../../src/events.js';
-import { createWebhooks } from '../../src/webhooks.js';
+import type { EventLog } from '../../src/event-log.js';
+import type { Sweeper } from '../../src/reconcile-sweeper.js';
+import { createWebhooks, type WebhooksRuntime } from '../../src/webhooks.js';
 import { startCacheService, type RunningCacheService } from '../../../../test/support/cache-service.js';
 import { startGraphqlGateway, type GraphqlGatewayFixture } from '../../../../test/support/graphql-gateway.js';
 import { infra } from '../../../../test/support/infra.js';
@@ -76,6 +78,10 @@ export interface InstanceOptions {
   oidcClientSecret?: string;
   /** PAYMENT_PROVIDER_API_KEY; a test-mode key by default. */
   paymentProviderApiKey?: string;
+  /** More variables, or other values (e.g. PAYMENT_PROVIDER_API_URL of the events API stand-in). */
+  env?: Record<string, string>;
+  /** The sweeper's overlap, lease and page size; the service's defaults unless given. */
+  sweeper?: WebhooksRuntime['sweeper'];
 }
 
 export interface WebhooksInstance {
@@ -83,7 +89,9 @@ export interface WebhooksInstance {
   managementUrl: string;
   registry: Registry;
   dedup: DedupStore;
+  eventLog: EventLog;
   publisher: EventPublisher;
+  sweeper: Sweeper;
   close(): Promise<void>;
 }
 
@@ -115,6 +123,9 @@ export function testEnvironment(deps: Dependencies, options: InstanceOptions = {
     Oidc__ClientSecret: options.oidcClientSecret ?? infra('KEYCLOAK_SERVICES_CLIENT_SECRET'),
     Announcements__DraftTtlMs: String(DRAFT_TTL_MS),
     Log__Level: 'silent',
+    // Tests run sweeps themselves (sweeper.sweepOnce()) unless they set an interval.
+    PaymentProvider__ReconcileIntervalSeconds: '0',
+    ...options.env,
   };
 }
 
@@ -126,9 +137,11 @@ export async function startWebhooks(deps: Dependencies, options: InstanceOptions
     logger,
     registry,
     clientId: 'webhooks-test',
-    dedupKeyPrefix: deps.dedupPrefix,
+    keyPrefixes: { dedup: deps.dedupPrefix, eventLog: `${deps.dedupPrefix}event-log:`, reconcile: `${deps.dedupPrefix}reconcile:` },
     timeouts: { publishMs: options.publishTimeoutMs ?? 10_000, gatewayMs: 3000, localizationMs: 500 },
+    ...(options.sweeper === undefined ? {} : { sweeper: options.sweeper }),
   });
+  webhooks.sweeper.start();
   const server: Server = createServer(requestListener(webhooks.app));
   const port = await listen(server, 0, '127.0.0.1');
   const management: ManagementServer = await startManagementServer({ port: 0, host: '127.0.0.1', registry, readiness: webhooks.readiness, logger });
@@ -137,7 +150,9 @@ export async function startWebhooks(deps: Dependencies, options: InstanceOptions
     managementUrl: `http://127.0.0.1:${management.port}`,
     registry,
     dedup: webhooks.dedup,
+    eventLog: webhooks.eventLog,
     publisher: webhooks.publisher,
+    sweeper: webhooks.sweeper,
     close: async () => {
       await closeGracefully(server, 1000);
       await management.close();
@@ -153,8 +168,11 @@ export interface Answer {
   json: Record<string, unknown> | undefined;
 }
 
-/** A request to the service whose answer is checked against openapi.yaml before it is returned. */
-async function call(baseUrl: string, path: string, init: RequestInit & { query?: string }): Promise<Answer> {
+/**
+ * A request to the service whose answer is checked against openapi.yaml before it is returned
+ * (by default only POSTs: the webhook routes document nothing else).
+ */
+export async function call(baseUrl: string, path: string, init: RequestInit & { query?: string }, checkContract = init.method === 'POST'): Promise<Answer> {
   const response = await fetch(`${baseUrl}${path}${init.query ?? ''}`, { ...init, signal: AbortSignal.timeout(20_000) });
   const text = await response.text();
   const answer: Answer = {
@@ -163,7 +181,7 @@ async function call(baseUrl: string, path: string, init: RequestInit & { query?:
     text,
     json: response.headers.get('content-type')?.startsWith('application/json') ? (JSON.parse(text) as Record<string, unknown>) : undefined,
   };
-  if (init.method === 'POST') assertDocumented('POST', path, answer);
+  if (checkContract) assertDocumented(init.method ?? 'GET', path, answer);
   return answer;
 }
 

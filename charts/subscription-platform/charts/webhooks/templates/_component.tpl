@@ -15,6 +15,10 @@ Webhooks__PublicBaseUrl: {{ .Values.publicBaseUrl | quote }}
 {{- with .Values.paymentProvider.apiUrl }}
 PAYMENT_PROVIDER_API_URL: {{ . | quote }}
 {{- end }}
+PaymentProvider__ReconcileIntervalSeconds: {{ .Values.paymentProvider.reconcileIntervalSeconds | int64 | quote }}
+Webhooks__EventLogDays: {{ .Values.eventLog.days | int64 | quote }}
+Webhooks__EventLogMaxEvents: {{ .Values.eventLog.maxEvents | int64 | quote }}
+Webhooks__DeadAfterFailures: {{ .Values.eventLog.deadAfterFailures | int64 | quote }}
 SMS_PROVIDER_ACCOUNT_SID: {{ .Values.smsProvider.accountSid | quote }}
 {{- with .Values.smsProvider.messageServiceSid }}
 SMS_PROVIDER_MESSAGE_SERVICE_SID: {{ . | quote }}
@@ -55,6 +59,10 @@ Announcements__DraftTtlMs: {{ .Values.announcements.draftTtlMs | int64 | quote }
   key: {{ .Values.secretKeys.oidcClientSecret }}
 {{- with .Values.store.existingSecretKey }}
 - name: STORE_URL
+  key: {{ . }}
+{{- end }}
+{{- with .Values.adminApi.existingSecretKey }}
+- name: WEBHOOKS_ADMIN_API_KEY
   key: {{ . }}
 {{- end }}
 {{- end -}}
