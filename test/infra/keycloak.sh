@@ -4,6 +4,9 @@
 #   test/infra/keycloak.sh install   download (Maven Central, cached in .cache/m2), unpack, build, seed
 #   test/infra/keycloak.sh start     start on free loopback ports, write KEYCLOAK_* to .cache/run/infra.env
 #   test/infra/keycloak.sh stop      stop it and remove its keys from infra.env
+#   test/infra/keycloak.sh configure apply what realm.json cannot hold (the auth service's verified phone
+#                                    direct grant flow, keycloak/verified-phone-grant.mjs) to the running
+#                                    server; idempotent, also done by install's seed and by start
 #   test/infra/keycloak.sh status
 #
 # How start is kept fast (measured on 2 cores, see test/infra/keycloak/README.md):
@@ -36,6 +39,8 @@ KC_AOT="${KEYCLOAK_AOT:-1}"
 
 KC_SRC="$ROOT/test/infra/keycloak"
 KC_REALM_FILE="$KC_SRC/realm.json"
+# Realm settings a realm file cannot carry, applied through the admin API after the import.
+KC_REALM_SETUP="$KC_SRC/verified-phone-grant.mjs"
 KC_BASE="$CACHE/keycloak"
 KC_HOME="$KC_BASE/keycloak-$KC_VERSION"
 KC_SEED="$KC_BASE/seed-$KC_VERSION"
@@ -118,7 +123,7 @@ seed_key() {
     build_key
     printf '%s\n' "$KC_MASTER_USER" "$KC_MASTER_PASSWORD" "$KC_JAVA_HOME" "$(kc_java_opts)" "$KC_AOT"
     cat "$KC_JAVA_HOME/release" 2>/dev/null || true
-    cat "$KC_REALM_FILE"
+    cat "$KC_REALM_FILE" "$KC_REALM_SETUP"
   } | sha256sum | cut -d' ' -f1
 }
 
@@ -174,12 +179,10 @@ kc_launch() {
 
 # wait_for_realm NAME URL SECONDS: like wait_for_http, but returns 1 as soon as the process is gone.
 wait_for_realm() {
-  local name=$1 url=$2 seconds=$3 deadline=$(($(date +%s) + $3))
-  while ! curl -fsS -o /dev/null --max-time 2 "$url" 2>/dev/null; do
-    is_running "$name" || return 1
-    [ "$(date +%s)" -lt "$deadline" ] || die "$name did not answer $url within ${seconds}s (log: $RUN/$name.log)"
-    sleep 0.1
-  done
+  local outcome=0
+  wait_until "$1" "$3" http_ok "$2" || outcome=$?
+  [ "$outcome" != 1 ] || die "$1 did not answer $2 within ${3}s (log: $RUN/$1.log)"
+  [ "$outcome" = 0 ]
 }
 
 # launch_and_wait NAME SECONDS PREPARE EXTRA_JAVA_OPTS [kc args...]: pick ports, run PREPARE (fills the
@@ -242,6 +245,7 @@ create_seed() {
     --data-urlencode "client_secret=$sc" "$url/realms/$realm/protocol/openid-connect/token" |
     node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{try{console.log(JSON.parse(s).access_token||"")}catch{console.log("")}})') || true
   [ -n "$tok" ] && curl -fsS -o /dev/null -H "Authorization: Bearer $tok" "$url/admin/realms/$realm/users?max=5" || true
+  configure_realm "$url"
   # Graceful stop: H2 closes the file, the JVM then writes the AOT cache (can take a while).
   stop_bg keycloak-seed 300
   [ -s "$KC_DATA/h2/keycloakdb.mv.db" ] || die "seeding left no database (log: $RUN/keycloak-seed.log)"
@@ -254,6 +258,12 @@ create_seed() {
   mv "$tmp" "$KC_SEED"
   rm -rf "$KC_DATA"
   log "keycloak: seed ready in $(elapsed "$t0")"
+}
+
+# configure_realm URL: the admin-API part of the realm (verified-phone-grant.mjs), idempotent.
+configure_realm() {
+  node "$KC_REALM_SETUP" "$1" "$(realm_name)" "$KC_MASTER_USER" "$KC_MASTER_PASSWORD" >&2 \
+    || die "configuring the realm at $1 failed"
 }
 
 cmd_install() {
@@ -288,6 +298,8 @@ cmd_start() {
   t0=$(now)
   if is_running "$KC_NAME"; then
     log "keycloak: already running at $(env_get KEYCLOAK_URL)"
+    # A server started from an older seed gets what the current realm setup adds.
+    configure_realm "$(env_get KEYCLOAK_URL)"
     return 0
   fi
   stop_bg keycloak-seed 5
@@ -328,6 +340,7 @@ case "${1:-}" in
   install) cmd_install ;;
   start) cmd_start ;;
   stop) cmd_stop ;;
+  configure) is_running "$KC_NAME" || die "keycloak is not running"; configure_realm "$(env_get KEYCLOAK_URL)" ;;
   status) cmd_status ;;
-  *) echo "usage: $0 install|start|stop|status" >&2; exit 2 ;;
+  *) echo "usage: $0 install|start|stop|configure|status" >&2; exit 2 ;;
 esac
