@@ -47,13 +47,7 @@ function adaptersOf(config: GraphControllerConfig, deps: GraphControllerDeps, ku
   const core = kubeConfig.makeApiClient(CoreV1Api);
   return {
     registry: deps.registry ?? createGraphRegistryClient({ baseUrl: config.registry.url, apiKey: config.registry.apiKey, timeoutMs: config.registry.timeoutMs }),
-    events:
-      deps.events ??
-      createBackgroundEvents(createKubeEventRecorder({ api: core, component: COMPONENT, instance: election.identity, timeoutMs: 10_000, logger: deps.logger }), {
-        maxQueued: 1000,
-        concurrency: 2,
-        logger: deps.logger,
-      }),
+    events: deps.events ?? createKubeEventRecorder({ api: core, component: COMPONENT, instance: election.identity, timeoutMs: 10_000, logger: deps.logger }),
     leaseLock:
       deps.leaseLock ??
       createKubeLeaseLock({
@@ -104,6 +98,7 @@ export function createGraphController(config: GraphControllerConfig, deps: Graph
   const claims = createClaimIndex(config.clusterDomain);
   const memory = createClaimMemory();
   const view = createRegistryView(adapters.registry);
+  const events = createBackgroundEvents(adapters.events, { maxQueued: 1000, concurrency: 2, logger });
   let term: AbortController | undefined;
   let resyncTimer: NodeJS.Timeout | undefined;
   /** The ownership records joined the memory in this leadership term. */
@@ -164,7 +159,7 @@ export function createGraphController(config: GraphControllerConfig, deps: Graph
     getService: (key) => informer.get(...splitKey(key)),
     registry: adapters.registry,
     view,
-    events: adapters.events,
+    events,
     memory,
     ownership: adapters.ownership,
     writeSignal: () => (elector.isLeader() ? term?.signal : undefined),
@@ -261,6 +256,7 @@ export function createGraphController(config: GraphControllerConfig, deps: Graph
     async stop({ releaseLease }) {
       clearInterval(resyncTimer);
       await queue.stop();
+      await events.stop();
       await elector.stop({ release: releaseLease });
       await informer.stop();
     },

@@ -100,6 +100,11 @@ export function createKubeEventRecorder(options: KubeEventRecorderOptions): Even
   };
 }
 
+export interface BackgroundEvents extends EventRecorder {
+  /** Drops the Normal Events still waiting (they only inform) and waits for those being written. */
+  stop(): Promise<void>;
+}
+
 export interface BackgroundEventsOptions {
   /** Normal Events waiting at most; past it, new ones are dropped. */
   maxQueued: number;
@@ -117,19 +122,18 @@ export interface BackgroundEventsOptions {
  * (an invalid annotation, a conflict) are rare and reported once each, so they are written at
  * once and the caller learns whether they were.
  */
-export function createBackgroundEvents(recorder: EventRecorder, options: BackgroundEventsOptions): EventRecorder {
+export function createBackgroundEvents(recorder: EventRecorder, options: BackgroundEventsOptions): BackgroundEvents {
   const waiting: Array<Parameters<EventRecorder['record']>> = [];
-  let sending = 0;
+  const sending = new Set<Promise<unknown>>();
   let dropped = 0;
 
   const pump = (): void => {
-    while (sending < options.concurrency && waiting.length > 0) {
-      const next = waiting.shift()!;
-      sending += 1;
-      void recorder.record(...next).finally(() => {
-        sending -= 1;
+    while (sending.size < options.concurrency && waiting.length > 0) {
+      const sent = recorder.record(...waiting.shift()!).finally(() => {
+        sending.delete(sent);
         pump();
       });
+      sending.add(sent);
     }
     if (waiting.length === 0 && dropped > 0) {
       options.logger.warn({ dropped }, 'Normal Events dropped: more were waiting than the queue holds');
@@ -147,6 +151,10 @@ export function createBackgroundEvents(recorder: EventRecorder, options: Backgro
       waiting.push([service, type, reason, message]);
       pump();
       return Promise.resolve(true);
+    },
+    async stop() {
+      waiting.length = 0;
+      await Promise.allSettled([...sending]);
     },
   };
 }
