@@ -441,6 +441,28 @@ start_node() {
   timing "node Ready" "$t0"
 }
 
+# list_watch_role USER GROUP:[RESOURCES]...: a ClusterRole named USER that may list and watch those
+# resources, bound to that user of tokens.csv (the node's own processes: CoreDNS, the policy engine).
+list_watch_role() {
+  local user=$1 rule rules=""
+  shift
+  for rule in "$@"; do
+    rules+="- {apiGroups: [${rule%%:*}], resources: ${rule#*:}, verbs: [list, watch]}"$'\n'
+  done
+  "$BIN/kubectl" --kubeconfig "$CL/admin.kubeconfig" apply -f - > /dev/null << YAML
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: "$user"}
+rules:
+$rules---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: "$user"}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "$user"}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: "$user"}]
+YAML
+}
+
 # Cluster DNS: CoreDNS as a process of the node on the bridge address, behind the kube-dns Service
 # (CLUSTER_DNS) through an EndpointSlice. It answers cluster.local only: nothing is forwarded
 # off the machine.
@@ -458,24 +480,8 @@ start_dns() {
   cache 5
 }
 COREFILE
+  list_watch_role system:coredns '"":[endpoints, services, pods, namespaces]' 'discovery.k8s.io:[endpointslices]'
   "$BIN/kubectl" --kubeconfig "$kc" apply -f - > /dev/null << YAML
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: "system:coredns"}
-rules:
-- apiGroups: [""]
-  resources: [endpoints, services, pods, namespaces]
-  verbs: [list, watch]
-- apiGroups: [discovery.k8s.io]
-  resources: [endpointslices]
-  verbs: [list, watch]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: "system:coredns"}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "system:coredns"}
-subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: "system:coredns"}]
----
 apiVersion: v1
 kind: Service
 metadata: {name: kube-dns, namespace: kube-system, labels: {k8s-app: kube-dns}}
@@ -506,25 +512,8 @@ YAML
 # KUBERNETES_SERVICE_*): they are laid out on a tmpfs over /run in a mount namespace of its own,
 # so nothing is written to the machine's /run.
 start_network_policies() {
-  local t0=$SECONDS kc="$CL/admin.kubeconfig" sa="$CL/netpol-sa" i
-  "$BIN/kubectl" --kubeconfig "$kc" apply -f - > /dev/null << YAML
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: "system:kube-network-policies"}
-rules:
-- apiGroups: [""]
-  resources: [pods, namespaces, nodes]
-  verbs: [list, watch]
-- apiGroups: [networking.k8s.io]
-  resources: [networkpolicies]
-  verbs: [list, watch]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: "system:kube-network-policies"}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "system:kube-network-policies"}
-subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: "system:kube-network-policies"}]
-YAML
+  local t0=$SECONDS sa="$CL/netpol-sa" i
+  list_watch_role system:kube-network-policies '"":[pods, namespaces, nodes]' 'networking.k8s.io:[networkpolicies]'
   mkdir -p "$sa"
   (umask 077 && awk -F, '$2 == "system:kube-network-policies" {printf "%s", $1}' "$CL/pki/tokens.csv" > "$sa/token")
   cp "$CL/apiserver/apiserver.crt" "$sa/ca.crt"
