@@ -7,8 +7,13 @@
 // (one gRPC read of the cache service per request) and the bare server answering the same ~1.4 KB
 // Authorization header. Load: autocannon in a child process, keep-alive connections; interleaved
 // rounds, the median decides.
+// The peer, in the same interleaved rounds: oauth2-proxy (bench/lib/oauth2-proxy-peer.ts) on the
+// same Keycloak realm, `/oauth2/auth` with a cookie session store and with a Redis one; ratios of
+// requests/s, p99 and CPU per request (session store included on both sides: the cache service for
+// the auth service, a private Redis for oauth2-proxy).
 // Also: end-to-end throughput of POST /otp (cache + Kafka) and POST /otp/verify (cache + Keycloak
-// admin API + password grant + Kafka), for new and for returning users.
+// admin API + the verified phone direct grant + Kafka), for new and for returning users.
+// BENCH_AUTH_PARTS (default `forward-auth,otp`) picks the parts; BENCH_PEERS=0 leaves oauth2-proxy out.
 // Results: bench/results/auth.json.
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,7 +26,9 @@ import { Agent, fetch } from 'undici';
 import { generateSelfSignedCertificate } from '@sp/auth';
 import { requestListener } from '@sp/platform';
 import { load, medianOf, type LoadFigures } from './lib/http-load.ts';
-import { cpuMicros, drive, freePort, infraEnv, percentile, startChild, stopChild, writeResults, type RunFigures } from './lib/stats.ts';
+import { createPasswordUser, deleteKeycloakUsers, passwordRounds } from './lib/keycloak-users.ts';
+import { oauth2ProxyBinary, startOAuth2Proxy, type RunningPeer } from './lib/oauth2-proxy-peer.ts';
+import { cpuMicros, drive, freePort, infraEnv, infraPid, percentile, treeCpuMicros, startChild, stopChild, writeResults, type RunFigures } from './lib/stats.ts';
 
 const CONNECTIONS = 32;
 const WARM_UP_SECONDS = 2;
@@ -29,8 +36,10 @@ const DURATION_SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const OTP_CONCURRENCY = 8;
 const OTP_ISSUE_MS = 5000;
-const VERIFY_USERS = Number(process.env.BENCH_VERIFY_USERS ?? 40);
-const VERIFY_CONCURRENCY = 4;
+const VERIFY_USERS = Number(process.env.BENCH_VERIFY_USERS ?? 200);
+const VERIFY_CONCURRENCY = Number(process.env.BENCH_VERIFY_CONCURRENCY ?? 4);
+const PARTS = new Set((process.env.BENCH_AUTH_PARTS ?? 'forward-auth,otp').split(','));
+const WITH_PEERS = process.env.BENCH_PEERS !== '0';
 
 const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url));
 const authMain = here('../services/auth/dist/main.js');
@@ -38,9 +47,9 @@ const authInstrument = here('../services/auth/dist/instrument.js');
 const cacheMain = here('../services/cache/dist/main.js');
 
 interface Figures extends LoadFigures {
-  /** CPU time (user + system) per request of the server process, and of the cache service for the auth service. */
+  /** CPU time (user + system) per request of the server process, and of its session store (the cache service for the auth service, Redis for oauth2-proxy's Redis store). */
   serverCpuMicrosPerRequest?: number;
-  cacheCpuMicrosPerRequest?: number;
+  storeCpuMicrosPerRequest?: number;
 }
 
 /** Child side: the ceiling, a bare Koa app over HTTPS with the auth service's certificate and TLS floor. */
@@ -66,26 +75,32 @@ function summarize(runs: Figures[]): Omit<Figures, 'non2xx' | 'errors' | 'reques
     p99Ms: pick((run) => run.p99Ms, 2),
     serverCpuMicrosPerRequest: pick((run) => run.serverCpuMicrosPerRequest ?? 0, 1),
   };
-  if (runs[0]?.cacheCpuMicrosPerRequest !== undefined) summary.cacheCpuMicrosPerRequest = pick((run) => run.cacheCpuMicrosPerRequest!, 1);
+  if (runs[0]?.storeCpuMicrosPerRequest !== undefined) summary.storeCpuMicrosPerRequest = pick((run) => run.storeCpuMicrosPerRequest!, 1);
   return summary;
 }
 
+type TargetName = 'auth' | 'authWithoutLocalCache' | 'bare' | 'bareWithToken' | 'oauth2ProxyCookie' | 'oauth2ProxyRedis';
+
 interface Target {
-  name: 'auth' | 'authWithoutLocalCache' | 'bare' | 'bareWithToken';
+  name: TargetName;
   url: string;
   headers: Record<string, string>;
   pid: number;
-  cachePid?: number;
+  /** The session store's process, whose CPU counts too. */
+  storePid?: number;
+  /** The Cookie header of a live session, asked before each run (oauth2-proxy's Redis store can drop one). */
+  liveCookie?: () => Promise<string>;
 }
 
 /** Warm-up, then one measured run with the CPU the server (and the auth service's cache service) spent per request. */
 async function measure(target: Target): Promise<Figures> {
+  if (target.liveCookie !== undefined) target.headers = { cookie: await target.liveCookie() };
   await load({ url: target.url, headers: target.headers, seconds: WARM_UP_SECONDS, connections: CONNECTIONS });
   const cpu = cpuMicros(target.pid);
-  const cacheCpu = target.cachePid === undefined ? 0 : cpuMicros(target.cachePid);
+  const storeCpu = target.storePid === undefined ? 0 : cpuMicros(target.storePid);
   const figures: Figures = await load({ url: target.url, headers: target.headers, seconds: DURATION_SECONDS, connections: CONNECTIONS });
   figures.serverCpuMicrosPerRequest = Number(((cpuMicros(target.pid) - cpu) / figures.requests).toFixed(1));
-  if (target.cachePid !== undefined) figures.cacheCpuMicrosPerRequest = Number(((cpuMicros(target.cachePid) - cacheCpu) / figures.requests).toFixed(1));
+  if (target.storePid !== undefined) figures.storeCpuMicrosPerRequest = Number(((cpuMicros(target.storePid) - storeCpu) / figures.requests).toFixed(1));
   return figures;
 }
 
@@ -196,6 +211,165 @@ function otpClient(authUrl: string, ca: string) {
   };
 }
 
+type OtpClient = ReturnType<typeof otpClient>;
+
+interface Session {
+  cookie: string;
+  bearer: string;
+}
+
+/** The two oauth2-proxy peers, each logged in as a fresh password user of the realm (removed afterwards). */
+async function startPeers(bench: Bench, ca: string, runId: number, usersToDelete: string[]): Promise<RunningPeer[]> {
+  const { infra } = bench;
+  const user = { username: `bench-oauth2-proxy-${runId}`, password: `Bench-${runId}-${Date.now()}`, email: `bench-oauth2-proxy-${runId}@example.test` };
+  await createPasswordUser(infra, user);
+  usersToDelete.push(user.username);
+  const realm = JSON.parse(readFileSync(here('../test/infra/keycloak/realm.json'), 'utf8')) as { clients: Array<{ clientId: string; secret?: string }> };
+  const web = realm.clients.find((client) => client.clientId === 'platform-web')!;
+  const options = {
+    binary: oauth2ProxyBinary(),
+    keycloak: { url: infra.KEYCLOAK_URL!, realm: infra.KEYCLOAK_REALM!, client: { clientId: web.clientId, secret: web.secret! } },
+    certPath: bench.certPath,
+    keyPath: bench.keyPath,
+    ca,
+    user,
+    redisServerBin: infra.REDIS_SERVER_BIN ?? 'redis-server',
+  };
+  const cookieStore = await startOAuth2Proxy({ ...options, sessionStore: 'cookie' });
+  try {
+    return [cookieStore, await startOAuth2Proxy({ ...options, sessionStore: 'redis' })];
+  } catch (err) {
+    await cookieStore.close();
+    throw err;
+  }
+}
+
+/** GET /auth beside its ceilings and (unless BENCH_PEERS=0) oauth2-proxy, in interleaved rounds. */
+async function forwardAuthRounds(bench: Bench, ctx: { authUrl: string; authPid: number; cachePid: number; session: Session; ca: string; runId: number; usersToDelete: string[]; children: ChildProcess[] }): Promise<Record<string, unknown>> {
+  const { session } = ctx;
+  const uncached = await startAuthService(bench, { Auth__SessionCacheMs: '0' });
+  const bare = await startBare(bench);
+  const bareWithToken = await startBare(bench, session.bearer);
+  ctx.children.push(uncached.child, bare.child, bareWithToken.child);
+  const headers = { cookie: session.cookie };
+  const targets: Target[] = [
+    { name: 'auth', url: `${ctx.authUrl}/auth`, headers, pid: ctx.authPid, storePid: ctx.cachePid },
+    { name: 'bare', url: `${bare.url}/auth`, headers, pid: bare.child.pid! },
+    { name: 'authWithoutLocalCache', url: `${uncached.url}/auth`, headers, pid: uncached.child.pid!, storePid: ctx.cachePid },
+    { name: 'bareWithToken', url: `${bareWithToken.url}/auth`, headers, pid: bareWithToken.child.pid! },
+  ];
+  const peers = WITH_PEERS ? await startPeers(bench, ctx.ca, ctx.runId, ctx.usersToDelete) : [];
+  try {
+    const [cookiePeer, redisPeer] = peers;
+    if (cookiePeer !== undefined) targets.push({ name: 'oauth2ProxyCookie', url: `${cookiePeer.url}/oauth2/auth`, headers: {}, pid: cookiePeer.pid, liveCookie: cookiePeer.liveCookie });
+    if (redisPeer !== undefined) targets.push({ name: 'oauth2ProxyRedis', url: `${redisPeer.url}/oauth2/auth`, headers: {}, pid: redisPeer.pid, storePid: redisPeer.storePid!, liveCookie: redisPeer.liveCookie });
+    const runs = Object.fromEntries(targets.map((target) => [target.name, [] as Figures[]])) as Record<TargetName, Figures[]>;
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const target of round % 2 === 0 ? targets : [...targets].reverse()) {
+        const figures = await measure(target);
+        runs[target.name].push(figures);
+        process.stdout.write(`round ${round + 1} ${target.name}: ${figures.requestsPerSecond} req/s, p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms, ${figures.serverCpuMicrosPerRequest} µs server CPU/request${figures.storeCpuMicrosPerRequest === undefined ? '' : ` + ${figures.storeCpuMicrosPerRequest} µs session store`}\n`);
+      }
+    }
+    return forwardAuthResults(runs);
+  } finally {
+    for (const peer of peers) await peer.close();
+  }
+}
+
+/** Figures of the interleaved rounds: per target, ratios to the bare server and to oauth2-proxy. */
+function forwardAuthResults(runs: Record<TargetName, Figures[]>): Record<string, unknown> {
+  const perRound = (name: TargetName, other: TargetName, value: (mine: Figures, theirs: Figures) => number): number => round3(medianOf(runs[name].map((run, round) => value(run, runs[other][round]!))));
+  const throughputRatio = (name: TargetName, other: TargetName): number => perRound(name, other, (mine, theirs) => mine.requestsPerSecond / theirs.requestsPerSecond);
+  // Less sensitive to the other work on the machine: CPU per request, the session store's included.
+  const cpuOf = (run: Figures): number => run.serverCpuMicrosPerRequest! + (run.storeCpuMicrosPerRequest ?? 0);
+  const cpuRatio = (name: TargetName, other: TargetName): number => perRound(name, other, (mine, theirs) => cpuOf(theirs) / cpuOf(mine));
+  const results: Record<string, unknown> = {
+    forwardAuth: { ...summarize(runs.auth), runs: runs.auth },
+    forwardAuthWithoutLocalCache: { ...summarize(runs.authWithoutLocalCache), runs: runs.authWithoutLocalCache },
+    bare: { ...summarize(runs.bare), runs: runs.bare },
+    bareWithToken: { ...summarize(runs.bareWithToken), runs: runs.bareWithToken },
+    ratio: throughputRatio('auth', 'bare'),
+    ratioByRound: runs.auth.map((run, round) => round3(run.requestsPerSecond / runs.bare[round]!.requestsPerSecond)),
+    ratioByServerCpu: cpuRatio('auth', 'bare'),
+    ratioWithoutLocalCache: throughputRatio('authWithoutLocalCache', 'bare'),
+    ratioWithoutLocalCacheByServerCpu: cpuRatio('authWithoutLocalCache', 'bare'),
+    ratioBareWithToken: throughputRatio('bareWithToken', 'bare'),
+    target: 0.7,
+  };
+  if (runs.oauth2ProxyCookie !== undefined && runs.oauth2ProxyRedis !== undefined) {
+    const versus = (name: TargetName, peer: TargetName) => ({
+      requestsPerSecond: throughputRatio(name, peer),
+      cpuPerRequest: cpuRatio(name, peer),
+      p99: perRound(name, peer, (mine, theirs) => mine.p99Ms / Math.max(theirs.p99Ms, 1)),
+    });
+    results.oauth2ProxyCookie = { ...summarize(runs.oauth2ProxyCookie), runs: runs.oauth2ProxyCookie };
+    results.oauth2ProxyRedis = { ...summarize(runs.oauth2ProxyRedis), runs: runs.oauth2ProxyRedis };
+    results.versusOAuth2Proxy = {
+      note: 'medians of per-round ratios; requestsPerSecond: ours / theirs (higher is better); cpuPerRequest: theirs / ours, session store included (higher is better); p99: ours / theirs (lower is better, p99 under 1 ms counted as 1 ms)',
+      authVsCookieStore: versus('auth', 'oauth2ProxyCookie'),
+      authVsRedisStore: versus('auth', 'oauth2ProxyRedis'),
+      authWithoutLocalCacheVsRedisStore: versus('authWithoutLocalCache', 'oauth2ProxyRedis'),
+      targets: { cookieStoreCpu: 2.0, cookieStoreRequestsPerSecond: 1.5, withoutLocalCacheVsRedisStoreRequestsPerSecond: 1.0 },
+    };
+  }
+  return results;
+}
+
+const PASSWORD_ROUNDS = 20;
+
+/** CPU per operation of each process a login goes through, while `run` makes `count` of them. */
+async function cpuPerOperation<T extends { calls: number }>(pids: Record<string, number | undefined>, run: () => Promise<T>): Promise<T & { cpuMicrosPerOp: Record<string, number> }> {
+  const live = Object.entries(pids).filter((entry): entry is [string, number] => entry[1] !== undefined);
+  const before = live.map(([, pid]) => treeCpuMicros(pid));
+  const figures = await run();
+  const cpuMicrosPerOp = Object.fromEntries(live.map(([name, pid], i) => [name, Math.round((treeCpuMicros(pid) - before[i]!) / Math.max(1, figures.calls))]));
+  return { ...figures, cpuMicrosPerOp };
+}
+
+/** POST /otp, then POST /otp/verify for new and for returning users (codes issued beforehand), with the CPU each process spent per login. */
+async function otpRuns(bench: Bench, ctx: { otp: OtpClient; authPid: number; cachePid: number; phone: (i: number, base: number) => string; runId: number; usersToDelete: string[] }): Promise<Record<string, unknown>> {
+  const { otp, phone } = ctx;
+  // POST /otp end to end: validation, limits and code records in the cache service, Kafka publish (acks=all).
+  const otpIssue = await drive((i) => otp.issue(phone(i, 20_000_000), i), OTP_CONCURRENCY, OTP_ISSUE_MS, ctx.authPid);
+  process.stdout.write(`POST /otp: ${otpIssue.opsPerSecond}/s, p50 ${otpIssue.p50Ms} ms, p99 ${otpIssue.p99Ms} ms\n`);
+  const phones = Array.from({ length: VERIFY_USERS }, (_, i) => phone(i, 30_000_000));
+  ctx.usersToDelete.push(...phones);
+  const pids = { auth: ctx.authPid, cache: ctx.cachePid, keycloak: infraPid('keycloak'), kafka: infraPid('kafka') };
+  const verifyRun = async () => {
+    const codes = await Promise.all(phones.map((phoneNumber, i) => otp.issue(phoneNumber, 100_000 + i)));
+    return cpuPerOperation(pids, () => runBatch(phones.length, VERIFY_CONCURRENCY, async (i) => void (await otp.verify(phones[i]!, codes[i]!))));
+  };
+  const verifyNewUsers = await verifyRun();
+  const verifyReturningUsers = await verifyRun();
+  const show = (run: RunFigures & { cpuMicrosPerOp: Record<string, number> }): string =>
+    `${run.opsPerSecond}/s (p50 ${run.p50Ms} ms, p99 ${run.p99Ms} ms; CPU µs per login ${JSON.stringify(run.cpuMicrosPerOp)})`;
+  process.stdout.write(`POST /otp/verify: new users ${show(verifyNewUsers)}, returning ${show(verifyReturningUsers)}\n`);
+  // The round each login no longer makes, measured now for reference: reset-password + password grant.
+  const reference = { username: `bench-password-round-${ctx.runId}`, password: `Bench-${ctx.runId}-${Date.now()}`, email: `bench-password-round-${ctx.runId}@example.test` };
+  await createPasswordUser(bench.infra, reference);
+  ctx.usersToDelete.push(reference.username);
+  let msPerRound = 0;
+  const passwordRound = await cpuPerOperation({ keycloak: pids.keycloak }, async () => {
+    msPerRound = await passwordRounds(bench.infra, reference.username, PASSWORD_ROUNDS);
+    return { calls: PASSWORD_ROUNDS };
+  });
+  process.stdout.write(`the former password round (reset + grant): ${msPerRound.toFixed(0)} ms, Keycloak CPU ${passwordRound.cpuMicrosPerOp.keycloak} µs per login\n`);
+  const path = 'cache (code checks, lock), Keycloak admin API (user search, group membership), the verified phone direct grant (no password, nothing hashed), cache (session), Kafka (UserLoggedInEvent)';
+  const cpuBound = (run: { cpuMicrosPerOp: Record<string, number> }): number => Math.round((cpus().length * 1e6) / Object.values(run.cpuMicrosPerOp).reduce((sum, value) => sum + value, 0));
+  return {
+    otpIssue: { ...otpIssue, concurrency: OTP_CONCURRENCY, note: 'end to end: phone validation, 3 limit reads + 3 writes and 7 code records in the cache service, SendSmsNotificationEvent with acks=all' },
+    otpVerifyNewUsers: { ...verifyNewUsers, concurrency: VERIFY_CONCURRENCY, loginsPerSecondIfCpuBound: cpuBound(verifyNewUsers), note: `${path}; plus the user creation (without credentials)` },
+    otpVerifyReturningUsers: { ...verifyReturningUsers, concurrency: VERIFY_CONCURRENCY, loginsPerSecondIfCpuBound: cpuBound(verifyReturningUsers), note: path, target: { opsPerSecond: 50, p99Ms: 250 } },
+    formerPasswordRound: {
+      msPerLogin: Number(msPerRound.toFixed(1)),
+      keycloakCpuMicrosPerLogin: passwordRound.cpuMicrosPerOp.keycloak,
+      note: 'what each OTP login added before this version, measured in the same run: reset-password through the admin API + a password grant (argon2 twice), one at a time',
+    },
+    cpuNote: 'CPU µs per login by process (auth service, cache service, Keycloak JVM, Kafka JVM; the shared JVMs also serve others, so theirs is an upper bound); loginsPerSecondIfCpuBound = cores × 1 s / their sum',
+  };
+}
+
 async function main(): Promise<void> {
   const infra = infraEnv();
   const dir = mkdtempSync(join(tmpdir(), 'auth-bench-'));
@@ -218,53 +392,8 @@ async function main(): Promise<void> {
   const phone = (i: number, base: number): string => `+49151${String(base + ((runId + i) % 10_000_000))}`;
   const usersToDelete: string[] = [];
   try {
-    // A session for the /auth runs: the cookie of one OTP login.
-    const sessionPhone = phone(0, 10_000_000);
-    usersToDelete.push(sessionPhone);
-    const cookie = await otp.verify(sessionPhone, await otp.issue(sessionPhone, 0));
-    const uncached = await startAuthService(bench, { Auth__SessionCacheMs: '0' });
-    const bare = await startBare(bench);
-    const bareWithToken = await startBare(bench, await otp.bearerOf(cookie));
-    children.push(uncached.child, bare.child, bareWithToken.child);
-    const targets: Target[] = [
-      { name: 'auth', url: `${auth.url}/auth`, headers: { cookie }, pid: auth.child.pid!, cachePid: cache.pid! },
-      { name: 'bare', url: `${bare.url}/auth`, headers: { cookie }, pid: bare.child.pid! },
-      { name: 'authWithoutLocalCache', url: `${uncached.url}/auth`, headers: { cookie }, pid: uncached.child.pid!, cachePid: cache.pid! },
-      { name: 'bareWithToken', url: `${bareWithToken.url}/auth`, headers: { cookie }, pid: bareWithToken.child.pid! },
-    ];
-    const runs: Record<Target['name'], Figures[]> = { auth: [], bare: [], authWithoutLocalCache: [], bareWithToken: [] };
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const target of round % 2 === 0 ? targets : [...targets].reverse()) {
-        const figures = await measure(target);
-        runs[target.name].push(figures);
-        process.stdout.write(`round ${round + 1} ${target.name}: ${figures.requestsPerSecond} req/s, p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms, ${figures.serverCpuMicrosPerRequest} µs server CPU/request\n`);
-      }
-    }
-
-    // POST /otp end to end: validation, limits and code records in the cache service, Kafka publish (acks=all).
-    const otpIssue = await drive((i) => otp.issue(phone(i, 20_000_000), i), OTP_CONCURRENCY, OTP_ISSUE_MS, auth.child.pid);
-    process.stdout.write(`POST /otp: ${otpIssue.opsPerSecond}/s, p50 ${otpIssue.p50Ms} ms, p99 ${otpIssue.p99Ms} ms\n`);
-
-    // POST /otp/verify end to end, on codes issued beforehand: first logins (user created in Keycloak), then returning users.
-    const phones = Array.from({ length: VERIFY_USERS }, (_, i) => phone(i, 30_000_000));
-    usersToDelete.push(...phones);
-    const verifyRun = async (): Promise<RunFigures> => {
-      const codes = await Promise.all(phones.map((phoneNumber, i) => otp.issue(phoneNumber, 100_000 + i)));
-      return runBatch(phones.length, VERIFY_CONCURRENCY, async (i) => {
-        await otp.verify(phones[i]!, codes[i]!);
-      });
-    };
-    const verifyNewUsers = await verifyRun();
-    const verifyReturningUsers = await verifyRun();
-    process.stdout.write(`POST /otp/verify: new users ${verifyNewUsers.opsPerSecond}/s (p50 ${verifyNewUsers.p50Ms} ms), returning ${verifyReturningUsers.opsPerSecond}/s (p50 ${verifyReturningUsers.p50Ms} ms)\n`);
-
-    const ratioByRound = (name: Target['name']): number[] => runs[name].map((run, round) => round3(run.requestsPerSecond / runs.bare[round]!.requestsPerSecond));
-    // Less sensitive to the other work on the machine: the throughput each server could reach if its
-    // own CPU were the only limit (the auth service's figure includes the cache service's CPU).
-    const cpuOf = (run: Figures): number => run.serverCpuMicrosPerRequest! + (run.cacheCpuMicrosPerRequest ?? 0);
-    const cpuRatio = (name: Target['name']): number => round3(medianOf(runs[name].map((run, round) => cpuOf(runs.bare[round]!) / cpuOf(run))));
-    writeResults('auth', {
-      benchmark: 'auth GET /auth with a valid TokenId cookie vs a bare Koa HTTPS server answering a constant',
+    const results: Record<string, unknown> = {
+      benchmark: 'auth GET /auth with a valid TokenId cookie vs a bare Koa HTTPS server answering a constant and vs oauth2-proxy /oauth2/auth; OTP login throughput',
       date: new Date().toISOString(),
       machine: { cpus: cpus().length, node: process.version, loadAverage: loadavg().map((value) => Number(value.toFixed(2))) },
       setup: {
@@ -274,29 +403,28 @@ async function main(): Promise<void> {
         rounds: ROUNDS,
         summary: 'median of interleaved rounds (the order alternates)',
         tls: 'same self-signed EC P-256 certificate, TLS 1.2+ (TLS 1.3 negotiated), keep-alive connections',
-        processes: 'auth service, cache service (memory backend), bare servers and autocannon each in their own process on 2 shared cores; Kafka and Keycloak (JVMs) idle during the /auth runs',
+        processes: 'auth service, cache service (memory backend), bare servers, oauth2-proxy (+ its private Redis) and autocannon each in their own process on 2 shared cores; Kafka and Keycloak (JVMs) idle during the /auth runs',
         targets: {
           auth: 'the auth service as deployed (Auth__SessionCacheMs=1000: a token read from the cache service is answered from memory for up to 1 s)',
           authWithoutLocalCache: 'the same with Auth__SessionCacheMs=0: one gRPC read of the cache service per request',
           bare: 'the ceiling: Koa over the same HTTPS answering a 2-byte constant',
           bareWithToken: 'the same answering the same Authorization header as /auth (the ~1.4 KB bearer token): what the contract itself costs',
+          oauth2ProxyCookie: 'oauth2-proxy v7.15.6 /oauth2/auth (202 + X-Auth-Request-Access-Token), cookie session store, same realm (platform-web client), same certificate',
+          oauth2ProxyRedis: 'the same with --session-store-type=redis on a private redis-server (its CPU counted as the session store)',
         },
       },
-      forwardAuth: { ...summarize(runs.auth), runs: runs.auth },
-      forwardAuthWithoutLocalCache: { ...summarize(runs.authWithoutLocalCache), runs: runs.authWithoutLocalCache },
-      bare: { ...summarize(runs.bare), runs: runs.bare },
-      bareWithToken: { ...summarize(runs.bareWithToken), runs: runs.bareWithToken },
-      ratio: round3(medianOf(ratioByRound('auth'))),
-      ratioByRound: ratioByRound('auth'),
-      ratioByServerCpu: cpuRatio('auth'),
-      ratioWithoutLocalCache: round3(medianOf(ratioByRound('authWithoutLocalCache'))),
-      ratioWithoutLocalCacheByServerCpu: cpuRatio('authWithoutLocalCache'),
-      ratioBareWithToken: round3(medianOf(ratioByRound('bareWithToken'))),
-      target: 0.7,
-      otpIssue: { ...otpIssue, concurrency: OTP_CONCURRENCY, note: 'end to end: phone validation, 3 limit reads + 3 writes and 7 code records in the cache service, SendSmsNotificationEvent with acks=all' },
-      otpVerifyNewUsers: { ...verifyNewUsers, concurrency: VERIFY_CONCURRENCY, note: 'includes Keycloak: user search, user creation, group membership, password reset, password grant (Keycloak hashes the password on both), then cache + Kafka' },
-      otpVerifyReturningUsers: { ...verifyReturningUsers, concurrency: VERIFY_CONCURRENCY, note: 'as above without the user creation' },
-    });
+    };
+    if (PARTS.has('forward-auth')) {
+      // A session for the /auth runs: the cookie of one OTP login.
+      const sessionPhone = phone(0, 10_000_000);
+      usersToDelete.push(sessionPhone);
+      const cookie = await otp.verify(sessionPhone, await otp.issue(sessionPhone, 0));
+      const session = { cookie, bearer: await otp.bearerOf(cookie) };
+      Object.assign(results, await forwardAuthRounds(bench, { authUrl: auth.url, authPid: auth.child.pid!, cachePid: cache.pid!, session, ca: credentials.cert, runId, usersToDelete, children }));
+    }
+    if (PARTS.has('otp')) Object.assign(results, await otpRuns(bench, { otp, authPid: auth.child.pid!, cachePid: cache.pid!, phone, runId, usersToDelete }));
+    writeResults('auth', results);
+    printPeerRatios(results);
   } finally {
     await otp.close();
     await deleteKeycloakUsers(infra, usersToDelete).catch((err: unknown) => process.stderr.write(`cleaning up Keycloak users failed: ${String(err)}\n`));
@@ -305,20 +433,13 @@ async function main(): Promise<void> {
   }
 }
 
-/** Removes the users the benchmark's logins created from the shared Keycloak. */
-async function deleteKeycloakUsers(infra: Record<string, string>, usernames: string[]): Promise<void> {
-  const realmUrl = `${infra.KEYCLOAK_URL}/realms/${infra.KEYCLOAK_REALM}`;
-  const token = (await (
-    await fetch(`${realmUrl}/protocol/openid-connect/token`, {
-      method: 'POST',
-      body: new URLSearchParams({ grant_type: 'password', client_id: 'admin-cli', username: infra.KEYCLOAK_ADMIN_USERNAME!, password: infra.KEYCLOAK_ADMIN_PASSWORD! }),
-    })
-  ).json()) as { access_token: string };
-  const headers = { authorization: `Bearer ${token.access_token}` };
-  const admin = `${infra.KEYCLOAK_URL}/admin/realms/${infra.KEYCLOAK_REALM}`;
-  for (const username of usernames) {
-    const users = (await (await fetch(`${admin}/users?${new URLSearchParams({ username, exact: 'true' }).toString()}`, { headers })).json()) as Array<{ id: string }>;
-    for (const user of users) await (await fetch(`${admin}/users/${user.id}`, { method: 'DELETE', headers })).text();
+/** The oauth2-proxy comparison in one line per pair, after the JSON. */
+function printPeerRatios(results: Record<string, unknown>): void {
+  const versus = results.versusOAuth2Proxy as Record<string, { requestsPerSecond: number; cpuPerRequest: number; p99: number }> | undefined;
+  if (versus === undefined) return;
+  for (const pair of ['authVsCookieStore', 'authVsRedisStore', 'authWithoutLocalCacheVsRedisStore']) {
+    const ratios = versus[pair]!;
+    process.stdout.write(`${pair}: requests/s ×${ratios.requestsPerSecond}, CPU per request ${ratios.cpuPerRequest}× cheaper, p99 ×${ratios.p99} (load average ${loadavg()[0]!.toFixed(1)})\n`);
   }
 }
 

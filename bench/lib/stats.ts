@@ -2,7 +2,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 
 export interface RunFigures {
   opsPerSecond: number;
@@ -20,6 +19,26 @@ export interface RunFigures {
 export function cpuMicros(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
+}
+
+/** User + system CPU time of a process and all its descendants (a launcher script and its JVM), in microseconds. */
+export function treeCpuMicros(pid: number): number {
+  let children: number[] = [];
+  try {
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return 0;
+  }
+  return cpuMicros(pid) + children.reduce((sum, child) => sum + treeCpuMicros(child), 0);
+}
+
+/** The pid a test/infra script recorded for a shared dependency (.cache/run/<name>.pid), if it runs. */
+export function infraPid(name: string): number | undefined {
+  try {
+    return Number(readFileSync(new URL(`../../.cache/run/${name}.pid`, import.meta.url), 'utf8').trim());
+  } catch {
+    return undefined;
+  }
 }
 
 export function percentile(sortedMs: Float64Array, p: number): number {
@@ -80,16 +99,7 @@ export function median(runs: RunFigures[]): RunFigures {
   return [...runs].sort((a, b) => a.opsPerSecond - b.opsPerSecond)[Math.floor(runs.length / 2)]!;
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
+export { freePort } from '../../test/support/free-port.ts';
 
 /** Starts a child process and resolves once it printed `marker` on stdout. */
 export async function startChild(command: string, args: string[], env: NodeJS.ProcessEnv, marker: RegExp): Promise<ChildProcess> {

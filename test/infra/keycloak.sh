@@ -4,11 +4,14 @@
 #   test/infra/keycloak.sh install   download (Maven Central, cached in .cache/m2), unpack, build, seed
 #   test/infra/keycloak.sh start     start on free loopback ports, write KEYCLOAK_* to .cache/run/infra.env
 #   test/infra/keycloak.sh stop      stop it and remove its keys from infra.env
+#   test/infra/keycloak.sh configure apply what realm.json cannot hold (the auth service's verified phone
+#                                    direct grant flow, keycloak/verified-phone-grant.mjs) to the running
+#                                    server; idempotent, also done by install's seed and by start
 #   test/infra/keycloak.sh status
-#   test/infra/keycloak.sh start-https NAME CERT KEY
+#   test/infra/keycloak.sh start-https NAME CERT KEY CA
 #                                    one more Keycloak of the same realm (a fresh copy of the seed),
 #                                    https only, on a free loopback port with that certificate and
-#                                    key (PEM files); prints its URL. For a test that needs an
+#                                    key, signed by CA (PEM files); prints its URL. For a test that needs an
 #                                    identity provider over TLS (the cluster suite's Production auth).
 #   test/infra/keycloak.sh stop-https NAME
 #
@@ -42,6 +45,8 @@ KC_AOT="${KEYCLOAK_AOT:-1}"
 
 KC_SRC="$ROOT/test/infra/keycloak"
 KC_REALM_FILE="$KC_SRC/realm.json"
+# Realm settings a realm file cannot carry, applied through the admin API after the import.
+KC_REALM_SETUP="$KC_SRC/verified-phone-grant.mjs"
 KC_BASE="$CACHE/keycloak"
 KC_HOME="$KC_BASE/keycloak-$KC_VERSION"
 KC_SEED="$KC_BASE/seed-$KC_VERSION"
@@ -124,7 +129,7 @@ seed_key() {
     build_key
     printf '%s\n' "$KC_MASTER_USER" "$KC_MASTER_PASSWORD" "$KC_JAVA_HOME" "$(kc_java_opts)" "$KC_AOT"
     cat "$KC_JAVA_HOME/release" 2>/dev/null || true
-    cat "$KC_REALM_FILE"
+    cat "$KC_REALM_FILE" "$KC_REALM_SETUP"
   } | sha256sum | cut -d' ' -f1
 }
 
@@ -180,12 +185,10 @@ kc_launch() {
 
 # wait_for_realm NAME URL SECONDS: like wait_for_http, but returns 1 as soon as the process is gone.
 wait_for_realm() {
-  local name=$1 url=$2 seconds=$3 deadline=$(($(date +%s) + $3))
-  while ! curl -fsS -o /dev/null --max-time 2 "$url" 2>/dev/null; do
-    is_running "$name" || return 1
-    [ "$(date +%s)" -lt "$deadline" ] || die "$name did not answer $url within ${seconds}s (log: $RUN/$name.log)"
-    sleep 0.1
-  done
+  local outcome=0
+  wait_until "$1" "$3" http_ok "$2" || outcome=$?
+  [ "$outcome" != 1 ] || die "$1 did not answer $2 within ${3}s (log: $RUN/$1.log)"
+  [ "$outcome" = 0 ]
 }
 
 # launch_and_wait NAME SECONDS PREPARE EXTRA_JAVA_OPTS [kc args...]: pick ports, run PREPARE (fills the
@@ -257,6 +260,7 @@ create_seed() {
   url=$KC_URL
   # So that the AOT cache covers the classes these requests load.
   typical_requests "$url"
+  configure_realm "$url"
   # Graceful stop: H2 closes the file, the JVM then writes the AOT cache (can take a while).
   stop_bg keycloak-seed 300
   [ -s "$KC_DATA/h2/keycloakdb.mv.db" ] || die "seeding left no database (log: $RUN/keycloak-seed.log)"
@@ -269,6 +273,12 @@ create_seed() {
   mv "$tmp" "$KC_SEED"
   rm -rf "$KC_DATA"
   log "keycloak: seed ready in $(elapsed "$t0")"
+}
+
+# configure_realm URL: the admin-API part of the realm (verified-phone-grant.mjs), idempotent.
+configure_realm() {
+  node "$KC_REALM_SETUP" "$1" "$(realm_name)" "$KC_MASTER_USER" "$KC_MASTER_PASSWORD" >&2 \
+    || die "configuring the realm at $1 failed"
 }
 
 cmd_install() {
@@ -303,6 +313,8 @@ cmd_start() {
   t0=$(now)
   if is_running "$KC_NAME"; then
     log "keycloak: already running at $(env_get KEYCLOAK_URL)"
+    # A server started from an older seed gets what the current realm setup adds.
+    configure_realm "$(env_get KEYCLOAK_URL)"
     return 0
   fi
   stop_bg keycloak-seed 5
@@ -342,8 +354,8 @@ cmd_status() {
 # A Keycloak home of its own (a copy of the built one): the data directory is a link inside the
 # home, so two servers cannot share one.
 cmd_start_https() {
-  local name=$1 cert=$2 key=$3 home="$KC_BASE/$1-home" data="$RUN/$1-data" realm port mport url
-  [ -f "$cert" ] && [ -f "$key" ] || die "usage: $0 start-https NAME CERT_FILE KEY_FILE"
+  local name=$1 cert=$2 key=$3 ca=${4:-} home="$KC_BASE/$1-home" data="$RUN/$1-data" realm port mport url
+  [ -f "$cert" ] && [ -f "$key" ] && [ -f "$ca" ] || die "usage: $0 start-https NAME CERT_FILE KEY_FILE CA_FILE"
   stop_bg "$name" 5
   cmd_install
   rm -rf "$home" "$data"
@@ -362,15 +374,12 @@ cmd_start_https() {
     --http-enabled=false --http-host=127.0.0.1 --https-port="$port" \
     --https-certificate-file="$cert" --https-certificate-key-file="$key" \
     --http-management-port="$mport" --hostname-strict=false --cache=local
-  local deadline=$(($(date +%s) + KC_START_TIMEOUT))
-  while ! curl -fsS -k -o /dev/null --max-time 2 "$url/realms/$realm/.well-known/openid-configuration" 2> /dev/null; do
-    is_running "$name" || { tail -n 30 "$RUN/$name.log" >&2; die "$name exited during startup (log: $RUN/$name.log)"; }
-    [ "$(date +%s)" -lt "$deadline" ] || die "$name did not answer within ${KC_START_TIMEOUT}s (log: $RUN/$name.log)"
-    sleep 0.2
-  done
+  await_start "$name" "$KC_START_TIMEOUT" "answer $url" http_ok --cacert "$ca" "$url/realms/$realm/.well-known/openid-configuration"
   # No AOT cache here (it is tied to the seed's home): the first calls would load their classes
   # while a service waits on them, past its timeout on a busy machine.
-  typical_requests "$url" -k
+  typical_requests "$url" --cacert "$ca"
+  # A seed older than the realm setup (kept while the shared server runs) lacks what it adds.
+  NODE_EXTRA_CA_CERTS="$ca" configure_realm "$url"
   printf '%s\n' "$url"
 }
 
@@ -385,6 +394,7 @@ case "${1:-}" in
   stop-https) cmd_stop_https "$2" ;;
   start) cmd_start ;;
   stop) cmd_stop ;;
+  configure) is_running "$KC_NAME" || die "keycloak is not running"; configure_realm "$(env_get KEYCLOAK_URL)" ;;
   status) cmd_status ;;
-  *) echo "usage: $0 install|start|stop|status|start-https NAME CERT KEY|stop-https NAME" >&2; exit 2 ;;
+  *) echo "usage: $0 install|start|stop|configure|status|start-https NAME CERT KEY CA|stop-https NAME" >&2; exit 2 ;;
 esac

@@ -17,7 +17,7 @@ export interface AuthAdapters {
 }
 
 /** The real backends, as configured: cache service (gRPC), Kafka, Keycloak (OIDC and admin API). */
-export function createAuthAdapters(config: Pick<AuthConfig, 'cache' | 'kafka' | 'oidc' | 'publicBaseUrl'>, deps: { logger: Logger; registry: Registry }): AuthAdapters {
+export function createAuthAdapters(config: Pick<AuthConfig, 'cache' | 'kafka' | 'oidc' | 'publicBaseUrl'>, deps: { logger: Logger; registry: Registry; now?: () => number }): AuthAdapters {
   const cache = createCacheClient<unknown>({ address: config.cache.address, deadlineMs: config.cache.deadlineMs }, jsonSerializer);
   const publisher = createKafkaPublisher({
     brokers: config.kafka.brokers,
@@ -42,7 +42,7 @@ export function createAuthAdapters(config: Pick<AuthConfig, 'cache' | 'kafka' | 
   return {
     cache,
     publisher,
-    identityProvider: createKeycloakOidc(config.oidc, { fetch: http.fetch, redirectUri: `${config.publicBaseUrl}/redirect` }),
+    identityProvider: createKeycloakOidc(config.oidc, { fetch: http.fetch, redirectUri: `${config.publicBaseUrl}/redirect`, ...(deps.now === undefined ? {} : { now: deps.now }) }),
     users: createKeycloakAdmin(config.oidc, { tokens: adminTokens, dispatcher: http.dispatcher }),
     async close() {
       await publisher.close();

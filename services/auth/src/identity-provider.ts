@@ -17,6 +17,8 @@ export interface LoginTokens {
   phoneNumber: string | undefined;
   /** `locale` claim, when the user has one. */
   locale: string | undefined;
+  /** The names of the user's groups (`groups` claim of the ID token; empty without one). */
+  groups: string[];
 }
 
 /** What a refresh grant brings: a new access token and, when the provider rotates it, a new refresh token. */
@@ -47,8 +49,14 @@ export interface IdentityProvider {
   authorizationUrl(request: AuthorizationRequest): Promise<URL>;
   /** Authorization code grant with PKCE; state, nonce and ID token are checked. */
   exchangeCode(callback: AuthorizationCallback): Promise<LoginTokens>;
-  /** Resource owner password grant (used once, with a password only this call knows). */
-  passwordGrant(username: string, password: string): Promise<LoginTokens>;
+  /**
+   * Tokens for a user whose phone number this service has verified with a one-time password: the
+   * direct grant of the service's own client, whose flow (Keycloak's client flow override "verified
+   * phone direct grant") checks the username and asks for no credential. No password is set, sent
+   * or hashed; the session is a normal Keycloak session (refresh, revocation, logout). Undefined
+   * when Keycloak refuses the user (none of that name, disabled, locked out).
+   */
+  verifiedPhoneGrant(username: string): Promise<LoginTokens | undefined>;
   /**
    * Refresh token grant. A refresh token the provider refuses (expired, revoked, session ended)
    * rejects with a 401 AppError; an unreachable provider with a 503.

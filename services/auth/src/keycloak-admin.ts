@@ -86,7 +86,6 @@ export function createKeycloakAdmin(settings: Pick<OidcSettings, 'serverUrl' | '
             enabled: true,
             attributes: { phoneNumber: [user.phoneNumber], locale: [user.locale] },
             groups: [`/${user.group}`],
-            credentials: [{ type: 'password', value: user.password, temporary: false }],
           }),
         );
         return { id, username: user.username };
@@ -94,13 +93,6 @@ export function createKeycloakAdmin(settings: Pick<OidcSettings, 'serverUrl' | '
         if (isStatus(err, 409)) return undefined;
         throw fromAdminError(err);
       }
-    },
-    async groupsOf(userId) {
-      const groups = await adminCall(() => client.users.listGroups({ id: userId, briefRepresentation: true }));
-      return groups.flatMap((group) => (group.name === undefined ? [] : [group.name]));
-    },
-    async setPassword(userId, password) {
-      await adminCall(() => client.users.resetPassword({ id: userId, credential: { type: 'password', value: password, temporary: false } }));
     },
   };
 }

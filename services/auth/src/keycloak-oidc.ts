@@ -49,6 +49,7 @@ function toLoginTokens(grant: Grant, requestedAtMs: number): LoginTokens {
     subject: claims.sub,
     phoneNumber: typeof claims.phone_number === 'string' ? claims.phone_number : undefined,
     locale: typeof claims.locale === 'string' ? claims.locale : undefined,
+    groups: Array.isArray(claims.groups) ? claims.groups.filter((group): group is string => typeof group === 'string') : [],
   };
 }
 
@@ -58,7 +59,8 @@ function toLoginTokens(grant: Grant, requestedAtMs: number): LoginTokens {
  * the client secret. openid-client refuses plain-HTTP issuers; `allowInsecureRequests` is set
  * only when the configuration allows it (a loopback http URL, or outside Production).
  */
-export function createKeycloakOidc(settings: OidcSettings, options: { fetch: IdpFetch; redirectUri: string }): IdentityProvider {
+export function createKeycloakOidc(settings: OidcSettings, options: { fetch: IdpFetch; redirectUri: string; now?: () => number }): IdentityProvider {
+  const now = options.now ?? Date.now;
   let configuration: Promise<oidc.Configuration> | undefined;
 
   const discover = (): Promise<oidc.Configuration> => {
@@ -87,7 +89,7 @@ export function createKeycloakOidc(settings: OidcSettings, options: { fetch: Idp
     },
     async exchangeCode(callback) {
       try {
-        const requestedAtMs = Date.now();
+        const requestedAtMs = now();
         const grant = await oidc.authorizationCodeGrant(await discover(), callback.callbackUrl, {
           pkceCodeVerifier: callback.codeVerifier,
           expectedState: callback.state,
@@ -99,17 +101,20 @@ export function createKeycloakOidc(settings: OidcSettings, options: { fetch: Idp
         throw fromExchangeError(err);
       }
     },
-    async passwordGrant(username, password) {
+    async verifiedPhoneGrant(username) {
       try {
-        const requestedAtMs = Date.now();
-        return toLoginTokens(await oidc.genericGrantRequest(await discover(), 'password', { username, password, scope: 'openid' }), requestedAtMs);
+        const requestedAtMs = now();
+        // grant_type=password without a password: the client's direct grant flow asks for none.
+        return toLoginTokens(await oidc.genericGrantRequest(await discover(), 'password', { username, scope: 'openid' }), requestedAtMs);
       } catch (err) {
+        // Keycloak's answer for a user it does not know, or one disabled or locked out.
+        if (err instanceof oidc.ResponseBodyError && err.error === 'invalid_grant') return undefined;
         throw fromOidcError(err);
       }
     },
     async refresh(refreshToken) {
       try {
-        const requestedAtMs = Date.now();
+        const requestedAtMs = now();
         return toRenewedTokens(await oidc.refreshTokenGrant(await discover(), refreshToken), requestedAtMs);
       } catch (err) {
         throw fromRefreshError(err);

@@ -10,18 +10,12 @@ export interface NewUser {
   locale: string;
   /** The group (by name, top level) the user is created in. */
   group: string;
-  /** Its first, non-temporary password. */
-  password: string;
 }
 
 /** Users in the identity provider (the port; the adapter is Keycloak's admin REST API, keycloak-admin.ts). */
 export interface UserDirectory {
   /** The user whose username is exactly `phoneNumber`, else the one whose `phoneNumber` attribute is exactly it. */
   findByPhone(phoneNumber: string): Promise<DirectoryUser | undefined>;
-  /** Creates the user, in its group and with its password, in one call; undefined when the username was taken meanwhile. */
+  /** Creates the user, in its group and without any credential, in one call; undefined when the username was taken meanwhile. */
   createUser(user: NewUser): Promise<DirectoryUser | undefined>;
-  /** The names of the user's groups. */
-  groupsOf(userId: string): Promise<string[]>;
-  /** Sets a non-temporary password. */
-  setPassword(userId: string, password: string): Promise<void>;
 }

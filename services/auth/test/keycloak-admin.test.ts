@@ -5,7 +5,7 @@ import { infra } from '../../../test/support/infra.js';
 import { startTcpProxy, type TcpProxy } from '../../../test/support/tcp-proxy.js';
 import { createKeycloakAdmin } from '../src/keycloak-admin.js';
 import type { UserDirectory } from '../src/user-directory.js';
-import { authClient, issuer, keycloakAdmin, keycloakUrl } from './support/keycloak.js';
+import { keycloakAdmin, keycloakUrl } from './support/keycloak.js';
 import { newPhoneNumber } from './support/phones.js';
 
 const dispatcher = new Agent({ connect: { timeout: 3000 }, headersTimeout: 3000, bodyTimeout: 3000 });
@@ -26,17 +26,6 @@ const directory = (tokens: OidcTokenClient = adminTokens(), serverUrl = keycloak
 
 const failure = (promise: Promise<unknown>): Promise<AppError> => promise.then(() => Promise.reject(new Error('expected a failure')), (err: unknown) => err as AppError);
 
-/** Whether Keycloak issues tokens for the user against this password (the password grant of the auth client). */
-async function passwordWorks(username: string, password: string): Promise<boolean> {
-  const client = authClient();
-  const response = await fetch(`${issuer()}/protocol/openid-connect/token`, {
-    method: 'POST',
-    body: new URLSearchParams({ grant_type: 'password', client_id: client.clientId, client_secret: client.secret, username, password, scope: 'openid' }),
-  });
-  await response.body?.cancel();
-  return response.ok;
-}
-
 let proxy: TcpProxy | undefined;
 afterEach(async () => {
   await proxy?.close();
@@ -49,27 +38,17 @@ afterAll(async () => {
 });
 
 describe('the user directory on Keycloak admin client', () => {
-  it('should create a user in its group with a working password, find it by number, and refuse a second one of that name', async () => {
+  it('should create a user in its group without any credential, find it by number, and refuse a second one of that name', async () => {
     const users = directory();
     const phoneNumber = newPhoneNumber();
     expect(await users.findByPhone(phoneNumber)).toBeUndefined();
-    const created = await users.createUser({ username: phoneNumber, phoneNumber, locale: 'de', group: 'subscribers', password: 'first-Password-1' });
+    const created = await users.createUser({ username: phoneNumber, phoneNumber, locale: 'de', group: 'subscribers' });
     createdUsers.push(created!.id);
     expect(await users.findByPhone(phoneNumber)).toEqual(created);
-    expect(await users.groupsOf(created!.id)).toEqual(['subscribers']);
-    expect(await passwordWorks(phoneNumber, 'first-Password-1')).toBe(true);
-    expect(await users.createUser({ username: phoneNumber, phoneNumber, locale: 'de', group: 'clients', password: 'other-Password-2' })).toBeUndefined();
-    expect(await users.groupsOf(created!.id)).toEqual(['subscribers']);
-  });
-
-  it('should replace the password: the old one stops working', async () => {
-    const users = directory();
-    const phoneNumber = newPhoneNumber();
-    const created = await users.createUser({ username: phoneNumber, phoneNumber, locale: 'en', group: 'clients', password: 'old-Password-1' });
-    createdUsers.push(created!.id);
-    await users.setPassword(created!.id, 'new-Password-2');
-    expect(await passwordWorks(phoneNumber, 'new-Password-2')).toBe(true);
-    expect(await passwordWorks(phoneNumber, 'old-Password-1')).toBe(false);
+    expect(await admin.groupsOf(created!.id)).toEqual(['subscribers']);
+    expect(await admin.credentialTypesOf(created!.id)).toEqual([]);
+    expect(await users.createUser({ username: phoneNumber, phoneNumber, locale: 'de', group: 'clients' })).toBeUndefined();
+    expect(await admin.groupsOf(created!.id)).toEqual(['subscribers']);
   });
 
   it('should find a user by the exact phoneNumber attribute only, whatever its username', async () => {
@@ -100,11 +79,11 @@ describe('the user directory on Keycloak admin client', () => {
     expect(invalidated).toEqual(['revoked-token']);
   });
 
-  it('should answer 502 when Keycloak refuses the admin credentials or the request (a user that does not exist)', async () => {
+  it('should answer 502 when Keycloak refuses the admin credentials or the request (a username its user profile refuses)', async () => {
     const wrongPassword = await failure(directory(adminTokens('wrong-password')).findByPhone(newPhoneNumber()));
     expect([wrongPassword.status, wrongPassword.code]).toEqual([502, 'bad_gateway']);
-    const unknownUser = await failure(directory().setPassword('00000000-0000-4000-8000-000000000000', 'x-Password-1'));
-    expect([unknownUser.status, unknownUser.code]).toEqual([502, 'bad_gateway']);
+    const invalidUsername = await failure(directory().createUser({ username: '<bad user>', phoneNumber: newPhoneNumber(), locale: 'en', group: 'clients' }));
+    expect([invalidUsername.status, invalidUsername.code]).toEqual([502, 'bad_gateway']);
   });
 
   it('should answer 503 when Keycloak goes away between the admin token and the admin call', async () => {

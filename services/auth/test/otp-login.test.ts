@@ -4,7 +4,7 @@ import { collectEvents, type EventCollector } from '../../../test/support/kafka.
 import { capturingLogger, counterValue, startAuth, type RunningAuth } from './support/auth-fixture.js';
 import { expectEventPayload } from '../../../test/support/asyncapi-contract.js';
 import { cookieValue } from './support/https-client.js';
-import { keycloakAdmin, userinfo } from './support/keycloak.js';
+import { keycloakAdmin, passwordAccepted, userinfo } from './support/keycloak.js';
 import { formatted, newPhoneNumber } from './support/phones.js';
 
 describe('OTP login against real Keycloak, Kafka and cache service', () => {
@@ -66,6 +66,8 @@ describe('OTP login against real Keycloak, Kafka and cache service', () => {
     createdUsers.push(user!.id);
     expect(user!.attributes).toMatchObject({ phoneNumber: [phoneNumber], locale: ['de'] });
     expect(await admin.groupsOf(user!.id)).toEqual(['clients']);
+    // Provisioned without any credential: nothing was set, hashed or stored for the login.
+    expect(await admin.credentialTypesOf(user!.id)).toEqual([]);
 
     const login = await events.waitFor((event) => event.topic === 'user-authentication' && event.key === phoneNumber);
     expect(login.value).toEqual({ phoneNumber, locale: 'de', userId: user!.id, method: 'otp', role: 'client' });
@@ -119,7 +121,7 @@ describe('OTP login against real Keycloak, Kafka and cache service', () => {
     expect(await counterValue(auth.registry, 'logins_total', { method: 'otp', result: 'rejected' })).toBeGreaterThanOrEqual(1);
   });
 
-  it('should log in the existing user who holds the number as an attribute, never creating a second one', async () => {
+  it('should log in the existing user who holds the number as an attribute, never creating a second one nor touching its password', async () => {
     const phoneNumber = newPhoneNumber();
     const username = `member-${phoneNumber.slice(1)}`;
     const id = await admin.createUser({ username, password: 'a-password-of-its-own', phoneNumber, groups: ['/clients'] });
@@ -130,6 +132,9 @@ describe('OTP login against real Keycloak, Kafka and cache service', () => {
     expect(await admin.usersWithPhone(phoneNumber)).toEqual([expect.objectContaining({ id, username })]);
     const logins = await events.waitFor((event) => event.topic === 'user-authentication' && event.key === phoneNumber);
     expect(logins.value.userId).toBe(id);
+    // The OTP login sets no password: the one the user signs in with at Keycloak still works.
+    expect(await passwordAccepted(username, 'a-password-of-its-own')).toBe(true);
+    expect(await admin.credentialTypesOf(id)).toEqual(['password']);
   });
 
   it('should end the session on logout: cookie cleared, /auth 401, the token revoked at Keycloak', async () => {

@@ -50,59 +50,59 @@ describe('first-login provisioning against real Keycloak', () => {
   });
 
   it('should keep a number locked for the whole of a login whose Keycloak calls are slow but within their timeouts', async () => {
-    // Every directory call and the grant answer 4 s late (a slow network, each within the 5 s
-    // Oidc__TimeoutMs): the login of an existing user takes over 16 s. A second login of the
-    // number starts 5.5 s in and waits its 10 s. With a lock that expired mid-login (a fixed 15 s
-    // TTL), it got in at 15 s and ran beside the first (and could replace its password before
-    // its grant); now it gives up with 503 and never runs beside it.
+    // Every directory call and grant answers 4.5 s late (a slow network, each within the 5 s
+    // Oidc__TimeoutMs): the first login of a new number (grant refused, search, create, grant)
+    // takes over 18 s. A second login of the number starts 1 s in and waits its 10 s. With a lock
+    // that expired mid-login (a fixed TTL shorter than the login), it got in and ran beside the
+    // first; now it gives up with 503 and makes no call to Keycloak.
     const phoneNumber = newPhoneNumber();
-    await loginByPhone(replicas[0]!, { phoneNumber, locale: 'en', group: 'subscribers' });
-    const [user] = await admin.usersNamed(phoneNumber);
-    createdUsers.push(user!.id);
-    let inside = 0;
-    let most = 0;
-    const slow = (deps: ProvisioningDeps): ProvisioningDeps => ({
-      ...deps,
-      users: {
-        ...deps.users,
-        findByPhone: async (number) => {
-          most = Math.max(most, ++inside);
-          await sleep(4000);
-          return deps.users.findByPhone(number);
+    const calls = [0, 0];
+    const slow = (deps: ProvisioningDeps, replica: number): ProvisioningDeps => {
+      const late = async <T>(call: () => Promise<T>): Promise<T> => {
+        calls[replica]!++;
+        await sleep(4500);
+        return call();
+      };
+      return {
+        ...deps,
+        users: {
+          findByPhone: (number) => late(() => deps.users.findByPhone(number)),
+          createUser: (user) => late(() => deps.users.createUser(user)),
         },
-        groupsOf: async (id) => (await sleep(4000), deps.users.groupsOf(id)),
-        setPassword: async (id, password) => (await sleep(4000), deps.users.setPassword(id, password)),
-      },
-      identityProvider: {
-        ...deps.identityProvider,
-        passwordGrant: async (username, password) => {
-          await sleep(4000);
-          try {
-            return await deps.identityProvider.passwordGrant(username, password);
-          } finally {
-            inside--;
-          }
-        },
-      },
-    });
-    const first = loginByPhone(slow(replicas[0]!), { phoneNumber, locale: 'en', group: 'subscribers' });
-    await sleep(5500);
-    const second = await loginByPhone(slow(replicas[1]!), { phoneNumber, locale: 'en', group: 'subscribers' }).then(
+        identityProvider: { ...deps.identityProvider, verifiedPhoneGrant: (username) => late(() => deps.identityProvider.verifiedPhoneGrant(username)) },
+      };
+    };
+    const first = loginByPhone(slow(replicas[0]!, 0), { phoneNumber, locale: 'en', group: 'subscribers' });
+    await sleep(1000);
+    const second = await loginByPhone(slow(replicas[1]!, 1), { phoneNumber, locale: 'en', group: 'subscribers' }).then(
       () => 'logged in',
       (err: unknown) => err,
     );
     const tokens = await first;
-    expect(most).toBe(1);
+    createdUsers.push(tokens.subject);
+    expect(calls).toEqual([4, 0]);
     expect(second).toMatchObject({ status: 503 });
     expect((await userinfo(tokens.accessToken)).status).toBe(200);
   }, 60_000);
 
-  it('should refuse a role the existing user does not have, without changing its groups', async () => {
+  it('should refuse a role the existing user does not have, without changing its groups or leaving it a new Keycloak session', async () => {
     const phoneNumber = newPhoneNumber();
     await loginByPhone(replicas[0]!, { phoneNumber, locale: 'en', group: 'clients' });
     const [user] = await admin.usersNamed(phoneNumber);
     createdUsers.push(user!.id);
+    expect(await admin.sessionCountOf(user!.id)).toBe(1);
     await expect(loginByPhone(replicas[1]!, { phoneNumber, locale: 'en', group: 'subscribers' })).rejects.toMatchObject({ status: 403 });
     expect(await admin.groupsOf(user!.id)).toEqual(['clients']);
+    // The grant that read its groups opened a session; the refusal revoked it again.
+    expect(await admin.sessionCountOf(user!.id)).toBe(1);
+  });
+
+  it('should refuse a role the user found by its phoneNumber attribute does not have', async () => {
+    const phoneNumber = newPhoneNumber();
+    const id = await admin.createUser({ username: `member-${phoneNumber.slice(1)}`, password: 'a-Password-1', phoneNumber, groups: ['/clients'] });
+    createdUsers.push(id);
+    await expect(loginByPhone(replicas[0]!, { phoneNumber, locale: 'en', group: 'subscribers' })).rejects.toMatchObject({ status: 403 });
+    expect(await admin.sessionCountOf(id)).toBe(0);
+    expect((await loginByPhone(replicas[1]!, { phoneNumber, locale: 'en', group: 'clients' })).subject).toBe(id);
   });
 });

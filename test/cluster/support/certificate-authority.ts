@@ -9,8 +9,9 @@ import { promisify } from 'node:util';
 const openssl = async (args: readonly string[]): Promise<void> => void (await promisify(execFile)('openssl', args));
 
 export interface ServerCertificate {
-  /** The CA certificate (PEM): what clients must trust. */
+  /** The CA certificate (PEM, and its file): what clients must trust. */
   caPem: string;
+  caFile: string;
   /** Files of the server's certificate and key (PEM), signed by the CA. */
   certFile: string;
   keyFile: string;
@@ -24,5 +25,5 @@ export async function makeServerCertificate(dir: string, ips: readonly string[])
   await openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', file('server.key'), '-out', file('server.csr'), '-subj', '/CN=keycloak']);
   writeFileSync(file('server.ext'), `subjectAltName=${ips.map((ip) => `IP:${ip}`).join(',')}\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n`);
   await openssl(['x509', '-req', '-in', file('server.csr'), '-CA', file('ca.crt'), '-CAkey', file('ca.key'), '-CAcreateserial', '-out', file('server.crt'), '-days', '2', '-extfile', file('server.ext')]);
-  return { caPem: readFileSync(file('ca.crt'), 'utf8'), certFile: file('server.crt'), keyFile: file('server.key') };
+  return { caPem: readFileSync(file('ca.crt'), 'utf8'), caFile: file('ca.crt'), certFile: file('server.crt'), keyFile: file('server.key') };
 }

@@ -46,8 +46,8 @@ const HTTPS_KEYCLOAK = 'keycloak-cluster-https';
 
 /** keycloak.sh start-https with a certificate for the node address and loopback; its loopback URL. */
 async function startHttpsKeycloak(dir: string, nodeIp: string): Promise<{ url: string; caPem: string }> {
-  const { caPem, certFile, keyFile } = await makeServerCertificate(dir, [nodeIp, '127.0.0.1']);
-  const started = await infraSh(keycloakScript, ['start-https', HTTPS_KEYCLOAK, certFile, keyFile]);
+  const { caPem, caFile, certFile, keyFile } = await makeServerCertificate(dir, [nodeIp, '127.0.0.1']);
+  const started = await infraSh(keycloakScript, ['start-https', HTTPS_KEYCLOAK, certFile, keyFile, caFile]);
   if (started.code !== 0) throw new Error(`keycloak.sh start-https failed: ${started.stderr}`);
   return { url: started.stdout.trim(), caPem };
 }

@@ -1,32 +1,6 @@
 import { expect } from '@jest/globals';
+import { signInWithKeycloakForm } from '../../../../test/support/keycloak-form-login.js';
 import type { HttpsClient, Reply } from './https-client.js';
-
-/** The cookies a browser would keep for Keycloak's host. */
-class CookieJar {
-  private readonly cookies = new Map<string, string>();
-
-  store(response: Response): void {
-    for (const cookie of response.headers.getSetCookie()) {
-      const [pair = ''] = cookie.split(';');
-      const eq = pair.indexOf('=');
-      if (eq > 0) this.cookies.set(pair.slice(0, eq).trim(), pair.slice(eq + 1).trim());
-    }
-  }
-
-  header(): string {
-    return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
-  }
-}
-
-const decodeEntities = (text: string): string => text.replaceAll('&amp;', '&').replaceAll('&quot;', '"').replaceAll('&#39;', "'");
-
-/** The action URL of Keycloak's login form, as its HTML page states it. */
-export function loginFormAction(html: string): string {
-  const form = /<form\b[^>]*\bid="kc-form-login"[^>]*>/.exec(html)?.[0];
-  const action = form === undefined ? undefined : /\baction="([^"]+)"/.exec(form)?.[1];
-  if (action === undefined) throw new Error(`no login form in Keycloak's page: ${html.slice(0, 500)}`);
-  return decodeEntities(action);
-}
 
 /** Where a browser would be sent next: the path and query of the auth service's /redirect. */
 export interface KeycloakReturn {
@@ -35,25 +9,11 @@ export interface KeycloakReturn {
 }
 
 /**
- * Follows Keycloak's real pages as a browser would, with form posts: the authorization URL the
- * auth service redirected to (login page HTML), then the login form's POST with the user's
- * credentials. Resolves with the auth service URL Keycloak sends the browser back to.
+ * Follows Keycloak's real pages as a browser would (login page, then the form's POST with the
+ * user's credentials). Resolves with the auth service URL Keycloak sends the browser back to.
  */
 export async function signInAtKeycloak(authorizationUrl: string, username: string, password: string): Promise<KeycloakReturn> {
-  const jar = new CookieJar();
-  const page = await fetch(authorizationUrl, { redirect: 'manual' });
-  jar.store(page);
-  const html = await page.text();
-  expect(page.status).toBe(200);
-  const submitted = await fetch(loginFormAction(html), {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: jar.header() },
-    body: new URLSearchParams({ username, password, credentialId: '' }),
-  });
-  const location = submitted.headers.get('location');
-  if (submitted.status !== 302 || location === null) throw new Error(`Keycloak did not accept the login (${submitted.status}): ${(await submitted.text()).slice(0, 500)}`);
-  const back = new URL(location);
+  const back = await signInWithKeycloakForm(authorizationUrl, username, password);
   return { redirectPath: `${back.pathname}${back.search}` };
 }
 

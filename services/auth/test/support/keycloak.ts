@@ -64,10 +64,32 @@ export function keycloakAdmin() {
       if (response.status !== 201) throw new Error(`creating ${user.username}: ${response.status} ${await response.text()}`);
       return response.headers.get('location')!.split('/').pop()!;
     },
+    /** How many Keycloak sessions the user has. */
+    async sessionCountOf(userId: string): Promise<number> {
+      return ((await (await call(`/users/${userId}/sessions`)).json()) as unknown[]).length;
+    },
+    /** The types of the user's stored credentials (`password`, `otp`, …). */
+    async credentialTypesOf(userId: string): Promise<string[]> {
+      return ((await (await call(`/users/${userId}/credentials`)).json()) as Array<{ type: string }>).map((credential) => credential.type);
+    },
     async deleteUser(id: string): Promise<void> {
       await (await call(`/users/${id}`, { method: 'DELETE' })).body?.cancel();
     },
   };
+}
+
+/**
+ * Whether Keycloak's password grant through a client that keeps the realm's own direct grant flow
+ * (username and password) accepts this password: `admin-cli` (public) unless a confidential
+ * client is given.
+ */
+export async function passwordAccepted(username: string, password: string | undefined, client: { clientId: string; secret?: string } = { clientId: 'admin-cli' }): Promise<boolean> {
+  const form = new URLSearchParams({ grant_type: 'password', client_id: client.clientId, username });
+  if (client.secret !== undefined) form.set('client_secret', client.secret);
+  if (password !== undefined) form.set('password', password);
+  const response = await fetch(`${issuer()}/protocol/openid-connect/token`, { method: 'POST', body: form });
+  await response.body?.cancel();
+  return response.ok;
 }
 
 /** Keycloak's userinfo endpoint with a bearer token: its status and claims. */
