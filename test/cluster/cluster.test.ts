@@ -531,9 +531,9 @@ describe('the umbrella chart on the cluster', () => {
     await settles(async () => void expect(await pods()).toEqual([]), 60_000);
     const left = await cluster!.kubectl(['-n', namespace, 'get', 'all,configmap,secret,serviceaccount,role,rolebinding,lease,networkpolicy,poddisruptionbudget', '-o', 'name']);
     // kube-root-ca.crt and the default ServiceAccount belong to the namespace; the Lease and the
-    // ownership records (one ConfigMap per registered name) are the graph controller's own
+    // ownership records (shard ConfigMaps `<lease>-owners-NN`) are the graph controller's own
     // (docs/deployment.md, "Try it on a local cluster").
-    const records = `configmap/${RELEASE}-graph-controller-owns-`;
+    const records = `configmap/${RELEASE}-graph-controller-owners-`;
     const names = left.trim().split('\n').filter((line) => line !== '' && !line.startsWith(records));
     expect(names.sort()).toEqual(
       [
