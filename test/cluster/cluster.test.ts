@@ -1,14 +1,17 @@
 // The charts on a real single-node cluster (test/infra/cluster.sh): the images built from the one
 // Dockerfile, `helm install` of the umbrella chart into a namespace that enforces Pod Security
 // `restricted`, the services reached through `kubectl port-forward` as docs/deployment.md tells
-// users to debug (an OTP login, a registry lookup, a signed Stripe event and an SMS command), the
-// in-cluster graph controller registering annotated Services, `helm upgrade` and `helm uninstall`;
-// and the machine put back as it was, after the suite and after an `up` interrupted with Ctrl-C.
+// users to debug (an OTP login against auth in Production, whose Keycloak speaks https with a
+// certificate of the suite's own CA, a registry lookup, a signed Stripe event and an SMS command), the
+// in-cluster graph controller registering annotated Services, the chart's NetworkPolicies enforced
+// (kube-network-policies, test/infra/cluster.sh), `helm upgrade` and `helm uninstall`; and the
+// machine put back as it was, after the suite and after an `up` interrupted with Ctrl-C.
 // One cluster runs per machine, so this one file does it all in order.
 import { spawn } from 'node:child_process';
 import { randomBytes, randomInt, randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { getCACertificates, setDefaultCACertificates } from 'node:tls';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -52,8 +55,8 @@ const plan: JourneyPlan = {
 
 interface Pod {
   metadata: { name: string; labels?: Record<string, string> };
-  spec: { containers: Array<{ image: string }> };
-  status: { phase: string; conditions?: Array<{ type: string; status: string }> };
+  spec: { containers: Array<{ image: string; ports?: Array<{ name?: string; containerPort: number }> }> };
+  status: { phase: string; podIP?: string; conditions?: Array<{ type: string; status: string }> };
 }
 
 let before: string[];
@@ -73,6 +76,12 @@ function imageTag(service: string): string {
 /** Egress to the node address on these ports: the services' dependencies outside the cluster. */
 const toNode = (ports: readonly number[]) => ({ enabled: true, ports, to: [{ ipBlock: { cidr: `${infra('CLUSTER_NODE_IP')}/32` } }] });
 
+/** Labels of the pods the NetworkPolicies let in: a Prometheus scraping the management ports, a client of the cache. */
+const SCRAPER = { 'sp-e2e/scrapes-metrics': 'true' };
+const CACHE_CLIENT = { 'sp-e2e/cache-client': 'true' };
+/** Every component's management port only from the scraper (networkPolicy.metricsFrom; empty would admit any pod). */
+const metricsFrom = [{ podSelector: { matchLabels: SCRAPER } }];
+
 function values(extra: Record<string, unknown> = {}): string {
   const image = (service: string) => ({ image: { tag: imageTag(service), pullPolicy: 'Never' } });
   const { ports } = deps!;
@@ -82,28 +91,30 @@ function values(extra: Record<string, unknown> = {}): string {
     file,
     stringify({
       global: { imageRegistry: 'localhost' },
-      cache: { ...image('cache'), logLevel: 'info' },
+      cache: { ...image('cache'), logLevel: 'info', networkPolicy: { metricsFrom, extraIngressFrom: [{ podSelector: { matchLabels: CACHE_CLIENT } }] } },
       'graph-registry': {
         enabled: true,
         ...image('graph-registry'),
+        networkPolicy: { metricsFrom },
         existingSecret: 'graph-registry-secrets',
         store: { url: 'memory://' },
         service: { graphAnnotations: { enabled: true, name: 'graph-registry', port: 'http', path: '/', scheme: 'http' } },
       },
-      'graph-controller': { enabled: true, ...image('graph-controller'), existingSecret: 'graph-registry-secrets', watchNamespaces: [namespace] },
+      'graph-controller': { enabled: true, ...image('graph-controller'), networkPolicy: { metricsFrom }, existingSecret: 'graph-registry-secrets', watchNamespaces: [namespace] },
       auth: {
         enabled: true,
         ...image('auth'),
         existingSecret: 'auth-secrets',
-        // Staging, not Production: the local Keycloak speaks plain http, which Production refuses off
-        // loopback. Staging still keeps OTP codes out of responses (only Development answers them).
-        environment: 'Staging',
+        // Production: Keycloak over https, its certificate signed by the suite's CA, which auth
+        // trusts through the caBundle Secret (NODE_EXTRA_CA_CERTS).
+        environment: 'Production',
         publicBaseUrl: 'https://auth.sp-e2e.test',
         allowedRedirectUris: [ALLOWED_REDIRECT],
-        oidc: { ...oidc, clientId: 'platform-auth', adminUsername: infra('KEYCLOAK_ADMIN_USERNAME') },
+        oidc: { ...oidc, serverUrl: deps!.keycloakHttps.url, clientId: 'platform-auth', adminUsername: infra('KEYCLOAK_ADMIN_USERNAME') },
+        caBundle: { secretName: 'keycloak-ca' },
         kafka: { brokers: [deps!.kafkaBrokers] },
         tls: { existingSecret: 'auth-tls' },
-        networkPolicy: { egress: { destinations: { kafka: toNode([ports.kafka]), keycloak: toNode([ports.keycloak]) } } },
+        networkPolicy: { metricsFrom, egress: { destinations: { kafka: toNode([ports.kafka]), keycloak: toNode([ports.keycloakHttps]) } } },
       },
       webhooks: {
         enabled: true,
@@ -119,6 +130,7 @@ function values(extra: Record<string, unknown> = {}): string {
         links: { accountUrl: localUrls.account, billingPortalUrl: localUrls.billingPortal, clientLinkBaseUri: localUrls.clientBase },
         oidc: { ...oidc, clientId: infra('KEYCLOAK_SERVICES_CLIENT_ID') },
         networkPolicy: {
+          metricsFrom,
           egress: {
             destinations: { kafka: toNode([ports.kafka]), keycloak: toNode([ports.keycloak]), redis: toNode([ports.redis]), apis: toNode(ports.apis) },
           },
@@ -142,6 +154,7 @@ async function createSecrets(): Promise<void> {
       secret('graph-registry-secrets', { MONITOR_API_KEY: registryApiKey }),
       secret('auth-secrets', { Oidc__ClientSecret: realmClientSecret('platform-auth'), Oidc__AdminCredentials__Password: infra('KEYCLOAK_ADMIN_PASSWORD') }),
       secret('auth-tls', { 'tls.crt': cert, 'tls.key': key }, 'kubernetes.io/tls'),
+      secret('keycloak-ca', { 'ca.crt': deps!.keycloakHttps.caPem }),
       secret('webhooks-secrets', {
         WEBHOOKS_API_KEY: secrets.webhooksApiKey,
         PAYMENT_PROVIDER_API_KEY: secrets.stripeApiKey,
@@ -190,22 +203,49 @@ async function expectCacheServingThroughForward(): Promise<void> {
 }
 
 const PROBE = 'health-probe';
+const supportScript = (name: string): string => readFileSync(fileURLToPath(new URL(`./support/${name}`, import.meta.url)), 'utf8');
 
-/** A client inside the cluster: grpc-health-probe.cjs in a pod of the cache image, checking ADDRESS by its Service name. */
-async function startHealthProbe(address: string): Promise<void> {
-  const script = readFileSync(fileURLToPath(new URL('./support/grpc-health-probe.cjs', import.meta.url)), 'utf8');
+/** A pod of the cache image running one of the support scripts with node, restricted as the namespace demands. */
+async function startScriptPod(name: string, labels: Record<string, string>, script: string, args: readonly string[], env: Record<string, string> = {}): Promise<void> {
   const restricted = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } };
-  const pod = {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name: PROBE, namespace },
-    spec: {
-      restartPolicy: 'Never',
-      containers: [{ name: 'probe', image: `localhost/subscription-platform/cache:${imageTag('cache')}`, imagePullPolicy: 'Never', command: ['node', '-e', script], env: [{ name: 'ADDRESS', value: address }], securityContext: restricted }],
-    },
+  const container = {
+    name: 'probe',
+    image: `localhost/subscription-platform/cache:${imageTag('cache')}`,
+    imagePullPolicy: 'Never',
+    command: ['node', '-e', script, ...args],
+    env: Object.entries(env).map(([key, value]) => ({ name: key, value })),
+    securityContext: restricted,
   };
+  const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace, labels }, spec: { restartPolicy: 'Never', containers: [container] } };
   await cluster!.kubectl(['apply', '-f', '-'], JSON.stringify(pod));
 }
+
+/** A client of the cache inside the cluster: grpc-health-probe.cjs checking ADDRESS by its Service name. */
+async function startHealthProbe(address: string): Promise<void> {
+  await startScriptPod(PROBE, CACHE_CLIENT, supportScript('grpc-health-probe.cjs'), [], { ADDRESS: address });
+}
+
+/** host:port → "connected", "timeout" (a policy dropped the SYN) or an error code, as tcp-probe.cjs prints it. */
+type Reach = Record<string, string>;
+
+/** What a new pod with these labels reaches of the targets (tcp-probe.cjs in a pod of its own). */
+async function reachFromPod(name: string, labels: Record<string, string>, targets: readonly string[]): Promise<Reach> {
+  await startScriptPod(name, labels, supportScript('tcp-probe.cjs'), [JSON.stringify(targets)]);
+  try {
+    await cluster!.kubectl(['-n', namespace, 'wait', `pod/${name}`, '--for=jsonpath={.status.phase}=Succeeded', '--timeout=120s']);
+    return JSON.parse(await cluster!.kubectl(['-n', namespace, 'logs', name])) as Reach;
+  } finally {
+    await cluster!.kubectl(['-n', namespace, 'delete', 'pod', name, '--ignore-not-found', '--wait']);
+  }
+}
+
+/** What a component's own pod reaches of the targets (tcp-probe.cjs through kubectl exec). */
+async function reachFromComponent(component: string, targets: readonly string[]): Promise<Reach> {
+  const output = await cluster!.kubectl(['-n', namespace, 'exec', `deploy/${RELEASE}-${component}`, '--', 'node', '-e', supportScript('tcp-probe.cjs'), JSON.stringify(targets)]);
+  return JSON.parse(output) as Reach;
+}
+
+const outcomes = (targets: readonly string[], outcome: string): Reach => Object.fromEntries(targets.map((target) => [target, outcome]));
 
 /** The probe's counts so far (its last line of output; none before it has started). */
 async function probeCounts(): Promise<{ ok: number; failed: string[] }> {
@@ -274,7 +314,9 @@ describe('the umbrella chart on the cluster', () => {
     charts = await prepareCharts();
     await cluster.kubectl(['create', 'namespace', namespace]);
     await cluster.kubectl(['label', 'namespace', namespace, 'pod-security.kubernetes.io/enforce=restricted', 'pod-security.kubernetes.io/enforce-version=latest']);
-    deps = await startClusterDependencies(infra('CLUSTER_NODE_IP'));
+    deps = await startClusterDependencies(infra('CLUSTER_NODE_IP'), scratch);
+    // The suite checks the journey's Keycloak users over https too: this process trusts the CA.
+    setDefaultCACertificates([...getCACertificates('default'), deps.keycloakHttps.caPem]);
     await createSecrets();
     await helm(['install', RELEASE, charts.umbrella, '-n', namespace, '-f', values(), '--wait', '--timeout', '180s']);
   }, 900_000);
@@ -346,7 +388,7 @@ describe('the umbrella chart on the cluster', () => {
           webhooks: { url: `http://${webhooks}`, publicBaseUrl: WEBHOOKS_PUBLIC_URL, apiKey: secrets.webhooksApiKey, stripeWebhookSecret: secrets.stripeWebhookSecret, twilioAuthToken: secrets.twilioAuthToken, twilioAccountSid: localSecrets.twilioAccountSid },
           stripe: { apiUrl: deps!.stripeApiUrl, apiKey: secrets.stripeApiKey },
           kafka: { brokers: [deps!.kafkaBrokers], topics: DEFAULT_TOPICS },
-          keycloak: sharedKeycloakAdmin(),
+          keycloak: { ...sharedKeycloakAdmin(), url: deps!.keycloakHttps.url },
         },
         plan,
       );
@@ -354,6 +396,11 @@ describe('the umbrella chart on the cluster', () => {
 
     afterAll(async () => {
       await Promise.all(forwards.map((opened) => opened.close()));
+    });
+
+    it('should run auth in Production against the https Keycloak', async () => {
+      const config = await cluster!.json<{ data: Record<string, string> }>(['-n', namespace, 'get', 'configmap', `${RELEASE}-auth`]);
+      expect(config.data).toMatchObject({ ASPNETCORE_ENVIRONMENT: 'Production', Oidc__ServerUrl: deps!.keycloakHttps.url });
     });
 
     it('should complete every step, or name the pods whose logs tell why', async () => {
@@ -417,6 +464,27 @@ describe('the umbrella chart on the cluster', () => {
     });
   });
 
+  describe('the NetworkPolicies, enforced', () => {
+    it('should let only the labelled pods in: the cache to its clients, every management port to the scraper, the registry to neither', async () => {
+      const management = (await pods()).map((pod) => `${pod.status.podIP}:${pod.spec.containers[0]!.ports!.find((port) => port.name === 'management')!.containerPort}`);
+      expect(management).toHaveLength(COMPONENTS.length);
+      const cache = `${RELEASE}-cache:7777`;
+      const registry = `${RELEASE}-graph-registry:5145`;
+      const targets = [cache, registry, ...management];
+      const [outsider, insider] = await Promise.all([reachFromPod('outsider', {}, targets), reachFromPod('insider', { ...SCRAPER, ...CACHE_CLIENT }, targets)]);
+      expect(outsider).toEqual(outcomes(targets, 'timeout'));
+      expect(insider).toEqual({ ...outcomes([cache, ...management], 'connected'), [registry]: 'timeout' });
+    }, 300_000);
+
+    it("should keep auth's egress to the destinations listed for it: Kafka, the https Keycloak and the cache, not the plain-http Keycloak, Redis, the APIs or the registry", async () => {
+      const { ports } = deps!;
+      const atNode = (port: number): string => `${infra('CLUSTER_NODE_IP')}:${port}`;
+      const listed = [atNode(ports.kafka), atNode(ports.keycloakHttps), `${RELEASE}-cache:7777`];
+      const unlisted = [atNode(ports.keycloak), atNode(ports.redis), ...ports.apis.map(atNode), `${RELEASE}-graph-registry:5145`];
+      expect(await reachFromComponent('auth', [...listed, ...unlisted])).toEqual({ ...outcomes(listed, 'connected'), ...outcomes(unlisted, 'timeout') });
+    }, 120_000);
+  });
+
   it("should have the in-cluster graph controller register the registry's own annotated Service", async () => {
     await settles(async () => void expect(Object.keys(await registryGraphs())).toContain('graph-registry'), 60_000);
   }, 90_000);
@@ -474,6 +542,7 @@ describe('the umbrella chart on the cluster', () => {
         'secret/auth-secrets',
         'secret/auth-tls',
         'secret/graph-registry-secrets',
+        'secret/keycloak-ca',
         'secret/webhooks-secrets',
         'serviceaccount/default',
       ].sort(),

@@ -179,6 +179,29 @@ describe('rendered workloads', () => {
     expect(await nodeOptions(['cache.heap.auto=false'])).toBeUndefined();
   });
 
+  it('should trust a CA bundle from a Secret or a ConfigMap for outbound TLS: mounted read-only, named by NODE_EXTRA_CA_CERTS', async () => {
+    const trust = async (set: string[]) => {
+      const deployment = forComponent<Deployment>(await charts.render({ values: [join(charts.umbrella, 'ci', 'production-values.yaml')], set }), 'Deployment', 'auth')!;
+      const container = containerOf(deployment);
+      const mount = container.volumeMounts?.find((m) => m.name === 'ca-bundle');
+      return {
+        env: container.env?.find((e) => e.name === 'NODE_EXTRA_CA_CERTS')?.value,
+        mount: mount && { path: mount.mountPath, readOnly: mount.readOnly },
+        volume: deployment.spec.template.spec.volumes?.find((v) => v.name === 'ca-bundle'),
+      };
+    };
+    expect(await trust([])).toEqual({ env: undefined, mount: undefined, volume: undefined });
+    const fromSecret = await trust(['auth.caBundle.secretName=keycloak-ca']);
+    expect(fromSecret).toEqual({
+      env: '/etc/ssl/subscription-platform/ca-bundle.pem',
+      mount: { path: '/etc/ssl/subscription-platform', readOnly: true },
+      volume: { name: 'ca-bundle', secret: { secretName: 'keycloak-ca', items: [{ key: 'ca.crt', path: 'ca-bundle.pem' }] } },
+    });
+    const fromConfigMap = await trust(['auth.caBundle.configMapName=trust-bundle', 'auth.caBundle.key=bundle.pem']);
+    expect(fromConfigMap.env).toBe('/etc/ssl/subscription-platform/ca-bundle.pem');
+    expect(fromConfigMap.volume).toEqual({ name: 'ca-bundle', configMap: { name: 'trust-bundle', items: [{ key: 'bundle.pem', path: 'ca-bundle.pem' }] } });
+  });
+
   it('should take every secret from the existing Secret and put none in a ConfigMap', async () => {
     for (const name of umbrellaScenarios) {
       const objects = await scenario(name);
@@ -468,6 +491,10 @@ describe('values validation', () => {
     expect(result.code).not.toBe(0);
     return result.stderr;
   };
+
+  it('should refuse a CA bundle from both a Secret and a ConfigMap', async () => {
+    expect(await failure(['auth.caBundle.secretName=a', 'auth.caBundle.configMapName=b'], ['production-values.yaml'])).toMatch(/auth\.caBundle: set secretName or configMapName, not both/);
+  });
 
   it('should refuse a string replica count', async () => {
     expect(await failure(['cache.replicaCount=two'])).toMatch(/cache.*replicaCount.*got string, want integer/s);

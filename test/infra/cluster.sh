@@ -22,13 +22,22 @@
 # rest, and runs on every exit path of `up` and `run` (trap EXIT INT TERM). Only one cluster runs on
 # a machine: a machine-wide lock (LOCK) makes a second `up` fail at once, naming the holder.
 #
+# NetworkPolicies are enforced by kube-network-policies (kubernetes-sigs, built by kube.sh), a
+# process of the node like CoreDNS: it decides every new connection of a pod in user space, from
+# an NFQUEUE, against the NetworkPolicies of the cluster. Its own nftables rules need the kernel's
+# nftables queue expression (CONFIG_NFT_QUEUE), which this machine's kernel lacks: `up` sends the
+# same connections to its queue with iptables' NFQUEUE target instead (SPK-NETPOL, see
+# network_policies()). Without the engine reading the queue, those connections are dropped.
+#
 # Writes to .cache/run/infra.env: CLUSTER_KUBECONFIG, CLUSTER_NODE_IP, CLUSTER_APISERVER_URL.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 BIN="$CACHE/bin"
-CL="$RUN/cluster"
+# Physical paths: /proc/self/mountinfo names mounts by them, and .cache may be a symlink (a
+# worktree sharing another checkout's), which `down` would otherwise not recognise under its mounts.
+CL=$(realpath -m "$RUN/cluster")
 # The content store survives `down`: images are imported once.
-CONTAINERD_ROOT="$CACHE/cluster/containerd"
+CONTAINERD_ROOT=$(realpath -m "$CACHE/cluster/containerd")
 LOCK=/run/lock/subscription-platform-cluster.lock
 BRIDGE=spk0
 NODE_IP=10.244.0.1
@@ -39,6 +48,8 @@ SYSCTLS=(vm.overcommit_memory kernel.panic kernel.panic_on_oops net.ipv4.ip_forw
   net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables net.ipv4.conf.all.route_localnet)
 CLUSTER_DNS=10.96.0.10
 CTR_SOCK="$CL/containerd/containerd.sock"
+# The NFQUEUE the policy engine reads (its default).
+NETPOL_QUEUE=100
 
 timing() { log "stage $1: $(($SECONDS - $2))s"; }
 
@@ -158,7 +169,7 @@ down() {
   # The kubelet first, so it does not restart what is killed next.
   for name in kubelet kube-proxy; do stop_bg "cluster-$name" 10; done
   kill_containers
-  for name in containerd coredns kube-scheduler kube-controller-manager; do stop_bg "cluster-$name" 10; done
+  for name in containerd coredns kube-network-policies kube-scheduler kube-controller-manager; do stop_bg "cluster-$name" 10; done
   # SIGKILL: on SIGTERM the apiserver drains open watches for up to 60 s.
   for name in kube-apiserver etcd; do
     if [ -f "$RUN/cluster-$name.pid" ]; then
@@ -171,7 +182,7 @@ down() {
   for pid in $(pgrep -f "containerd-shim.*-address $CTR_SOCK" || true); do kill -KILL "$pid" 2> /dev/null || true; done
   restore_machine
   # Keys and tokens are made anew by every `up`.
-  rm -rf "$CL/containerd" "$CL/etcd" "$CL/kubelet" "$CL/cni" "$CL/pki" "$CL/apiserver" "$CL"/*.kubeconfig
+  rm -rf "$CL/containerd" "$CL/etcd" "$CL/kubelet" "$CL/cni" "$CL/pki" "$CL/apiserver" "$CL/netpol-sa" "$CL"/*.kubeconfig
   env_unset CLUSTER_KUBECONFIG
   env_unset CLUSTER_NODE_IP
   env_unset CLUSTER_APISERVER_URL
@@ -205,6 +216,7 @@ secrets() {
       printf '%s,system:kube-controller-manager,kcm-uid\n' "$(openssl rand -hex 24)"
       printf '%s,system:kube-scheduler,scheduler-uid\n' "$(openssl rand -hex 24)"
       printf '%s,system:coredns,coredns-uid\n' "$(openssl rand -hex 24)"
+      printf '%s,system:kube-network-policies,knp-uid\n' "$(openssl rand -hex 24)"
     } > "$pki/tokens.csv.tmp"
     chmod 600 "$pki/tokens.csv.tmp" && mv "$pki/tokens.csv.tmp" "$pki/tokens.csv"
   fi
@@ -429,6 +441,28 @@ start_node() {
   timing "node Ready" "$t0"
 }
 
+# list_watch_role USER GROUP:[RESOURCES]...: a ClusterRole named USER that may list and watch those
+# resources, bound to that user of tokens.csv (the node's own processes: CoreDNS, the policy engine).
+list_watch_role() {
+  local user=$1 rule rules=""
+  shift
+  for rule in "$@"; do
+    rules+="- {apiGroups: [${rule%%:*}], resources: ${rule#*:}, verbs: [list, watch]}"$'\n'
+  done
+  "$BIN/kubectl" --kubeconfig "$CL/admin.kubeconfig" apply -f - > /dev/null << YAML
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: "$user"}
+rules:
+$rules---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: "$user"}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "$user"}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: "$user"}]
+YAML
+}
+
 # Cluster DNS: CoreDNS as a process of the node on the bridge address, behind the kube-dns Service
 # (CLUSTER_DNS) through an EndpointSlice. It answers cluster.local only: nothing is forwarded
 # off the machine.
@@ -446,24 +480,8 @@ start_dns() {
   cache 5
 }
 COREFILE
+  list_watch_role system:coredns '"":[endpoints, services, pods, namespaces]' 'discovery.k8s.io:[endpointslices]'
   "$BIN/kubectl" --kubeconfig "$kc" apply -f - > /dev/null << YAML
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: "system:coredns"}
-rules:
-- apiGroups: [""]
-  resources: [endpoints, services, pods, namespaces]
-  verbs: [list, watch]
-- apiGroups: [discovery.k8s.io]
-  resources: [endpointslices]
-  verbs: [list, watch]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: "system:coredns"}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "system:coredns"}
-subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: "system:coredns"}]
----
 apiVersion: v1
 kind: Service
 metadata: {name: kube-dns, namespace: kube-system, labels: {k8s-app: kube-dns}}
@@ -488,10 +506,59 @@ YAML
   timing "cluster DNS" "$t0"
 }
 
+# NetworkPolicy enforcement: kube-network-policies as a process of the node, then the iptables rules
+# that hand it every new connection of a pod (the equivalent of the nftables rules it would write).
+# It reads its credentials the in-cluster way (/var/run/secrets/kubernetes.io/serviceaccount and
+# KUBERNETES_SERVICE_*): they are laid out on a tmpfs over /run in a mount namespace of its own,
+# so nothing is written to the machine's /run.
+start_network_policies() {
+  local t0=$SECONDS sa="$CL/netpol-sa" i
+  list_watch_role system:kube-network-policies '"":[pods, namespaces, nodes]' 'networking.k8s.io:[networkpolicies]'
+  mkdir -p "$sa"
+  (umask 077 && awk -F, '$2 == "system:kube-network-policies" {printf "%s", $1}' "$CL/pki/tokens.csv" > "$sa/token")
+  cp "$CL/apiserver/apiserver.crt" "$sa/ca.crt"
+  # NRI off: pod addresses come from the apiserver (the containerd here runs without NRI).
+  start_bg cluster-kube-network-policies env KUBERNETES_SERVICE_HOST="$NODE_IP" KUBERNETES_SERVICE_PORT="$APISERVER_PORT" \
+    unshare --mount --propagation private sh -c 'mount -t tmpfs tmpfs /run && mkdir -p /run/secrets/kubernetes.io \
+      && cp -r "$1" /run/secrets/kubernetes.io/serviceaccount && shift && exec "$@"' sh "$sa" \
+    "$BIN/kube-network-policies" --hostname-override "$NODE_NAME" --disable-nri --nfqueue-id "$NETPOL_QUEUE" \
+    --metrics-bind-address "127.0.0.1:$(free_port)" --v=1
+  # It reads the queue once its informers have synced, right after it tried its nftables rules.
+  for ((i = 0; i < 300; i++)); do
+    grep -q 'Syncing nftables rules' "$RUN/cluster-kube-network-policies.log" 2> /dev/null && break
+    is_running cluster-kube-network-policies || die "kube-network-policies exited (log: $RUN/cluster-kube-network-policies.log)"
+    sleep 0.2
+  done
+  ((i < 300)) || die "kube-network-policies did not start within 60s (log: $RUN/cluster-kube-network-policies.log)"
+  network_policies
+  timing "network policies" "$t0"
+}
+
+# The connections the engine decides: a new connection but DNS over UDP (as its own rules: DNS
+# over UDP is let through), seen where NetworkPolicy sees it,
+#  - to a pod, after Service translation (POSTROUTING, out on the bridge), not from the node's
+#    own processes (the kubelet's probes; its rules skip uid 0 the same way);
+#  - from a pod to the node's address, before the DNAT to loopback of `expose` (PREROUTING): the
+#    dependencies outside the cluster, the apiserver;
+#  - from a pod to a Service whose endpoint is the node (INPUT, DNAT'ed): the apiserver's Service.
+network_policies() {
+  local table="iptables -t mangle"
+  $table -N SPK-NETPOL 2> /dev/null || $table -F SPK-NETPOL
+  $table -A SPK-NETPOL -m conntrack ! --ctstate NEW -j RETURN
+  $table -A SPK-NETPOL -p udp --dport 53 -j RETURN
+  $table -A SPK-NETPOL -j NFQUEUE --queue-num "$NETPOL_QUEUE"
+  $table -N SPK-NETPOL-TO-POD 2> /dev/null || $table -F SPK-NETPOL-TO-POD
+  $table -A SPK-NETPOL-TO-POD -m owner --uid-owner 0 -j RETURN
+  $table -A SPK-NETPOL-TO-POD -j SPK-NETPOL
+  $table -I POSTROUTING 1 -o "$BRIDGE" -d "$POD_CIDR" -j SPK-NETPOL-TO-POD
+  $table -I PREROUTING 1 -i "$BRIDGE" -s "$POD_CIDR" -d "$NODE_IP" -j SPK-NETPOL
+  $table -I INPUT 1 -i "$BRIDGE" -s "$POD_CIDR" -d "$NODE_IP" -m conntrack --ctstate DNAT -j SPK-NETPOL
+}
+
 # `up` starts what `install` built; building is `install`'s (make cluster-up and make test run it first).
 require_installed() {
   local cmd
-  for cmd in etcd kube-apiserver kubectl kubelet kube-proxy kube-controller-manager kube-scheduler coredns; do
+  for cmd in etcd kube-apiserver kubectl kubelet kube-proxy kube-controller-manager kube-scheduler coredns kube-network-policies; do
     [ -x "$BIN/$cmd" ] || die "$BIN/$cmd is missing: run 'bash test/infra/cluster.sh install' (or make cluster-install) first"
   done
   for cmd in containerd runc iptables conntrack; do
@@ -515,6 +582,7 @@ up() {
   start_control_plane
   start_node
   start_dns
+  start_network_policies
   env_set CLUSTER_KUBECONFIG "$CL/admin.kubeconfig"
   env_set CLUSTER_NODE_IP "$NODE_IP"
   env_set CLUSTER_APISERVER_URL "https://$NODE_IP:$APISERVER_PORT"

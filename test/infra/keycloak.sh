@@ -8,6 +8,12 @@
 #                                    direct grant flow, keycloak/verified-phone-grant.mjs) to the running
 #                                    server; idempotent, also done by install's seed and by start
 #   test/infra/keycloak.sh status
+#   test/infra/keycloak.sh start-https NAME CERT KEY CA
+#                                    one more Keycloak of the same realm (a fresh copy of the seed),
+#                                    https only, on a free loopback port with that certificate and
+#                                    key, signed by CA (PEM files); prints its URL. For a test that needs an
+#                                    identity provider over TLS (the cluster suite's Production auth).
+#   test/infra/keycloak.sh stop-https NAME
 #
 # How start is kept fast (measured on 2 cores, see test/infra/keycloak/README.md):
 #   - `kc.sh build` runs once at install time, `start --optimized` skips the Quarkus re-augmentation
@@ -222,6 +228,22 @@ prepare_seeded() {
   cp "$KC_SEED/keycloakdb.mv.db" "$KC_DATA/h2/keycloakdb.mv.db"
 }
 
+# typical_requests URL [CURL_OPTION...]: a few typical requests (keys, login page, a client-credentials
+# token, an admin query), which load the classes the services' first calls need. None of them writes
+# to the database (no user sessions).
+typical_requests() {
+  local url=$1 realm sc tok
+  shift
+  realm=$(realm_name)
+  sc=$(realm_values | sed -n 's/^KEYCLOAK_SERVICES_CLIENT_SECRET=//p')
+  curl -fsS "$@" -o /dev/null "$url/realms/$realm/protocol/openid-connect/certs" || true
+  curl -fsS "$@" -o /dev/null "$url/realms/$realm/protocol/openid-connect/auth?client_id=platform-web&response_type=code&scope=openid&redirect_uri=https%3A%2F%2Flocalhost%3A5555%2Fredirect&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256" || true
+  tok=$(curl -fsS "$@" -d grant_type=client_credentials -d client_id=platform-services \
+    --data-urlencode "client_secret=$sc" "$url/realms/$realm/protocol/openid-connect/token" |
+    node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{try{console.log(JSON.parse(s).access_token||"")}catch{console.log("")}})') || true
+  [ -n "$tok" ] && curl -fsS "$@" -o /dev/null -H "Authorization: Bearer $tok" "$url/admin/realms/$realm/users?max=5" || true
+}
+
 # One start that imports realm.json into an empty database; its database file becomes the seed that
 # every later start copies, and (JDK 25+) it records the AOT cache.
 create_seed() {
@@ -236,15 +258,8 @@ create_seed() {
   launch_and_wait keycloak-seed 600 prepare_import "$aot" --import-realm
   realm=$(realm_name)
   url=$KC_URL
-  # A few typical requests so that the AOT cache covers the classes they load. None of them writes
-  # to the database (no user sessions).
-  local sc; sc=$(realm_values | sed -n 's/^KEYCLOAK_SERVICES_CLIENT_SECRET=//p')
-  curl -fsS -o /dev/null "$url/realms/$realm/protocol/openid-connect/certs" || true
-  curl -fsS -o /dev/null "$url/realms/$realm/protocol/openid-connect/auth?client_id=platform-web&response_type=code&scope=openid&redirect_uri=https%3A%2F%2Flocalhost%3A5555%2Fredirect&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256" || true
-  local tok; tok=$(curl -fsS -d grant_type=client_credentials -d client_id=platform-services \
-    --data-urlencode "client_secret=$sc" "$url/realms/$realm/protocol/openid-connect/token" |
-    node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{try{console.log(JSON.parse(s).access_token||"")}catch{console.log("")}})') || true
-  [ -n "$tok" ] && curl -fsS -o /dev/null -H "Authorization: Bearer $tok" "$url/admin/realms/$realm/users?max=5" || true
+  # So that the AOT cache covers the classes these requests load.
+  typical_requests "$url"
   configure_realm "$url"
   # Graceful stop: H2 closes the file, the JVM then writes the AOT cache (can take a while).
   stop_bg keycloak-seed 300
@@ -336,11 +351,50 @@ cmd_status() {
   fi
 }
 
+# A Keycloak home of its own (a copy of the built one): the data directory is a link inside the
+# home, so two servers cannot share one.
+cmd_start_https() {
+  local name=$1 cert=$2 key=$3 ca=${4:-} home="$KC_BASE/$1-home" data="$RUN/$1-data" realm port mport url
+  [ -f "$cert" ] && [ -f "$key" ] && [ -f "$ca" ] || die "usage: $0 start-https NAME CERT_FILE KEY_FILE CA_FILE"
+  stop_bg "$name" 5
+  cmd_install
+  rm -rf "$home" "$data"
+  cp -a "$KC_HOME" "$home"
+  rm -rf "$home/data"
+  mkdir -p "$data/h2"
+  cp "$KC_SEED/keycloakdb.mv.db" "$data/h2/keycloakdb.mv.db"
+  ln -s "$data" "$home/data"
+  realm=$(realm_name)
+  port=$(pick_port)
+  mport=$(pick_port "$port")
+  url="https://127.0.0.1:$port"
+  start_bg "$name" env JAVA_HOME="$KC_JAVA_HOME" JAVA_OPTS="$(kc_java_opts)" \
+    KC_BOOTSTRAP_ADMIN_USERNAME="$KC_MASTER_USER" KC_BOOTSTRAP_ADMIN_PASSWORD="$KC_MASTER_PASSWORD" \
+    bash "$home/bin/kc.sh" start --optimized \
+    --http-enabled=false --http-host=127.0.0.1 --https-port="$port" \
+    --https-certificate-file="$cert" --https-certificate-key-file="$key" \
+    --http-management-port="$mport" --hostname-strict=false --cache=local
+  await_start "$name" "$KC_START_TIMEOUT" "answer $url" http_ok --cacert "$ca" "$url/realms/$realm/.well-known/openid-configuration"
+  # No AOT cache here (it is tied to the seed's home): the first calls would load their classes
+  # while a service waits on them, past its timeout on a busy machine.
+  typical_requests "$url" --cacert "$ca"
+  # A seed older than the realm setup (kept while the shared server runs) lacks what it adds.
+  NODE_EXTRA_CA_CERTS="$ca" configure_realm "$url"
+  printf '%s\n' "$url"
+}
+
+cmd_stop_https() {
+  stop_bg "$1" 20
+  rm -rf "$KC_BASE/$1-home" "$RUN/$1-data"
+}
+
 case "${1:-}" in
   install) cmd_install ;;
+  start-https) shift; cmd_start_https "$@" ;;
+  stop-https) cmd_stop_https "$2" ;;
   start) cmd_start ;;
   stop) cmd_stop ;;
   configure) is_running "$KC_NAME" || die "keycloak is not running"; configure_realm "$(env_get KEYCLOAK_URL)" ;;
   status) cmd_status ;;
-  *) echo "usage: $0 install|start|stop|configure|status" >&2; exit 2 ;;
+  *) echo "usage: $0 install|start|stop|configure|status|start-https NAME CERT KEY CA|stop-https NAME" >&2; exit 2 ;;
 esac

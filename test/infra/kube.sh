@@ -25,6 +25,8 @@ KUBE_VERSION=v1.35.4
 ETCD_VERSION=v3.6.16
 # Cluster DNS of the single-node cluster (test/infra/cluster.sh).
 COREDNS_VERSION=v1.15.0
+# The single-node cluster's NetworkPolicy engine (test/infra/cluster.sh, "Network policies").
+NETWORK_POLICIES_VERSION=v0.8.0
 
 BIN="$CACHE/bin"
 GODIR="$CACHE/go"
@@ -96,6 +98,21 @@ build_coredns() {
   log "built coredns $COREDNS_VERSION in $((SECONDS - t0))s"
 }
 
+# kube-network-policies (kubernetes-sigs): decides each new connection of a pod against the
+# NetworkPolicies, in user space, from an NFQUEUE. Its module has no main package at the root:
+# the command is sigs.k8s.io/kube-network-policies/cmd.
+build_network_policies() {
+  local src="$SRC/kube-network-policies-$NETWORK_POLICIES_VERSION" t0=$SECONDS
+  rm -rf "$src" && mkdir -p "$src"
+  log "building kube-network-policies $NETWORK_POLICIES_VERSION"
+  (cd "$src" && "$GO" mod init local/kube-network-policies > /dev/null 2>&1 \
+    && "$GO" get "sigs.k8s.io/kube-network-policies@$NETWORK_POLICIES_VERSION" > /dev/null \
+    && "$GO" build -trimpath -ldflags "-s -w" -o "$BIN/kube-network-policies-$NETWORK_POLICIES_VERSION" sigs.k8s.io/kube-network-policies/cmd) \
+    || die "building kube-network-policies $NETWORK_POLICIES_VERSION failed"
+  rm -rf "$src"
+  log "built kube-network-policies $NETWORK_POLICIES_VERSION in $((SECONDS - t0))s"
+}
+
 # link NAME VERSION KEY: .cache/bin/NAME -> NAME-VERSION, recorded in infra.env.
 link() {
   local name=$1 version=$2 key=$3
@@ -110,7 +127,8 @@ kube_built() {
 
 install() {
   mkdir -p "$BIN" "$GODIR"
-  if ! kube_built || [ ! -x "$BIN/etcd-$ETCD_VERSION" ] || [ ! -x "$BIN/coredns-$COREDNS_VERSION" ]; then
+  if ! kube_built || [ ! -x "$BIN/etcd-$ETCD_VERSION" ] || [ ! -x "$BIN/coredns-$COREDNS_VERSION" ] \
+    || [ ! -x "$BIN/kube-network-policies-$NETWORK_POLICIES_VERSION" ]; then
     # One build at a time per checkout (start may be called by several scripts at once).
     exec 9> "$GODIR/.kube.lock"
     flock 9
@@ -118,12 +136,14 @@ install() {
     kube_built || build_kubernetes
     [ -x "$BIN/etcd-$ETCD_VERSION" ] || build_etcd
     [ -x "$BIN/coredns-$COREDNS_VERSION" ] || build_coredns
+    [ -x "$BIN/kube-network-policies-$NETWORK_POLICIES_VERSION" ] || build_network_policies
     local cmd
     for cmd in "${KUBE_COMMANDS[@]}"; do
       find "$BIN" -maxdepth 1 -type f -name "$cmd-v*" ! -name "$cmd-$KUBE_VERSION" -delete
     done
     find "$BIN" -maxdepth 1 -type f -name 'etcd-v*' ! -name "etcd-$ETCD_VERSION" -delete
     find "$BIN" -maxdepth 1 -type f -name 'coredns-v*' ! -name "coredns-$COREDNS_VERSION" -delete
+    find "$BIN" -maxdepth 1 -type f -name 'kube-network-policies-v*' ! -name "kube-network-policies-$NETWORK_POLICIES_VERSION" -delete
     flock -u 9
     exec 9>&-
   fi
@@ -132,6 +152,7 @@ install() {
   local cmd
   for cmd in kubelet kube-proxy kube-controller-manager kube-scheduler; do ln -sfn "$cmd-$KUBE_VERSION" "$BIN/$cmd"; done
   ln -sfn "coredns-$COREDNS_VERSION" "$BIN/coredns"
+  ln -sfn "kube-network-policies-$NETWORK_POLICIES_VERSION" "$BIN/kube-network-policies"
   link etcd "$ETCD_VERSION" ETCD_BIN
 }
 

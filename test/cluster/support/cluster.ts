@@ -17,8 +17,13 @@ export interface Outcome {
 
 /** `test/infra/cluster.sh ARGS`, its exit code and output (never throws on a non-zero exit). */
 export async function clusterSh(args: readonly string[], timeoutMs = 600_000): Promise<Outcome> {
+  return infraSh(clusterScript, args, timeoutMs);
+}
+
+/** `bash SCRIPT ARGS` (a script of test/infra), its exit code and output (never throws on a non-zero exit). */
+export async function infraSh(script: string, args: readonly string[], timeoutMs = 600_000): Promise<Outcome> {
   try {
-    const { stdout, stderr } = await run('bash', [clusterScript, ...args], { cwd: repoRoot, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 });
+    const { stdout, stderr } = await run('bash', [script, ...args], { cwd: repoRoot, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };

@@ -1,20 +1,27 @@
 // What the in-cluster auth and webhooks services call, reachable from pods the way a user's
 // services would be outside the cluster: the shared Keycloak and stripe-mock, a Kafka broker and a
-// password-protected Redis of the suite's own, and the GraphQL gateway and localization fixtures.
+// password-protected Redis of the suite's own, the GraphQL gateway and localization fixtures, and
+// a Keycloak of the same realm over https with a certificate of a CA the suite makes (auth runs
+// in Production, which refuses a plain-http identity provider).
 // Each listens on this machine's loopback and is exposed at the node address (cluster.sh expose),
 // where the suite calls it too: Keycloak's issuer is the address it was asked on, and Kafka tells
 // clients to come back to its advertised one, so pods and the suite must use the same address.
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { startFixtures, type Fixtures } from '../../e2e/test-platform.js';
 import { infra } from '../../support/infra.js';
 import { startPrivateKafka, type PrivateKafka } from '../../support/kafka-broker.js';
 import { freePort, spawnRedis, type RedisProcess } from '../../support/redis-server.js';
-import { clusterSh } from './cluster.js';
+import { repoRoot } from '../../deploy/support/service-config.js';
+import { makeServerCertificate } from './certificate-authority.js';
+import { clusterSh, infraSh } from './cluster.js';
 
 export interface ClusterDependencies extends Fixtures {
   /** Base URLs and addresses as pods (and the suite) reach them. */
   keycloakUrl: string;
+  /** The https Keycloak (same realm, its own database) and the PEM of the CA that signed its certificate. */
+  keycloakHttps: { url: string; caPem: string };
   stripeApiUrl: string;
   kafkaBrokers: string;
   /** redis://:<password>@<node>:<port>/0, for a Secret. */
@@ -22,7 +29,7 @@ export interface ClusterDependencies extends Fixtures {
   gatewayUrl: string;
   localizationUrl: string;
   /** The node-address ports, for the NetworkPolicy egress values (apis: the gateway, localization and stripe-mock). */
-  ports: { keycloak: number; kafka: number; redis: number; apis: number[] };
+  ports: { keycloak: number; keycloakHttps: number; kafka: number; redis: number; apis: number[] };
   close(): Promise<void>;
 }
 
@@ -34,29 +41,46 @@ async function startPasswordRedis(password: string): Promise<RedisProcess> {
   return spawnRedis(port, ['--bind', '127.0.0.1', '--port', String(port), '--requirepass', password, '--save', '', '--appendonly', 'no']);
 }
 
+const keycloakScript = join(repoRoot, 'test/infra/keycloak.sh');
+const HTTPS_KEYCLOAK = 'keycloak-cluster-https';
+
+/** keycloak.sh start-https with a certificate for the node address and loopback; its loopback URL. */
+async function startHttpsKeycloak(dir: string, nodeIp: string): Promise<{ url: string; caPem: string }> {
+  const { caPem, caFile, certFile, keyFile } = await makeServerCertificate(dir, [nodeIp, '127.0.0.1']);
+  const started = await infraSh(keycloakScript, ['start-https', HTTPS_KEYCLOAK, certFile, keyFile, caFile]);
+  if (started.code !== 0) throw new Error(`keycloak.sh start-https failed: ${started.stderr}`);
+  return { url: started.stdout.trim(), caPem };
+}
+
 async function expose(ports: readonly number[]): Promise<void> {
   const outcome = await clusterSh(['expose', ...ports.map(String)]);
   if (outcome.code !== 0) throw new Error(`cluster.sh expose failed: ${outcome.stderr}`);
 }
 
-/** Starts the dependencies on a running cluster whose node address is `nodeIp`; on failure, stops what started. */
-export async function startClusterDependencies(nodeIp: string): Promise<ClusterDependencies> {
+/** Starts the dependencies on a running cluster whose node address is `nodeIp` (files under `dir`); on failure, stops what started. */
+export async function startClusterDependencies(nodeIp: string, dir: string): Promise<ClusterDependencies> {
   const keycloakUrl = `http://${nodeIp}:${portOf(infra('KEYCLOAK_URL'))}`;
   const stripeApiUrl = `http://${nodeIp}:${portOf(infra('STRIPE_MOCK_URL'))}`;
   const password = randomBytes(18).toString('base64url');
   let kafka: PrivateKafka | undefined;
   let redis: RedisProcess | undefined;
   let fixtures: Fixtures | undefined;
+  let keycloakHttps: { url: string; caPem: string } | undefined;
   const close = async (): Promise<void> => {
-    await Promise.all([kafka?.close(), redis?.kill(), fixtures?.gateway.close(), fixtures?.localization.close()]);
+    await Promise.all([kafka?.close(), redis?.kill(), fixtures?.gateway.close(), fixtures?.localization.close(), infraSh(keycloakScript, ['stop-https', HTTPS_KEYCLOAK])]);
   };
   try {
     // The gateway accepts the tokens Keycloak issues to pods, whose issuer names the node address.
-    [kafka, redis, fixtures] = await Promise.all([startPrivateKafka({ advertisedHost: nodeIp }), startPasswordRedis(password), startFixtures({ keycloakUrl })]);
+    [kafka, redis, fixtures, keycloakHttps] = await Promise.all([
+      startPrivateKafka({ advertisedHost: nodeIp }),
+      startPasswordRedis(password),
+      startFixtures({ keycloakUrl }),
+      startHttpsKeycloak(dir, nodeIp),
+    ]);
     const kafkaPort = Number(kafka.brokers.split(':')[1]);
     const localizationPort = portOf(fixtures.localization.url);
-    const ports = { keycloak: portOf(keycloakUrl), kafka: kafkaPort, redis: redis.port, apis: [fixtures.gateway.port, localizationPort, portOf(stripeApiUrl)] };
-    await expose([ports.keycloak, ports.kafka, ports.redis, ...ports.apis]);
+    const ports = { keycloak: portOf(keycloakUrl), keycloakHttps: portOf(keycloakHttps.url), kafka: kafkaPort, redis: redis.port, apis: [fixtures.gateway.port, localizationPort, portOf(stripeApiUrl)] };
+    await expose([ports.keycloak, ports.keycloakHttps, ports.kafka, ports.redis, ...ports.apis]);
     const redisUrl = `redis://:${password}@${nodeIp}:${redis.port}/0`;
     const probe = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0 });
     try {
@@ -67,6 +91,7 @@ export async function startClusterDependencies(nodeIp: string): Promise<ClusterD
     return {
       ...fixtures,
       keycloakUrl,
+      keycloakHttps: { url: `https://${nodeIp}:${ports.keycloakHttps}`, caPem: keycloakHttps.caPem },
       stripeApiUrl,
       kafkaBrokers: kafka.brokers,
       redisUrl,

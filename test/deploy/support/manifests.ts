@@ -13,7 +13,7 @@ export interface Container {
   readinessProbe?: Probe;
   startupProbe?: Probe;
   resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
-  volumeMounts?: { name: string; mountPath: string }[];
+  volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
 }
 
 export interface Probe {
@@ -28,7 +28,7 @@ export interface PodSpec {
   securityContext?: Record<string, unknown>;
   containers: Container[];
   initContainers?: Container[];
-  volumes?: { name: string; emptyDir?: Record<string, unknown>; secret?: Record<string, unknown> }[];
+  volumes?: { name: string; emptyDir?: Record<string, unknown>; secret?: Record<string, unknown>; configMap?: Record<string, unknown> }[];
 }
 
 export interface Deployment extends K8sObject {

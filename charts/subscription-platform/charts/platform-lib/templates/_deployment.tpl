@@ -2,8 +2,22 @@
 The component's Deployment. Probes: the management port's /livez and /readyz unless the chart's
 component descriptor says otherwise (the cache answers readiness with the gRPC health protocol);
 each probe can be disabled or replaced whole (custom*Probe). The pod template carries the
-checksum of the ConfigMap, so a configuration change rolls the pods.
+checksum of the ConfigMap, so a configuration change rolls the pods. A CA bundle (caBundle, from
+a Secret or a ConfigMap) is mounted read-only and named by NODE_EXTRA_CA_CERTS: Node then trusts
+those CAs for every outbound TLS connection, besides its own roots.
 */}}
+{{- define "platform-lib.caBundlePath" -}}/etc/ssl/subscription-platform/ca-bundle.pem{{- end -}}
+
+{{- define "platform-lib.caBundleVolume" -}}
+{{- $ca := .Values.caBundle -}}
+{{- $items := list (dict "key" $ca.key "path" (base (include "platform-lib.caBundlePath" .))) -}}
+{{- if $ca.secretName -}}
+{{- toYaml (dict "name" "ca-bundle" "secret" (dict "secretName" $ca.secretName "items" $items)) -}}
+{{- else if $ca.configMapName -}}
+{{- toYaml (dict "name" "ca-bundle" "configMap" (dict "name" $ca.configMapName "items" $items)) -}}
+{{- end -}}
+{{- end -}}
+
 {{- define "platform-lib.probe" -}}
 {{- $values := index .root.Values (printf "%sProbe" .kind) -}}
 {{- $custom := index .root.Values (printf "custom%sProbe" (title .kind)) -}}
@@ -29,6 +43,10 @@ checksum of the ConfigMap, so a configuration change rolls the pods.
 {{- end -}}
 {{- range $secretEnv -}}
 {{- $env = append $env (dict "name" .name "valueFrom" (dict "secretKeyRef" (dict "name" $.Values.existingSecret "key" .key))) -}}
+{{- end -}}
+{{- $caBundleVolume := include "platform-lib.caBundleVolume" . -}}
+{{- if $caBundleVolume -}}
+{{- $env = append $env (dict "name" "NODE_EXTRA_CA_CERTS" "value" (include "platform-lib.caBundlePath" .)) -}}
 {{- end -}}
 {{- $env = concat $env $extraEnv (.Values.extraEnv | default list) -}}
 apiVersion: apps/v1
@@ -172,6 +190,11 @@ spec:
           volumeMounts:
             - name: tmp
               mountPath: /tmp
+            {{- if $caBundleVolume }}
+            - name: ca-bundle
+              mountPath: {{ include "platform-lib.caBundlePath" . | dir }}
+              readOnly: true
+            {{- end }}
             {{- with $volumeMounts }}
             {{- toYaml . | nindent 12 }}
             {{- end }}
@@ -182,6 +205,9 @@ spec:
         - name: tmp
           emptyDir:
             sizeLimit: {{ .Values.tmpSizeLimit | quote }}
+        {{- with $caBundleVolume }}
+        - {{ . | nindent 10 | trim }}
+        {{- end }}
         {{- with $volumes }}
         {{- toYaml . | nindent 8 }}
         {{- end }}

@@ -32,6 +32,9 @@ once with all of them, one a line, each naming the value to change.
 {{- if and .Values.autoscaling.enabled (or (not .Values.resources) (not .Values.resources.requests)) }}
 {{ $chart }}.resources.requests: the HorizontalPodAutoscaler scales on utilization of the requests; set them
 {{- end }}
+{{- if and .Values.caBundle.secretName .Values.caBundle.configMapName }}
+{{ $chart }}.caBundle: set secretName or configMapName, not both
+{{- end }}
 {{- if and .Values.pdb.create (ne (toString .Values.pdb.minAvailable) "") (ne (toString .Values.pdb.maxUnavailable) "") }}
 {{ $chart }}.pdb: set minAvailable or maxUnavailable, not both
 {{- end }}
