@@ -439,7 +439,7 @@ function printPeerRatios(results: Record<string, unknown>): void {
   if (versus === undefined) return;
   for (const pair of ['authVsCookieStore', 'authVsRedisStore', 'authWithoutLocalCacheVsRedisStore']) {
     const ratios = versus[pair]!;
-    process.stdout.write(`${pair}: requests/s ×${ratios.requestsPerSecond}, CPU per request ${ratios.cpuPerRequest}× cheaper, p99 ×${ratios.p99} (load average ${loadavg()[0]!.toFixed(1)})\n`);
+    process.stdout.write(`${pair}: requests/s ours/theirs ${ratios.requestsPerSecond}, CPU per request theirs/ours ${ratios.cpuPerRequest}, p99 ours/theirs ${ratios.p99} (load average ${loadavg()[0]!.toFixed(1)})\n`);
   }
 }
 
