@@ -115,6 +115,8 @@ export interface AuthConfig {
   proxyHops: number;
   /** How long a replica answers /auth from memory for a token it read (0: always ask the cache service). */
   sessionCacheMs: number;
+  /** Processes serving the ports (node:cluster workers); 1: the process itself, no cluster. */
+  workers: number;
   session: SessionLifetimes;
   environment: 'Development' | 'Production' | 'Other';
   tls: { certPath: string; keyPath: string } | undefined;
@@ -157,6 +159,7 @@ const schema = {
   Auth__TrustProxy: env.bool(false),
   Auth__ProxyHops: env.positiveInt(1),
   Auth__SessionCacheMs: z.coerce.number().int().min(0).max(60_000).default(1000),
+  Auth__Workers: z.coerce.number().int().min(1).max(64).default(1),
   Auth__SessionIdleSeconds: env.positiveInt(1800),
   Auth__SessionMaxSeconds: env.positiveInt(36_000),
   Auth__SessionRenewBeforeSeconds: env.positiveInt(60),
@@ -334,6 +337,7 @@ export function loadConfig(environment: Env = process.env): AuthConfig {
     allowedRedirects: vars.Auth__AllowedRedirectUris ?? parseAllowlist([]),
     proxyHops: vars.Auth__TrustProxy ? vars.Auth__ProxyHops : 0,
     sessionCacheMs: vars.Auth__SessionCacheMs,
+    workers: vars.Auth__Workers,
     session: { idleSeconds: vars.Auth__SessionIdleSeconds, maxSeconds: vars.Auth__SessionMaxSeconds, renewBeforeSeconds: vars.Auth__SessionRenewBeforeSeconds },
     environment: mode,
     tls: vars.Tls__CertPath !== undefined && vars.Tls__KeyPath !== undefined ? { certPath: vars.Tls__CertPath, keyPath: vars.Tls__KeyPath } : undefined,
