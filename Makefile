@@ -1,4 +1,4 @@
-# The two commands of the README: `make up` runs the platform locally, `make test` runs every
+# The commands of the README: `make up` runs the platform locally, `make test` runs every
 # test. Both install what is missing (Node 24, npm packages, Redis, Kafka, Keycloak, stripe-mock,
 # helm, and etcd + kube-apiserver + kubectl built from the Go module proxy) into the git-ignored
 # .cache folder first.
@@ -12,13 +12,14 @@ export npm_config_update_notifier := false
 INFRA := bash test/infra/infra.sh
 NPM_STAMP := node_modules/.install-stamp
 
-.PHONY: help toolchain install build typecheck lint test test-only up down demo bench clean cluster-install cluster-up cluster-down
+.PHONY: help toolchain install build typecheck lint test test-unit test-only up down demo bench clean cluster-install cluster-up cluster-down
 
 help:
 	@echo "make up      start the dependencies and the services locally"
 	@echo "make down    stop them"
 	@echo "make demo    walk through the platform against make up"
 	@echo "make test    install, start dependencies, build, lint and run every test suite"
+	@echo "make test-unit  the unit tier alone: no dependencies, under a minute"
 	@echo "make lint    eslint and type-check"
 	@echo "make bench   run the benchmarks (results in bench/results)"
 	@echo "make cluster-up    a local single-node Kubernetes cluster with the service images (docs/deployment.md)"
@@ -44,6 +45,10 @@ typecheck: build
 
 lint: typecheck
 	npx eslint --max-warnings 0 .
+
+# The unit tier (jest.config.js): no dependency, no cluster, nothing built; what to run while editing.
+test-unit: install
+	npm test --silent -- --selectProjects unit
 
 # Runs jest against already running dependencies (see `make deps`).
 test-only: build

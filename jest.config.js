@@ -1,6 +1,15 @@
 // ES modules throughout: openid-client, jose and @kubernetes/client-node are ESM-only, and
 // jest loads them natively under --experimental-vm-modules. @swc/jest strips types only (fast,
 // no compiler API needed); `tsc` type-checks separately (`npm run typecheck`).
+//
+// Three tiers, as jest projects (`--selectProjects unit`, see test/README.md):
+// - unit: no dependency, no child process, no infra.env (test/jest/unit-tier.cjs makes infra() throw);
+//   in-process servers on 127.0.0.1:0 are allowed. `make test-unit`, under a minute.
+// - cluster: the single-node Kubernetes cluster of test/infra/cluster.sh (test/cluster).
+// - integration: everything else, against the running dependencies of test/infra/infra.sh.
+// A new test file is integration until it is listed in test/jest/unit-tests.js.
+import { unitTests } from './test/jest/unit-tests.js';
+
 const swc = [
   '@swc/jest',
   {
@@ -10,8 +19,12 @@ const swc = [
   },
 ];
 
-/** @type {import('jest').Config} */
-export default {
+const unitPaths = unitTests.map((path) => `<rootDir>/${path}`);
+const clusterPaths = ['<rootDir>/test/cluster/'];
+const escape = (path) => path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** What every tier shares: only which files it runs differs. */
+const project = {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
   transform: { '^.+\\.ts$': swc },
@@ -23,8 +36,31 @@ export default {
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   roots: ['<rootDir>/packages', '<rootDir>/services', '<rootDir>/test'],
-  testMatch: ['**/test/**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/', '/.cache/'],
   testTimeout: 30_000,
+};
+
+/** @type {import('jest').Config} */
+export default {
+  testTimeout: 30_000,
   reporters: ['default', '<rootDir>/test/jest/summary-reporter.cjs'],
+  projects: [
+    {
+      ...project,
+      displayName: 'unit',
+      testMatch: unitPaths,
+      setupFiles: ['<rootDir>/test/jest/unit-tier.cjs'],
+    },
+    {
+      ...project,
+      displayName: 'integration',
+      testMatch: ['**/test/**/*.test.ts'],
+      testPathIgnorePatterns: [...project.testPathIgnorePatterns, ...unitPaths.map((path) => `^${escape(path)}$`), ...clusterPaths],
+    },
+    {
+      ...project,
+      displayName: 'cluster',
+      testMatch: clusterPaths.map((path) => `${path}**/*.test.ts`),
+    },
+  ],
 };

@@ -255,7 +255,7 @@ async function startPeers(bench: Bench, ca: string, runId: number, usersToDelete
 /** GET /auth beside its ceilings and (unless BENCH_PEERS=0) oauth2-proxy, in interleaved rounds. */
 async function forwardAuthRounds(bench: Bench, ctx: { authUrl: string; authPid: number; cachePid: number; session: Session; ca: string; runId: number; usersToDelete: string[]; children: ChildProcess[] }): Promise<Record<string, unknown>> {
   const { session } = ctx;
-  const uncached = await startAuthService(bench, { Auth__SessionCacheMs: '0' });
+  const uncached = await startAuthService(bench, { Auth__SessionNearCacheEntries: '0' });
   const bare = await startBare(bench);
   const bareWithToken = await startBare(bench, session.bearer);
   const bareNodeWithToken = await startBare(bench, session.bearer, true);
@@ -424,8 +424,8 @@ async function main(): Promise<void> {
         tls: 'same self-signed EC P-256 certificate, TLS 1.2+ (TLS 1.3 negotiated), keep-alive connections',
         processes: 'auth service, cache service (memory backend), bare servers, oauth2-proxy (+ its private Redis) and autocannon each in their own process on 2 shared cores; Kafka and Keycloak (JVMs) idle during the /auth runs',
         targets: {
-          auth: 'the auth service as deployed (Auth__SessionCacheMs=1000: a token read from the cache service is answered from memory for up to 1 s)',
-          authWithoutLocalCache: 'the same with Auth__SessionCacheMs=0: one gRPC read of the cache service per request',
+          auth: 'the auth service as deployed (sessions read through the near cache: a session read once is answered from memory while the invalidation stream vouches for it)',
+          authWithoutLocalCache: 'the same with Auth__SessionNearCacheEntries=0 (near cache off): one gRPC read of the cache service per request',
           bare: 'the ceiling: Koa over the same HTTPS answering a 2-byte constant',
           bareWithToken: 'the same answering the same Authorization header as /auth (the ~1.4 KB bearer token): what the contract itself costs',
           bareNodeWithToken: 'node:https without Koa answering the same Authorization header',

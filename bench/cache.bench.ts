@@ -23,7 +23,7 @@ const ENTRIES = 1_000_000;
 const INVALIDATION_WRITES = 1000;
 // V8 grows its heap lazily (up to ~4 GB on this machine), so an unbounded process keeps garbage
 // that a sized one collects. Deployments bound the heap from the container's memory limit; these
-// are the settings for a 512 MiB container (README, "Memory sizing").
+// are the settings for a 512 MiB container (services/cache/README.md, "Memory sizing").
 const FOOTPRINT_NODE_OPTIONS = ['--max-old-space-size=320', '--max-semi-space-size=8'];
 
 const cacheMain = fileURLToPath(new URL('../services/cache/dist/main.js', import.meta.url));

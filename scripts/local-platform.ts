@@ -27,7 +27,7 @@ export const localPorts = {
 } as const;
 
 /**
- * The cache service's memory backend sized for the platform's records (README "Cache sizing"); the
+ * The cache service's memory backend sized for the platform's records (services/cache/README.md, "Cache sizing"); the
  * chart's cache defaults are the same. Login states evict only login states; OTP and rate-limit
  * records are never evicted (a full partition refuses new ones, and /otp answers 503); sessions,
  * drafts and locks share the rest, which unauthenticated requests cannot write to.

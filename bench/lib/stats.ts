@@ -2,7 +2,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 
 export interface RunFigures {
   opsPerSecond: number;
@@ -100,16 +99,7 @@ export function median(runs: RunFigures[]): RunFigures {
   return [...runs].sort((a, b) => a.opsPerSecond - b.opsPerSecond)[Math.floor(runs.length / 2)]!;
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
+export { freePort } from '../../test/support/free-port.ts';
 
 /** Starts a child process and resolves once it printed `marker` on stdout. */
 export async function startChild(command: string, args: string[], env: NodeJS.ProcessEnv, marker: RegExp): Promise<ChildProcess> {

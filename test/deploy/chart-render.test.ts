@@ -10,7 +10,7 @@ import { configVariables, services, type Service } from './support/service-confi
 import { subcharts } from './support/values-schema.js';
 import { parseGraphAnnotations } from '../../services/graph-controller/src/annotations.js';
 
-/** Variables whose values are secrets wherever they appear (DESIGN.md, SPEC.md, each config.ts). */
+/** Variables whose values are secrets wherever they appear (each service's config.ts and README). */
 const SECRET_VARIABLES = [
   'Oidc__ClientSecret',
   'Oidc__AdminCredentials__Password',
@@ -22,7 +22,7 @@ const SECRET_VARIABLES = [
   'Registry__ApiKey',
 ];
 const SECRET_NAME = /secret|password|passwd|token|api_?key|apikey|private|credential/i;
-/** Identifiers that look random but are not secrets (SPEC.md lists them as plain settings). */
+/** Identifiers that look random but are not secrets (the service READMEs list them as plain settings). */
 const NOT_SECRET = new Set(['SMS_PROVIDER_ACCOUNT_SID', 'SMS_PROVIDER_MESSAGE_SERVICE_SID', 'Oidc__AdminCredentials__Username', 'SmsProvider__ValidateSignature']);
 const SECRET_VALUE = [
   /-----BEGIN [A-Z ]*(PRIVATE KEY|CERTIFICATE)-----/,

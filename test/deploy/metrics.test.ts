@@ -10,6 +10,7 @@ import { adminKubeConfig, ensureNamespace, uniqueName } from '../support/kube-ap
 import { infra } from '../support/infra.js';
 import { startGraphqlGateway, type GraphqlGatewayFixture } from '../support/graphql-gateway.js';
 import { startLocalizationService, type LocalizationServiceFixture } from '../support/localization-service.js';
+import { stripeEvent } from '../support/stripe-event.js';
 import { buildService, startArgs } from './support/build.js';
 import { addExposition, EXTERNAL_METRICS, queryProblems, type Catalog } from './support/metrics-check.js';
 import { alertQueries, dashboardQueries, dashboards } from './support/promql.js';
@@ -96,7 +97,7 @@ const traffic: Record<Service, (service: RunningService) => Promise<void>> = {
   async webhooks(service) {
     const base = `http://127.0.0.1:${service.port}/api`;
     // A whole envelope (`created` and `livemode` included): the service refuses events without them with 400.
-    const payload = JSON.stringify({ id: `evt_deploy_${Date.now()}`, object: 'event', type: 'customer.created', created: Math.floor(Date.now() / 1000), livemode: false, data: { object: { id: 'cus_1', object: 'customer' } } });
+    const payload = JSON.stringify(stripeEvent('customer.created', { id: 'cus_1', object: 'customer' }, `evt_deploy_${Date.now()}`));
     const signature = new Stripe('sk_test_123').webhooks.generateTestHeaderString({ payload, secret: TEST_KEYS.stripeSecret });
     const stripe = (sig: string): Promise<Response> =>
       fetch(`${base}/PaymentProviderWebhookHandler?code=${TEST_KEYS.webhooksCode}`, { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': sig }, body: payload });

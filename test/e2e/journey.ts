@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import Stripe from 'stripe';
 import twilio from 'twilio';
+import { stripeEvent } from '../support/stripe-event.js';
 import { tailEvents, type EventTail, type TailedEvent } from './event-tail.js';
 import {
   check,
@@ -253,17 +254,7 @@ async function createCheckoutSession(ctx: Context): Promise<Stripe.Checkout.Sess
 /** The event Stripe sends when the customer has paid: the session as completed and paid. */
 function checkoutCompleted(session: Stripe.Checkout.Session): Record<string, unknown> {
   const object = { ...session, status: 'complete', payment_status: 'paid', amount_subtotal: 1000, amount_total: 1000, currency: 'usd', invoice: `in_${uid()}`, subscription: `sub_${uid()}` };
-  return {
-    id: `evt_${uid()}`,
-    object: 'event',
-    api_version: Stripe.API_VERSION,
-    created: Math.floor(Date.now() / 1000),
-    data: { object },
-    livemode: false,
-    pending_webhooks: 1,
-    request: { id: `req_${uid()}`, idempotency_key: randomUUID() },
-    type: 'checkout.session.completed',
-  };
+  return stripeEvent('checkout.session.completed', object, `evt_${uid()}`);
 }
 
 async function stripeCheckout(ctx: Context): Promise<PaymentRecord> {

@@ -22,6 +22,7 @@ import { startPrivateKafka, type PrivateKafka } from '../support/kafka-broker.js
 import { adminKubeConfig, applyObjects, ensureNamespace, uniqueName } from '../support/kube-apiserver.js';
 import { prometheusConfigFor, startPrometheus, type ActiveAlert, type PrometheusServer, type ScrapeTarget } from '../support/prometheus-server.js';
 import { startPrivateRedis, type PrivateRedis } from '../support/redis-server.js';
+import { stripeEvent } from '../support/stripe-event.js';
 import { PAYMENT_WEBHOOK_PATH, type JourneyPlan, type JourneyRecord } from './journey.js';
 import { runJourneyOn, type JourneyRun } from './journey-run.js';
 import { httpsClient } from './journey-support.js';
@@ -223,7 +224,7 @@ describe('a real Prometheus scraping the platform during the journey', () => {
 
     it('should raise SubscriptionPlatformWebhookSignatureFailures under a flood of bad Stripe signatures', async () => {
       const { url, apiKey } = platform!.targets.webhooks;
-      const payload = JSON.stringify({ id: `evt_${run}`, object: 'event', type: 'product.created', created: Math.floor(Date.now() / 1000), data: { object: {} } });
+      const payload = JSON.stringify(stripeEvent('product.created', {}, `evt_${run}`));
       const forged = Stripe.webhooks.generateTestHeaderString({ payload, secret: 'whsec_not_the_platforms' });
       const statuses: number[] = [];
       for (let i = 0; i < 15; i++) {

@@ -8,7 +8,7 @@ import { freePort } from '../support/redis-server.js';
 
 export type ServiceName = 'cache' | 'graph-registry' | 'auth' | 'webhooks' | 'graph-controller';
 
-/** The variable naming each service's API port (DESIGN.md: several instances side by side); the controller serves none. */
+/** The variable naming each service's API port (so several instances run side by side); the controller serves none. */
 const PORT_VARIABLE: Record<ServiceName, string | undefined> = {
   cache: 'Cache__Port',
   'graph-registry': 'Registry__Port',

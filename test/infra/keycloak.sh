@@ -179,12 +179,10 @@ kc_launch() {
 
 # wait_for_realm NAME URL SECONDS: like wait_for_http, but returns 1 as soon as the process is gone.
 wait_for_realm() {
-  local name=$1 url=$2 seconds=$3 deadline=$(($(date +%s) + $3))
-  while ! curl -fsS -o /dev/null --max-time 2 "$url" 2>/dev/null; do
-    is_running "$name" || return 1
-    [ "$(date +%s)" -lt "$deadline" ] || die "$name did not answer $url within ${seconds}s (log: $RUN/$name.log)"
-    sleep 0.1
-  done
+  local outcome=0
+  wait_until "$1" "$3" http_ok "$2" || outcome=$?
+  [ "$outcome" != 1 ] || die "$1 did not answer $2 within ${3}s (log: $RUN/$1.log)"
+  [ "$outcome" = 0 ]
 }
 
 # launch_and_wait NAME SECONDS PREPARE EXTRA_JAVA_OPTS [kc args...]: pick ports, run PREPARE (fills the

@@ -194,13 +194,10 @@ YAML
 }
 
 wait_ready() {
-  local url=$1 seconds=$2 token i
+  local token
   token=$(cut -d, -f1 "$STATE/tokens.csv")
-  for ((i = 0; i < seconds * 5; i++)); do
-    curl -fsS -k -o /dev/null --max-time 2 -H "Authorization: Bearer $token" "$url/readyz" 2> /dev/null && return 0
-    sleep 0.2
-  done
-  die "kube-apiserver did not become ready at $url within ${seconds}s (log: $RUN/kube-apiserver.log)"
+  wait_until - "$2" http_ok -k -H "Authorization: Bearer $token" "$1/readyz" ||
+    die "kube-apiserver did not become ready at $1 within ${2}s (log: $RUN/kube-apiserver.log)"
 }
 
 start() {

@@ -19,24 +19,45 @@ free_port() {
   node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
 }
 
-# wait_for_port NAME PORT [SECONDS]
-wait_for_port() {
-  local name=$1 port=$2 seconds=${3:-60} i
-  for ((i = 0; i < seconds * 5; i++)); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then return 0; fi
+# wait_until PROCESS SECONDS CHECK...: runs CHECK every 0.2 s until it succeeds. Returns 1 when
+# SECONDS pass first, 2 as soon as PROCESS (a start_bg NAME; - for none) has exited: the one
+# "wait until ready" loop of these scripts, whose callers say what failed and clean up.
+wait_until() {
+  local name=$1 deadline=$((SECONDS + $2))
+  shift 2
+  until "$@" 2> /dev/null; do
+    [ "$name" = - ] || is_running "$name" || return 2
+    ((SECONDS < deadline)) || return 1
     sleep 0.2
   done
-  die "$name did not open port $port within ${seconds}s (log: $RUN/$name.log)"
+}
+
+# await_start NAME SECONDS WHAT CHECK...: waits (wait_until) for a process that start_bg NAME started;
+# when it exits first or SECONDS pass, stops it, removes its .pid and .port files and fails, saying
+# which ("NAME did not WHAT within SECONDS s").
+await_start() {
+  local name=$1 seconds=$2 what=$3 outcome=0
+  shift 3
+  wait_until "$name" "$seconds" "$@" || outcome=$?
+  [ "$outcome" = 0 ] && return 0
+  tail -n 20 "$RUN/$name.log" >&2 || true
+  stop_bg "$name"
+  rm -f "$RUN/$name.pid" "$RUN/$name.port"
+  [ "$outcome" = 2 ] && die "$name exited during start (log: $RUN/$name.log)"
+  die "$name did not $what within ${seconds}s (log: $RUN/$name.log)"
+}
+
+port_open() { (exec 3<> "/dev/tcp/127.0.0.1/$1") 2> /dev/null; }
+http_ok() { curl -fsS -o /dev/null --max-time 2 "$@" 2> /dev/null; }
+
+# wait_for_port NAME PORT [SECONDS]
+wait_for_port() {
+  wait_until - "${3:-60}" port_open "$2" || die "$1 did not open port $2 within ${3:-60}s (log: $RUN/$1.log)"
 }
 
 # wait_for_http NAME URL [SECONDS]: until the URL answers 2xx.
 wait_for_http() {
-  local name=$1 url=$2 seconds=${3:-60} i
-  for ((i = 0; i < seconds * 2; i++)); do
-    if curl -fsS -o /dev/null --max-time 2 "$url" 2>/dev/null; then return 0; fi
-    sleep 0.5
-  done
-  die "$name did not answer $url within ${seconds}s (log: $RUN/$name.log)"
+  wait_until - "${3:-60}" http_ok "$2" || die "$1 did not answer $2 within ${3:-60}s (log: $RUN/$1.log)"
 }
 
 # env_get KEY: value from the generated address file, empty when absent.
@@ -97,6 +118,17 @@ stop_bg() {
     kill -KILL -- "-$pid" 2>/dev/null || true
   fi
   rm -f "$RUN/$name.pid"
+}
+
+# stop_component NAME KEY...: stops what start_bg NAME started, removes its .port file and its KEYs
+# from the address file.
+stop_component() {
+  local name=$1 k
+  shift
+  if is_running "$name"; then log "stopping $name (pid $(cat "$RUN/$name.pid"))"; fi
+  stop_bg "$name"
+  rm -f "$RUN/$name.port"
+  for k in "$@"; do env_unset "$k"; done
 }
 
 # apt_install PACKAGE...: install Debian packages that are missing, keeping the .deb files

@@ -32,6 +32,8 @@ install() {
 # Not resolved through symlinks on purpose: redis-server picks its mode from argv[0].
 bin_path() { command -v "$1"; }
 
+pong() { [ "$(redis-cli -h 127.0.0.1 -p "$1" ping)" = PONG ]; }
+
 write_env() {
   env_set REDIS_URL "redis://127.0.0.1:$1"
   env_set REDIS_SERVER_BIN "$(bin_path redis-server)"
@@ -46,7 +48,7 @@ start() {
     [ -f "$PORT_FILE" ] && write_env "$(cat "$PORT_FILE")"
     return 0
   fi
-  local port i
+  local port
   port=$(free_port)
   mkdir -p "$DATA"
   start_bg "$NAME" "$(bin_path redis-server)" \
@@ -54,27 +56,12 @@ start() {
     --daemonize no --save '' --appendonly no \
     --dir "$DATA" --logfile '' --pidfile ''
   echo "$port" > "$PORT_FILE"
-  for ((i = 0; i < 150; i++)); do
-    if [ "$(redis-cli -h 127.0.0.1 -p "$port" ping 2> /dev/null)" = PONG ]; then
-      write_env "$port"
-      log "redis started on 127.0.0.1:$port (pid $(cat "$RUN/$NAME.pid"), log $RUN/$NAME.log)"
-      return 0
-    fi
-    is_running "$NAME" || { tail -n 20 "$RUN/$NAME.log" >&2 || true; rm -f "$RUN/$NAME.pid" "$PORT_FILE"; die "redis-server exited during start (log: $RUN/$NAME.log)"; }
-    sleep 0.2
-  done
-  stop_bg "$NAME"
-  rm -f "$PORT_FILE"
-  die "redis did not answer PING on 127.0.0.1:$port within 30s (log: $RUN/$NAME.log)"
+  await_start "$NAME" 30 "answer PING on 127.0.0.1:$port" pong "$port"
+  write_env "$port"
+  log "redis started on 127.0.0.1:$port (pid $(cat "$RUN/$NAME.pid"), log $RUN/$NAME.log)"
 }
 
-stop() {
-  if is_running "$NAME"; then log "stopping redis (pid $(cat "$RUN/$NAME.pid"))"; fi
-  stop_bg "$NAME"
-  rm -f "$PORT_FILE"
-  local k
-  for k in "${ENV_KEYS[@]}"; do env_unset "$k"; done
-}
+stop() { stop_component "$NAME" "${ENV_KEYS[@]}"; }
 
 case "${1:-}" in
   install) install ;;

@@ -26,32 +26,17 @@ start() {
     [ -f "$PORT_FILE" ] && env_set STRIPE_MOCK_URL "http://127.0.0.1:$(cat "$PORT_FILE")"
     return 0
   fi
-  local port i
+  local port
   port=$(free_port)
   start_bg "$NAME" env -u PORT "$CACHE/bin/stripe-mock" \
     -http-addr "127.0.0.1:$port" -https-addr "127.0.0.1:0"
   echo "$port" > "$PORT_FILE"
-  for ((i = 0; i < 150; i++)); do
-    if answers "$port"; then
-      env_set STRIPE_MOCK_URL "http://127.0.0.1:$port"
-      log "stripe-mock started on http://127.0.0.1:$port (pid $(cat "$RUN/$NAME.pid"), log $RUN/$NAME.log)"
-      return 0
-    fi
-    is_running "$NAME" || { tail -n 20 "$RUN/$NAME.log" >&2 || true; rm -f "$RUN/$NAME.pid" "$PORT_FILE"; die "stripe-mock exited during start (log: $RUN/$NAME.log)"; }
-    sleep 0.2
-  done
-  stop_bg "$NAME"
-  rm -f "$PORT_FILE"
-  die "stripe-mock did not answer GET /v1/customers on 127.0.0.1:$port within 30s (log: $RUN/$NAME.log)"
+  await_start "$NAME" 30 "answer GET /v1/customers on 127.0.0.1:$port" answers "$port"
+  env_set STRIPE_MOCK_URL "http://127.0.0.1:$port"
+  log "stripe-mock started on http://127.0.0.1:$port (pid $(cat "$RUN/$NAME.pid"), log $RUN/$NAME.log)"
 }
 
-stop() {
-  if is_running "$NAME"; then log "stopping stripe-mock (pid $(cat "$RUN/$NAME.pid"))"; fi
-  stop_bg "$NAME"
-  rm -f "$PORT_FILE"
-  local k
-  for k in "${ENV_KEYS[@]}"; do env_unset "$k"; done
-}
+stop() { stop_component "$NAME" "${ENV_KEYS[@]}"; }
 
 case "${1:-}" in
   start) start ;;

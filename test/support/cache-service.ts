@@ -6,6 +6,8 @@ import { silentLogger } from './silent-logger.js';
 export interface RunningCacheService {
   /** host:port for Cache__Url / createCacheClient. */
   address: string;
+  /** What its /metrics serves (Prometheus text). */
+  metrics(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -13,15 +15,19 @@ export interface RunningCacheService {
  * The real cache service (gRPC, memory backend unless a Redis URL is given) on a free loopback
  * port, for tests of the services that use it.
  */
-export async function startCacheService(options: { redisUrl?: string; keyPrefix?: string; capacity?: number; partitions?: readonly PartitionConfig[] } = {}): Promise<RunningCacheService> {
+export async function startCacheService(
+  options: { redisUrl?: string; keyPrefix?: string; capacity?: number; partitions?: readonly PartitionConfig[]; /** to restart one in place */ port?: number } = {},
+): Promise<RunningCacheService> {
   const backend = options.redisUrl
     ? { kind: 'redis' as const, url: options.redisUrl, keyPrefix: options.keyPrefix ?? 'cache:' }
     : { kind: 'memory' as const, capacity: options.capacity ?? 10_000, partitions: options.partitions ?? [] };
-  const app = createCacheApp({ backend, maxValueBytes: 1024 * 1024 }, { registry: createRegistry('cache'), logger: silentLogger('cache') });
-  const port = await app.grpc.listen(0, '127.0.0.1');
+  const registry = createRegistry('cache');
+  const app = createCacheApp({ backend, maxValueBytes: 1024 * 1024 }, { registry, logger: silentLogger('cache') });
+  const port = await app.grpc.listen(options.port ?? 0, '127.0.0.1');
   await app.refreshHealth();
   return {
     address: `127.0.0.1:${port}`,
+    metrics: () => registry.metrics(),
     close: async () => {
       await app.grpc.close(1000);
       await app.store.close();

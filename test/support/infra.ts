@@ -24,6 +24,9 @@ function readInfraEnv(): Record<string, string> {
  * The process environment wins over the file, so a developer can point tests elsewhere.
  */
 export function infra(name: string): string {
+  if (process.env['SP_TEST_TIER'] === 'unit') {
+    throw new Error(`${name}: a unit test uses no dependency; move this file out of test/jest/unit-tests.js into the integration tier`);
+  }
   const value = process.env[name] ?? readInfraEnv()[name];
   if (value === undefined || value === '') {
     throw new Error(`${name} is not set: start the local dependencies first (make test does; or bash test/infra/infra.sh up)`);

@@ -3,7 +3,7 @@ import { credentials as grpcCredentials, Metadata, status, type CallOptions, typ
 import { AppError, backoffDelay, unavailable } from '@sp/platform';
 import { createGetBatcher } from './get-batcher.js';
 import { cacheServiceClient, type CacheRequest, type CacheResponse__Output, type GetManyRequest, type GetManyResponse__Output, type IncrementRequest, type IncrementResponse__Output } from './proto.js';
-import { createNearCache, type NearCache, type NearCacheSettings, type NearCacheView } from './near-cache.js';
+import { createNearCache, type NearCache, type NearCacheSettings, type NearCacheView, type NearEntry } from './near-cache.js';
 import { jsonSerializer, type Serializer } from './serializers.js';
 
 export interface CacheClientSettings {
@@ -58,6 +58,12 @@ export interface CounterValue {
 export interface CacheClient<T> {
   /** The value under key, or undefined when absent or expired. */
   get(key: string): Promise<T | undefined>;
+  /**
+   * The value the near cache holds for key, synchronously, without calling the service: undefined
+   * when the key is not covered, the near cache is not live, or it holds no live entry (then only
+   * `get` can tell). For hot paths that answer without a promise when they can.
+   */
+  peek(key: string): T | undefined;
   /** Stores value under key; `ttlMs` (milliseconds) bounds its life, none means no expiry. */
   set(key: string, value: T, ttlMs?: number): Promise<void>;
   /** Removes key; true when a live entry was removed. */
@@ -151,14 +157,16 @@ export function createCacheClient<T = unknown>(settings: CacheClientSettings, se
     const held = cache.lookup(key);
     if (held !== undefined) return serializer.deserialize(held.bytes);
     const read = cache.begin(key);
-    let response: CacheResponse__Output | undefined;
+    let entry: NearEntry | undefined;
     try {
-      response = await remoteGet(key);
-    } finally {
+      const response = await remoteGet(key);
       // A copy: the decoded bytes may share the (larger) buffer they arrived in.
-      cache.complete(read, response?.found ? { bytes: Buffer.from(response.value), expiresAtUnixMs: response.expiresAtUnixMs } : undefined);
+      if (response.found) entry = { bytes: Buffer.from(response.value), expiresAtUnixMs: response.expiresAtUnixMs };
+    } finally {
+      cache.complete(read, entry);
     }
-    return response.found ? serializer.deserialize(response.value) : undefined;
+    // The kept copy's bytes: a deserializer that memoizes by buffer then parses them only once.
+    return entry === undefined ? undefined : serializer.deserialize(entry.bytes);
   }
 
   /**
@@ -181,6 +189,10 @@ export function createCacheClient<T = unknown>(settings: CacheClientSettings, se
       if (near?.covers(key)) return nearGet(near, key);
       const response = await remoteGet(key);
       return response.found ? serializer.deserialize(response.value) : undefined;
+    },
+    peek(key) {
+      const held = near?.covers(key) ? near.lookup(key, false) : undefined;
+      return held === undefined ? undefined : serializer.deserialize(held.bytes);
     },
     async set(key, value, ttlMs = 0) {
       await writing(key, () => call<CacheRequest, CacheResponse__Output>(rpc.Set, { key, value: serializer.serialize(value), ttlMs }));

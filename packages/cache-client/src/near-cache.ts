@@ -44,8 +44,8 @@ export interface NearRead {
 
 export interface NearCache extends NearCacheView {
   covers(key: string): boolean;
-  /** The live, unexpired entry held for key. */
-  lookup(key: string): NearEntry | undefined;
+  /** The live, unexpired entry held for key; `countMiss: false` for a look that a read through follows. */
+  lookup(key: string, countMiss?: boolean): NearEntry | undefined;
   /** Starts a read through; undefined when not live (nothing will be kept). */
   begin(key: string): NearRead | undefined;
   /** Ends a read: keeps `entry` only if no change of the key (or flush) came since `begin`. */
@@ -174,14 +174,14 @@ export function createNearCache(settings: NearCacheSettings, open: OpenSubscript
       });
     },
     covers: (key) => prefixes.some((prefix) => key.startsWith(prefix)),
-    lookup(key) {
+    lookup(key, countMiss = true) {
       const entry = live ? entries.get(key) : undefined;
       if (entry !== undefined && (entry.expiresAtUnixMs === 0 || entry.expiresAtUnixMs > Date.now())) {
         counts.hits++;
         return entry;
       }
       if (entry !== undefined) entries.delete(key);
-      counts.misses++;
+      if (countMiss) counts.misses++;
       return undefined;
     },
     begin(key) {

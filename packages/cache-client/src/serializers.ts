@@ -10,6 +10,25 @@ export const jsonSerializer: Serializer<unknown> = {
   deserialize: (bytes) => JSON.parse(bytes.toString('utf8')) as unknown,
 };
 
+/**
+ * JSON, parsed once per stored buffer: a near-cache hit hands the deserializer the same buffer
+ * each time, so it gets the object parsed the first time instead of a new parse (a 2 KB session
+ * record costs microseconds to parse, on every hit). Every caller then shares that object:
+ * treat values read through it as immutable.
+ */
+export function memoizedJsonSerializer(): Serializer<unknown> {
+  const parsed = new WeakMap<Buffer, unknown>();
+  return {
+    serialize: (value) => jsonSerializer.serialize(value),
+    deserialize(bytes) {
+      if (parsed.has(bytes)) return parsed.get(bytes);
+      const value = jsonSerializer.deserialize(bytes);
+      parsed.set(bytes, value);
+      return value;
+    },
+  };
+}
+
 /** Strings pass through as UTF-8. */
 export const stringSerializer: Serializer<string> = {
   serialize: (value) => Buffer.from(value, 'utf8'),

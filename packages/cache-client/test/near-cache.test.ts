@@ -70,6 +70,21 @@ describe('near cache', () => {
     expect(client.nearCache).toMatchObject({ live: true, entries: 1, hits: 2, misses: 1 });
   });
 
+  it('should peek only at what it holds while live, without a call or a counted miss', async () => {
+    await nearClient();
+    values.set('session:a', 'A');
+    values.set('other', 'O');
+    expect(client.peek('session:a')).toBeUndefined(); // not read yet: only get can tell
+    expect(await client.get('session:a')).toBe('A');
+    expect(client.peek('session:a')).toBe('A');
+    expect(client.peek('other')).toBeUndefined(); // not covered
+    expect(gets).toEqual(['session:a']);
+    expect(client.nearCache).toMatchObject({ hits: 1, misses: 1 });
+    streams[0]!.write({ sequence: 3, kind: 'HEARTBEAT' }); // a gap: no longer live
+    await sleep(50);
+    expect(client.peek('session:a')).toBeUndefined();
+  });
+
   it('should drop a key when its change is announced', async () => {
     await nearClient();
     values.set('session:a', 'old');

@@ -1,6 +1,6 @@
 import type Koa from 'koa';
 import { createHttpApp, notFound, type ReadinessCheck } from '@sp/platform';
-import { routeTable } from './router.js';
+import { parameterRoutes, routeTable } from './router.js';
 import { createAuthServices, type AuthDeps } from './services.js';
 
 /**
@@ -18,6 +18,7 @@ export function createAuthApp(deps: AuthDeps): Koa {
   const services = createAuthServices(deps);
   const app = createHttpApp({ logger: deps.logger, registry: deps.registry, proxy: deps.settings.proxyHops > 0, headers: SECURITY_HEADERS, routes: routeTable(services) });
   app.maxIpsCount = deps.settings.proxyHops;
+  app.use(parameterRoutes(services));
   app.use(() => {
     throw notFound();
   });

@@ -7,6 +7,8 @@ import type { AuthConfig } from './config.js';
 export interface AuthRuntime {
   logger: Logger;
   registry: Registry;
+  /** The clock, Unix ms (Date.now unless a test moves time itself). */
+  now?: () => number;
 }
 
 export interface Auth {

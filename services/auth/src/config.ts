@@ -83,6 +83,13 @@ export interface SessionLifetimes {
   maxSeconds: number;
   /** GET /auth renews the access token when it has less than this left (at most half its lifespan). */
   renewBeforeSeconds: number;
+  /**
+   * Most sessions a replica holds in its near cache (kept fresh by the cache service's
+   * invalidations); 0 turns the near cache off: every GET /auth reads the cache service.
+   */
+  nearCacheEntries: number;
+  /** Most live sessions of one user; a login past it ends the user's oldest. */
+  maxPerUser: number;
 }
 
 export interface OidcSettings {
@@ -102,6 +109,8 @@ export interface OidcSettings {
   stateTtlSeconds: number;
   /** Upper bound of one call to the identity provider. */
   timeoutMs: number;
+  /** Oldest back-channel Logout Token accepted (by its `iat`), in seconds. */
+  backchannelLogoutMaxAgeSeconds: number;
 }
 
 export interface AuthConfig {
@@ -113,8 +122,6 @@ export interface AuthConfig {
   allowedRedirects: RedirectAllowlist;
   /** Trust X-Forwarded-For from this many proxy hops (0: use the peer address). */
   proxyHops: number;
-  /** How long a replica answers /auth from memory for a token it read (0: always ask the cache service). */
-  sessionCacheMs: number;
   /** Processes serving the ports (node:cluster workers); 1: the process itself, no cluster. */
   workers: number;
   session: SessionLifetimes;
@@ -158,8 +165,9 @@ const schema = {
     .optional(),
   Auth__TrustProxy: env.bool(false),
   Auth__ProxyHops: env.positiveInt(1),
-  Auth__SessionCacheMs: z.coerce.number().int().min(0).max(60_000).default(1000),
   Auth__Workers: z.coerce.number().int().min(1).max(64).default(1),
+  Auth__SessionNearCacheEntries: z.coerce.number().int().min(0).max(1_000_000).default(10_000),
+  Auth__MaxSessionsPerUser: z.coerce.number().int().min(1).max(100).default(10),
   Auth__SessionIdleSeconds: env.positiveInt(1800),
   Auth__SessionMaxSeconds: env.positiveInt(36_000),
   Auth__SessionRenewBeforeSeconds: env.positiveInt(60),
@@ -181,6 +189,7 @@ const schema = {
   Oidc__AdminCredentials__Password: env.string(),
   Oidc__StateTtlSeconds: env.positiveInt(300),
   Oidc__TimeoutMs: env.positiveInt(5000),
+  Oidc__BackchannelLogoutMaxAgeSeconds: z.coerce.number().int().min(1).max(3600).default(120),
   IGNORE_SSL_CERT_VALIDATION: env.bool(false),
   ASPNETCORE_ENVIRONMENT: env.string().optional(),
   NODE_ENV: env.string().optional(),
@@ -296,6 +305,7 @@ function oidcSettings(vars: Vars, mode: AuthConfig['environment']): OidcSettings
     ignoreCertificateErrors: vars.IGNORE_SSL_CERT_VALIDATION && mode !== 'Production',
     stateTtlSeconds: vars.Oidc__StateTtlSeconds,
     timeoutMs: vars.Oidc__TimeoutMs,
+    backchannelLogoutMaxAgeSeconds: vars.Oidc__BackchannelLogoutMaxAgeSeconds,
   };
 }
 
@@ -328,6 +338,8 @@ export function loadConfig(environment: Env = process.env): AuthConfig {
   const vars = parseEnv(schema, environment, crossCheck);
   const mode = environmentOf(vars);
   const warnings = warningsOf(vars);
+  // Set by deployments of earlier versions: sessions are now answered from the near cache.
+  if ((environment.Auth__SessionCacheMs ?? '') !== '') warnings.push('Auth__SessionCacheMs is no longer used: sessions are read through the near cache (Auth__SessionNearCacheEntries)');
   const supported = vars.Auth__SupportedLocales.includes(vars.Auth__DefaultLocale) ? vars.Auth__SupportedLocales : [vars.Auth__DefaultLocale, ...vars.Auth__SupportedLocales];
   return {
     port: vars.Auth__Port,
@@ -336,9 +348,14 @@ export function loadConfig(environment: Env = process.env): AuthConfig {
     publicBaseUrl: (vars.Auth__PublicBaseUrl ?? `https://localhost:${vars.Auth__Port}`).replace(/\/+$/, ''),
     allowedRedirects: vars.Auth__AllowedRedirectUris ?? parseAllowlist([]),
     proxyHops: vars.Auth__TrustProxy ? vars.Auth__ProxyHops : 0,
-    sessionCacheMs: vars.Auth__SessionCacheMs,
     workers: vars.Auth__Workers,
-    session: { idleSeconds: vars.Auth__SessionIdleSeconds, maxSeconds: vars.Auth__SessionMaxSeconds, renewBeforeSeconds: vars.Auth__SessionRenewBeforeSeconds },
+    session: {
+      idleSeconds: vars.Auth__SessionIdleSeconds,
+      maxSeconds: vars.Auth__SessionMaxSeconds,
+      renewBeforeSeconds: vars.Auth__SessionRenewBeforeSeconds,
+      nearCacheEntries: vars.Auth__SessionNearCacheEntries,
+      maxPerUser: vars.Auth__MaxSessionsPerUser,
+    },
     environment: mode,
     tls: vars.Tls__CertPath !== undefined && vars.Tls__KeyPath !== undefined ? { certPath: vars.Tls__CertPath, keyPath: vars.Tls__KeyPath } : undefined,
     tlsTerminatedUpstream: vars.Tls__TerminatedUpstream,

@@ -12,12 +12,13 @@ export type ForwardAuthDeps = Pick<AuthServices, 'tokens' | 'sessions' | 'now'>;
  * oauth2-proxy's): 200 with `Authorization: Bearer <access token>` when the TokenId cookie maps
  * to a live session, 401 otherwise; the session's access token is renewed before it expires
  * (503 when it has expired and cannot be renewed now). The hot path of every authenticated
- * request: one cache read, or none for a token this replica read a moment ago.
+ * request: no cache call for a session the near cache holds, one read otherwise.
  */
 export function forwardAuth(deps: ForwardAuthDeps): Koa.Middleware {
-  // The header value of each record this replica remembers, built once: GET /auth runs on every
+  // The header value of each record the near cache holds, built once: GET /auth runs on every
   // authenticated request, and the ~1.4 KB string would otherwise be built and scanned each time.
-  // Keyed by the record object, so it goes when the token store forgets the record.
+  // Keyed by the record object (one per stored buffer: memoizedJsonSerializer), so it goes when
+  // the near cache drops the record.
   const headerValues = new WeakMap<TokenRecord, string>();
   const authorization = (record: TokenRecord): string => {
     let value = headerValues.get(record);
@@ -33,7 +34,7 @@ export function forwardAuth(deps: ForwardAuthDeps): Koa.Middleware {
     if (record === undefined || record.expiresAtMs <= deps.now()) throw unauthorized();
     grant(ctx, record);
   };
-  // A token this replica remembers and that is not yet due for renewal is answered synchronously:
+  // A session the near cache holds and that is not yet due for renewal is answered synchronously:
   // no promise, no await on the path that most requests take (bench/auth.bench.ts). `renewAtMs`
   // never lies past the token's expiry, so this one comparison is also the expiry check.
   return (ctx) => {

@@ -19,6 +19,8 @@ export interface LoginTokens {
   locale: string | undefined;
   /** The names of the user's groups (`groups` claim of the ID token; empty without one). */
   groups: string[];
+  /** `sid` claim: the provider's session, as a back-channel logout names it. */
+  idpSessionId?: string | undefined;
 }
 
 /** What a refresh grant brings: a new access token and, when the provider rotates it, a new refresh token. */
@@ -64,6 +66,8 @@ export interface IdentityProvider {
   refresh(refreshToken: string): Promise<RenewedTokens>;
   /** Revokes a refresh token (ends the Keycloak session). */
   revoke(refreshToken: string): Promise<void>;
+  /** Where the provider publishes its signing keys (discovery's `jwks_uri`): logout tokens are checked against them. */
+  jwksUri(): Promise<URL>;
   /** Readiness: fetches the discovery document. */
   check(): Promise<void>;
 }

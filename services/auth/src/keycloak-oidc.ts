@@ -50,6 +50,7 @@ function toLoginTokens(grant: Grant, requestedAtMs: number): LoginTokens {
     phoneNumber: typeof claims.phone_number === 'string' ? claims.phone_number : undefined,
     locale: typeof claims.locale === 'string' ? claims.locale : undefined,
     groups: Array.isArray(claims.groups) ? claims.groups.filter((group): group is string => typeof group === 'string') : [],
+    idpSessionId: typeof claims.sid === 'string' ? claims.sid : undefined,
   };
 }
 
@@ -59,7 +60,8 @@ function toLoginTokens(grant: Grant, requestedAtMs: number): LoginTokens {
  * the client secret. openid-client refuses plain-HTTP issuers; `allowInsecureRequests` is set
  * only when the configuration allows it (a loopback http URL, or outside Production).
  */
-export function createKeycloakOidc(settings: OidcSettings, options: { fetch: IdpFetch; redirectUri: string }): IdentityProvider {
+export function createKeycloakOidc(settings: OidcSettings, options: { fetch: IdpFetch; redirectUri: string; now?: () => number }): IdentityProvider {
+  const now = options.now ?? Date.now;
   let configuration: Promise<oidc.Configuration> | undefined;
 
   const discover = (): Promise<oidc.Configuration> => {
@@ -88,7 +90,7 @@ export function createKeycloakOidc(settings: OidcSettings, options: { fetch: Idp
     },
     async exchangeCode(callback) {
       try {
-        const requestedAtMs = Date.now();
+        const requestedAtMs = now();
         const grant = await oidc.authorizationCodeGrant(await discover(), callback.callbackUrl, {
           pkceCodeVerifier: callback.codeVerifier,
           expectedState: callback.state,
@@ -102,7 +104,7 @@ export function createKeycloakOidc(settings: OidcSettings, options: { fetch: Idp
     },
     async verifiedPhoneGrant(username) {
       try {
-        const requestedAtMs = Date.now();
+        const requestedAtMs = now();
         // grant_type=password without a password: the client's direct grant flow asks for none.
         return toLoginTokens(await oidc.genericGrantRequest(await discover(), 'password', { username, scope: 'openid' }), requestedAtMs);
       } catch (err) {
@@ -113,7 +115,7 @@ export function createKeycloakOidc(settings: OidcSettings, options: { fetch: Idp
     },
     async refresh(refreshToken) {
       try {
-        const requestedAtMs = Date.now();
+        const requestedAtMs = now();
         return toRenewedTokens(await oidc.refreshTokenGrant(await discover(), refreshToken), requestedAtMs);
       } catch (err) {
         throw fromRefreshError(err);
@@ -125,6 +127,11 @@ export function createKeycloakOidc(settings: OidcSettings, options: { fetch: Idp
       } catch (err) {
         throw fromOidcError(err);
       }
+    },
+    async jwksUri() {
+      const uri = (await discover()).serverMetadata().jwks_uri;
+      if (uri === undefined) throw badGateway('identity provider', new Error('its discovery document names no jwks_uri'));
+      return new URL(uri);
     },
     async check() {
       const response = await options.fetch(`${settings.issuer}/.well-known/openid-configuration`);

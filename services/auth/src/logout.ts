@@ -3,7 +3,7 @@ import { clearedSessionCookie, readSessionCookie } from './session-cookie.js';
 import type { AuthServices } from './services.js';
 
 /** What logout uses. */
-export type LogoutDeps = Pick<AuthServices, 'sessions' | 'identityProvider' | 'logger'>;
+export type LogoutDeps = Pick<AuthServices, 'userSessions'>;
 
 /**
  * POST /logout: removes the session (after a renewal in progress, which would write it back), revokes its refresh token at Keycloak (which ends the
@@ -12,10 +12,7 @@ export type LogoutDeps = Pick<AuthServices, 'sessions' | 'identityProvider' | 'l
  */
 export function logout(deps: LogoutDeps): Koa.Middleware {
   return async (ctx) => {
-    const record = await deps.sessions.end(readSessionCookie(ctx.headers));
-    if (record?.refreshToken !== undefined) {
-      await deps.identityProvider.revoke(record.refreshToken).catch((err: unknown) => deps.logger.warn({ err }, 'token revocation at logout failed'));
-    }
+    await deps.userSessions.end(readSessionCookie(ctx.headers), { revoke: true, reason: 'logout' });
     ctx.append('Set-Cookie', clearedSessionCookie());
     ctx.status = 204;
   };

@@ -1,4 +1,5 @@
 import type Koa from 'koa';
+import { Router } from '@koa/router';
 import { byMethod } from '@sp/platform';
 import { forwardAuth } from './forward-auth.js';
 import { startLogin } from './login.js';
@@ -6,13 +7,16 @@ import { logout } from './logout.js';
 import { finishLogin } from './oidc-redirect.js';
 import { requestOtp } from './otp-request.js';
 import { verifyOtp } from './otp-verify.js';
+import { backchannelLogout } from './backchannel-logout.js';
 import type { AuthServices } from './services.js';
+import { endSession, endSessions } from './sessions-end.js';
+import { listSessions } from './sessions-list.js';
 
 /**
- * Every route of the API (openapi.yaml) by its exact path; paths are case-sensitive. The API has
- * six fixed paths and no parameters, so the platform's front middleware dispatches them with one
- * map lookup: a pattern router buys nothing here, and GET /auth runs on every authenticated
- * request of the platform (`make bench` measures it against bare Koa).
+ * Every fixed route of the API (openapi.yaml) by its exact path; paths are case-sensitive. The
+ * platform's front middleware dispatches them with one map lookup: GET /auth runs on every
+ * authenticated request of the platform (`make bench` measures it against bare Koa). The one path
+ * with a parameter goes to `parameterRoutes`.
  */
 export function routeTable(s: AuthServices): ReadonlyMap<string, Koa.Middleware> {
   return new Map([
@@ -22,5 +26,14 @@ export function routeTable(s: AuthServices): ReadonlyMap<string, Koa.Middleware>
     ['/redirect', byMethod({ GET: finishLogin(s) })],
     ['/auth', byMethod({ GET: forwardAuth(s) })],
     ['/logout', byMethod({ POST: logout(s) })],
+    ['/sessions', byMethod({ GET: listSessions(s), DELETE: endSessions(s) })],
+    ['/backchannel-logout', byMethod({ POST: backchannelLogout(s) })],
   ]);
+}
+
+/** The routes with a path parameter, after the fixed ones: `/sessions/{id}`. */
+export function parameterRoutes(s: AuthServices): Koa.Middleware {
+  const router = new Router({ sensitive: true, strict: true });
+  router.all('/sessions/:id', byMethod({ DELETE: endSession(s) }));
+  return router.routes() as Koa.Middleware;
 }

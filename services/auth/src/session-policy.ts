@@ -2,8 +2,8 @@ import type { SessionLifetimes } from './config.js';
 import type { RenewedTokens } from './identity-provider.js';
 import type { TokenRecord } from './token-store.js';
 
-/** Who logged in: the part of a session record that no renewal changes. */
-export type SessionOwner = Pick<TokenRecord, 'subject' | 'phoneNumber'>;
+/** Who logged in, from where: the part of a session record that no renewal changes. */
+export type SessionOwner = Pick<TokenRecord, 'subject' | 'phoneNumber' | 'sessionId' | 'ip' | 'userAgent' | 'idpSessionId'>;
 
 /**
  * The session lifetimes as arithmetic on a TokenRecord (README "Sessions"). A session lives in
@@ -41,7 +41,7 @@ export const touchIntervalMs = (idleMs: number): number => Math.min(60_000, Math
  */
 const EXPIRY_MARGIN_MS = 2000;
 
-export function createSessionPolicy(lifetimes: SessionLifetimes): SessionPolicy {
+export function createSessionPolicy(lifetimes: Pick<SessionLifetimes, 'idleSeconds' | 'maxSeconds' | 'renewBeforeSeconds'>): SessionPolicy {
   const idleMs = lifetimes.idleSeconds * 1000;
   const maxMs = lifetimes.maxSeconds * 1000;
   const touchMs = touchIntervalMs(idleMs);
@@ -71,7 +71,7 @@ export function createSessionPolicy(lifetimes: SessionLifetimes): SessionPolicy 
   };
 
   return {
-    start: (owner, tokens, now) => withRenewAt({ ...owner, ...tokenFields(tokens, now), sessionEndsAtMs: now + maxMs, lastSeenAtMs: now }),
+    start: (owner, tokens, now) => withRenewAt({ ...owner, ...tokenFields(tokens, now), createdAtMs: now, sessionEndsAtMs: now + maxMs, lastSeenAtMs: now }),
     renewed(record, tokens, now) {
       const next: Omit<TokenRecord, 'renewAtMs'> = { ...record, ...tokenFields(tokens, now, record.refreshToken), lastSeenAtMs: now };
       // The previous refresh token's expiry does not carry over to a new one that states none.

@@ -24,6 +24,18 @@ export interface TokenRecord {
   lastSeenAtMs: number;
   /** From then on GET /auth renews the token or writes the use back; never after `expiresAtMs`. */
   renewAtMs: number;
+  /**
+   * The session's public id (GET /sessions, DELETE /sessions/{id}): 128 random bits, base64url.
+   * Never the token id, which is the bearer credential. Absent in records of earlier versions.
+   */
+  sessionId?: string;
+  /** When the login happened. */
+  createdAtMs?: number;
+  /** The client IP and User-Agent of the login, shown to the user in GET /sessions. */
+  ip?: string;
+  userAgent?: string;
+  /** Keycloak's session id (`sid` of the ID token): what a back-channel logout names. */
+  idpSessionId?: string;
 }
 
 /** 256 random bits, base64url: 43 characters. */
@@ -34,6 +46,11 @@ export const isTokenId = (value: string | undefined): value is string => value !
 
 export function newTokenId(): string {
   return randomBytes(32).toString('base64url');
+}
+
+/** 128 random bits, base64url: 22 characters. */
+export function newSessionId(): string {
+  return randomBytes(16).toString('base64url');
 }
 
 // A record without the session fields (written before sessions were renewed) is not one: that
@@ -50,15 +67,15 @@ export interface TokenStore {
   /** The live record of a token id; undefined for a malformed, unknown or expired one. */
   get(tokenId: string | undefined): Promise<TokenRecord | undefined>;
   /**
-   * The record this replica remembers for a token id (see `localTtlMs`), without asking the cache
-   * service: undefined when it remembers none, and then only `get` can tell.
+   * The record this replica's near cache holds for a token id, without a call or a promise:
+   * undefined when it holds none (or is not live), and then only `get` can tell.
    */
   recall(tokenId: string | undefined): TokenRecord | undefined;
-  /** The record in the cache service, past this replica's memory (which it then updates). */
+  /** The record as `get` reads it, for a token id known to be well formed. */
   read(tokenId: string): Promise<TokenRecord | undefined>;
   /**
-   * Overwrites the record of an existing token id for `ttlMs`, here and in the cache service. A
-   * write that meets this replica's removal of the same token id is removed again.
+   * Overwrites the record of an existing token id for `ttlMs`. A write that meets this replica's
+   * removal of the same token id is removed again.
    */
   replace(tokenId: string, record: TokenRecord, ttlMs: number): Promise<void>;
   /**
@@ -69,14 +86,8 @@ export interface TokenStore {
 }
 
 export interface TokenStoreOptions {
-  /**
-   * How long this replica may answer from its own memory a token it read from the cache service
-   * (0: never). A logout through another replica takes effect here within this time; through this
-   * replica, at once. Never past the token's own expiry.
-   */
-  localTtlMs: number;
-  /** Most tokens remembered locally; past it, the one remembered longest ago is forgotten. */
-  localMax?: number;
+  /** Most token ids marked as removed at once (the oldest mark goes first). Default 10,000. */
+  removedMax?: number;
   /**
    * How long this replica keeps answering a token id it removed as unknown, whatever a read that
    * was under way at the time or a late write brings back: longer than any one call to the cache
@@ -86,86 +97,53 @@ export interface TokenStoreOptions {
   now?: () => number;
 }
 
-interface Remembered {
-  record: TokenRecord;
-  /** When this replica stops answering it from memory, on the local clock. */
-  untilMs: number;
-}
+/** Where sessions live in the cache service: `token:{tokenId}` (the near cache covers this prefix). */
+export const SESSION_KEY_PREFIX = 'token:';
 
 /**
- * Tokens in the cache service under `token:{tokenId}`; a malformed id never reaches the cache.
- * Reads are remembered locally for a moment (`localTtlMs`), because every request behind the
- * ingress asks /auth and one page load sends a burst of them: without it each of them costs a
- * gRPC round trip to the cache service, which is most of the hot path's time (bench/auth.bench.ts).
- * Only live tokens are remembered, so a new session is never refused for having been looked up.
+ * Sessions in the cache service under `token:{tokenId}`; a malformed id never reaches the cache.
+ * The cache client's near cache (adapters.ts) answers a session it read from memory for as long
+ * as the cache service's invalidation stream vouches for it: a change or removal through any
+ * replica drops it within milliseconds, and while the stream is down every read goes through.
+ * That is what lets every authenticated request's GET /auth skip the gRPC round trip
+ * (bench/auth.bench.ts) without answering for a session that has ended elsewhere.
  *
  * A token id removed here (logout) is marked as removed before anything else happens, and stays
- * marked for `removedTtlMs`: a GET /auth that read the record from the cache service while the
- * logout was removing it would otherwise put it back into this replica's memory, which would then
- * answer 200 for up to `localTtlMs` after the logout's 204. Token ids are never reused, so the mark
- * can only ever refuse a session that has ended.
+ * marked for `removedTtlMs`: a GET /auth that read the record while the logout was removing it
+ * would otherwise put it back into the near cache (the read may reach the service before the
+ * removal and come back after it), and this replica would answer 200 after the logout's 204 until
+ * the removal's invalidation arrived. Token ids are never reused, so the mark can only ever
+ * refuse a session that has ended.
  */
-export function createTokenStore(cache: CacheClient<unknown>, options: TokenStoreOptions = { localTtlMs: 0 }): TokenStore {
-  const now = options.now ?? Date.now;
-  // Local entries age by a monotonic clock (a wall-clock step must not stretch them), or by the
-  // injected clock in tests.
+export function createTokenStore(cache: CacheClient<unknown>, options: TokenStoreOptions = {}): TokenStore {
+  // Marks age by a monotonic clock (a wall-clock step must not shorten them), or by the injected
+  // clock in tests.
   const localNow = options.now ?? (() => performance.now());
-  const localMax = options.localMax ?? 10_000;
-  // A plain Map in insertion order rather than an LRU: entries live at most localTtlMs, so the
-  // order they were read in is close enough to the order they are used in, and a lookup is one
-  // Map read and one clock read on the path of every authenticated request.
-  const local = new Map<string, Remembered>();
+  const removedMax = options.removedMax ?? 10_000;
   const removedTtlMs = options.removedTtlMs ?? 60_000;
   /** Token ids removed here, with when their mark expires (local clock), oldest first. */
   const removed = new Map<string, number>();
-  const key = (tokenId: string): string => `token:${tokenId}`;
+  const key = (tokenId: string): string => `${SESSION_KEY_PREFIX}${tokenId}`;
   const valid = isTokenId;
 
   const markRemoved = (tokenId: string): void => {
     const at = localNow();
     for (const [id, untilMs] of removed) {
-      if (untilMs > at && removed.size < localMax) break;
+      if (untilMs > at && removed.size < removedMax) break;
       removed.delete(id);
     }
     removed.delete(tokenId);
     removed.set(tokenId, at + removedTtlMs);
-    local.delete(tokenId);
   };
-  const wasRemoved = (tokenId: string): boolean => (removed.get(tokenId) ?? -Infinity) > localNow();
+  // Checked on every GET /auth: no marks (the usual case) costs one size read.
+  const wasRemoved = (tokenId: string): boolean => removed.size > 0 && (removed.get(tokenId) ?? -Infinity) > localNow();
+  const live = (tokenId: string, value: unknown): TokenRecord | undefined => (isTokenRecord(value) && !wasRemoved(tokenId) ? value : undefined);
 
-  const remember = (tokenId: string, record: TokenRecord): void => {
-    const ttl = Math.min(options.localTtlMs, record.expiresAtMs - now());
-    local.delete(tokenId);
-    if (ttl <= 0 || wasRemoved(tokenId)) return;
-    local.set(tokenId, { record, untilMs: localNow() + ttl });
-    if (local.size > localMax) local.delete(local.keys().next().value!);
-  };
+  // Only well-formed ids are ever stored, so any other string simply misses here.
+  const recall = (tokenId: string | undefined): TokenRecord | undefined => (tokenId === undefined ? undefined : live(tokenId, cache.peek(key(tokenId))));
 
-  // Only well-formed ids are ever remembered, so any other string simply misses here.
-  const recall = (tokenId: string | undefined): TokenRecord | undefined => {
-    if (tokenId === undefined) return undefined;
-    const entry = local.get(tokenId);
-    if (entry === undefined) return undefined;
-    if (entry.untilMs > localNow()) return entry.record;
-    local.delete(tokenId);
-    return undefined;
-  };
-
-  const read = async (tokenId: string): Promise<TokenRecord | undefined> => {
-    const value = await cache.get(key(tokenId));
-    // Checked after the read: a logout may have started while it was under way.
-    if (!isTokenRecord(value) || wasRemoved(tokenId)) {
-      local.delete(tokenId);
-      return undefined;
-    }
-    remember(tokenId, value);
-    return value;
-  };
-
-  const get = async (tokenId: string | undefined): Promise<TokenRecord | undefined> => {
-    if (!valid(tokenId)) return undefined;
-    return recall(tokenId) ?? read(tokenId);
-  };
+  // Checked after the read: a logout may have started while it was under way.
+  const read = async (tokenId: string): Promise<TokenRecord | undefined> => live(tokenId, await cache.get(key(tokenId)));
 
   return {
     async save(record, ttlMs) {
@@ -173,14 +151,13 @@ export function createTokenStore(cache: CacheClient<unknown>, options: TokenStor
       await cache.set(key(tokenId), record, ttlMs);
       return tokenId;
     },
-    get,
+    get: (tokenId) => (valid(tokenId) ? read(tokenId) : Promise.resolve(undefined)),
     recall,
     read: (tokenId) => (valid(tokenId) ? read(tokenId) : Promise.resolve(undefined)),
     async replace(tokenId, record, ttlMs) {
       await cache.set(key(tokenId), record, ttlMs);
       // A renewal that outlived the logout's wait for it must not bring the session back.
       if (wasRemoved(tokenId)) await cache.remove(key(tokenId));
-      else remember(tokenId, record);
     },
     async remove(tokenId) {
       if (!valid(tokenId)) return undefined;

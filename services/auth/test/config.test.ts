@@ -60,7 +60,6 @@ describe('loadConfig', () => {
       managementPort: 9464,
       publicBaseUrl: 'https://localhost:5555',
       proxyHops: 0,
-      sessionCacheMs: 1000,
       environment: 'Production',
       tls: undefined,
       tlsTerminatedUpstream: true,
@@ -138,12 +137,19 @@ describe('loadConfig', () => {
   });
 
   it('should default the session lifetimes to Keycloak\'s own defaults and refuse an idle limit above the absolute one', () => {
-    expect(loadConfig(production).session).toEqual({ idleSeconds: 1800, maxSeconds: 36_000, renewBeforeSeconds: 60 });
-    expect(loadConfig({ ...production, Auth__SessionIdleSeconds: '600', Auth__SessionMaxSeconds: '3600', Auth__SessionRenewBeforeSeconds: '30' }).session).toEqual({
+    expect(loadConfig(production).session).toEqual({ idleSeconds: 1800, maxSeconds: 36_000, renewBeforeSeconds: 60, nearCacheEntries: 10_000, maxPerUser: 10 });
+    expect(
+      loadConfig({ ...production, Auth__SessionIdleSeconds: '600', Auth__SessionMaxSeconds: '3600', Auth__SessionRenewBeforeSeconds: '30', Auth__SessionNearCacheEntries: '0', Auth__MaxSessionsPerUser: '3' }).session,
+    ).toEqual({
       idleSeconds: 600,
       maxSeconds: 3600,
       renewBeforeSeconds: 30,
+      nearCacheEntries: 0,
+      maxPerUser: 3,
     });
+    expect(problemsOf({ ...production, Auth__MaxSessionsPerUser: '0' })).toEqual([expect.stringMatching(/^Auth__MaxSessionsPerUser: /)]);
+    // The local memory of earlier versions is gone: a deployment that still sets it is told so.
+    expect(loadConfig({ ...production, Auth__SessionCacheMs: '1000' }).warnings).toEqual([expect.stringContaining('Auth__SessionCacheMs is no longer used')]);
     expect(problemsOf({ ...production, Auth__SessionIdleSeconds: '7200', Auth__SessionMaxSeconds: '3600' })).toEqual(['Auth__SessionIdleSeconds: must not exceed Auth__SessionMaxSeconds (3600)']);
     expect(problemsOf({ ...production, Auth__SessionIdleSeconds: '0', Auth__SessionRenewBeforeSeconds: 'soon' })).toEqual([
       expect.stringMatching(/^Auth__SessionIdleSeconds: /),

@@ -29,8 +29,9 @@ describe('a flood of GET /login against the cache service sized as the platform 
     const { backend } = loadCacheConfig({ Cache__Capacity: '1000', Cache__Partitions: localCacheSizing.partitions });
     if (backend.kind !== 'memory') throw new Error('memory backend expected');
     cacheService = await startCacheService({ capacity: backend.capacity, partitions: backend.partitions });
-    // Development: POST /otp answers with the code. No local session memory: every /auth asks the cache.
-    auth = await startAuth(cacheService.address, { NODE_ENV: 'Development', Auth__SessionCacheMs: '0', Otp__MaxPerPhone: '1', Otp__MaxPerIp: '2' });
+    // Development: POST /otp answers with the code. A session the cache service evicted is dropped
+    // from the near cache too (its invalidation), so /auth tells whether the cache kept it.
+    auth = await startAuth(cacheService.address, { NODE_ENV: 'Development', Otp__MaxPerPhone: '1', Otp__MaxPerIp: '2' });
   });
 
   afterAll(async () => {

@@ -23,8 +23,8 @@ describe('logout against concurrent GET /auth on the same replica', () => {
 
   beforeAll(async () => {
     [cacheService, events] = await Promise.all([startCacheService(), collectEvents(['notifications'])]);
-    // The replica's memory as deployed (Auth__SessionCacheMs 1000): the window the refill opened.
-    auth = await startAuth(cacheService.address, { Otp__ResendCooldownSeconds: '0', Auth__SessionCacheMs: '1000' });
+    // The near cache as deployed: a read that overlapped the removal could refill it.
+    auth = await startAuth(cacheService.address, { Otp__ResendCooldownSeconds: '0' });
   });
 
   afterAll(async () => {
@@ -64,7 +64,7 @@ describe('logout against concurrent GET /auth on the same replica', () => {
         const cookie = await login(trial);
         const probes: Probe[] = [];
         let loggedOutAt = Infinity;
-        // Past the replica's memory window (1 s) after the 204: a refilled entry would show there.
+        // Well past the removal's invalidation after the 204: a refilled entry would show there.
         const stop = (): boolean => performance.now() > loggedOutAt + 1200;
         const loops = Array.from({ length: LOOPS }, () => probeUntil(cookie, stop, probes));
         while (probes.length < 20) await new Promise((resolve) => setImmediate(resolve));

@@ -19,14 +19,25 @@ describe('openapi.yaml', () => {
   });
 
   it('should document exactly the routes the service has', () => {
-    expect(operations.map(([name]) => name).sort()).toEqual(['GET /auth', 'GET /login', 'GET /redirect', 'POST /logout', 'POST /otp', 'POST /otp/verify']);
+    expect(operations.map(([name]) => name).sort()).toEqual([
+      'DELETE /sessions',
+      'DELETE /sessions/{id}',
+      'GET /auth',
+      'GET /login',
+      'GET /redirect',
+      'GET /sessions',
+      'POST /backchannel-logout',
+      'POST /logout',
+      'POST /otp',
+      'POST /otp/verify',
+    ]);
     // The factories only close over their services, so an empty object is enough to list the paths.
-    const paths = [...routeTable({} as AuthServices).keys()];
+    const paths = [...routeTable({} as AuthServices).keys(), '/sessions/{id}'];
     expect(paths.sort()).toEqual(Object.keys(openapi.paths).sort());
   });
 
   it('should state the same limits as the code', () => {
-    for (const name of ['POST /otp', 'POST /otp/verify']) {
+    for (const name of ['POST /otp', 'POST /otp/verify', 'POST /backchannel-logout']) {
       expect(operations.find(([candidate]) => candidate === name)![1].requestBody?.['x-max-body-bytes']).toBe(JSON_BODY_LIMIT_BYTES);
     }
     const login = operations.find(([name]) => name === 'GET /login')![1];

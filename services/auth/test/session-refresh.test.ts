@@ -7,6 +7,7 @@ import { cookieValue, type Reply } from './support/https-client.js';
 import { authClient, deleteUsersNamed, introspect, keycloakUrl, revokeAtKeycloak, userinfo } from './support/keycloak.js';
 import { newPhoneNumber } from './support/phones.js';
 import { startTcpProxy } from '../../../test/support/tcp-proxy.js';
+import { runningClock } from '../../../test/support/test-clock.js';
 
 /** The realm's client with 30 s access tokens; every other client keeps the realm's 5 minutes. */
 const shortLived = authClient('platform-auth-short-lived');
@@ -38,8 +39,8 @@ describe('sessions: the access token renewed behind the TokenId cookie, lifetime
     await deleteUsersNamed(phoneNumbers);
   });
 
-  async function start(overrides: Record<string, string> = {}): Promise<RunningAuth> {
-    const auth = await startAuth(cacheService.address, { Otp__ResendCooldownSeconds: '0', ...overrides });
+  async function start(overrides: Record<string, string> = {}, now?: () => number): Promise<RunningAuth> {
+    const auth = await startAuth(cacheService.address, { Otp__ResendCooldownSeconds: '0', ...overrides }, undefined, now);
     started.push(auth);
     return auth;
   }
@@ -69,7 +70,9 @@ describe('sessions: the access token renewed behind the TokenId cookie, lifetime
   it(
     'should keep answering 200 with a fresh, unexpired 30 s token over two minutes of use on two replicas, renewing once at a time',
     async () => {
-      const [a, b] = [await start(shortLivedEnvironment), await start(shortLivedEnvironment)];
+      // The replicas' clock, which the test moves past a token's life instead of waiting it out.
+      const clock = runningClock();
+      const [a, b] = [await start(shortLivedEnvironment, clock.now), await start(shortLivedEnvironment, clock.now)];
       const session = await login(a);
       const first = await liveToken(a, session.cookie);
       expect(expiryOf(first) - Date.now()).toBeLessThanOrEqual(30_000);
@@ -84,14 +87,16 @@ describe('sessions: the access token renewed behind the TokenId cookie, lifetime
           for (const token of await Promise.all([a, b, a, b].map((auth) => liveToken(auth, session.cookie)))) tokens.add(token);
         }
       };
-      const began = Date.now();
+      const began = clock.now();
       await use(45);
-      // Past a whole lifespan (and the few seconds a background renewal started by the last use may
-      // take) without use: the token has expired, and 20 requests at once on both replicas all wait
-      // for the same single renewal.
+      // Past a whole lifespan without use: the token has expired, and 20 requests at once on both
+      // replicas all wait for the same single renewal. A background renewal the last use may have
+      // started ends within Oidc__TimeoutMs (5 s): it is let finish, then the replicas' clock moves
+      // 33 s on (Keycloak's tokens keep their real times, so a served token is still checked live).
       const renewals = async (): Promise<number> => (await counterValue(a.registry, 'session_renewals_total')) + (await counterValue(b.registry, 'session_renewals_total'));
       expect(await renewals()).toBeGreaterThanOrEqual(2);
-      await sleep(33_000);
+      await sleep(5_000);
+      clock.advance(33_000);
       const before = await renewals();
       const burst = await Promise.all(Array.from({ length: 20 }, (_, i) => liveToken(i % 2 === 0 ? a : b, session.cookie)));
       expect(new Set(burst).size).toBe(1);
@@ -99,7 +104,7 @@ describe('sessions: the access token renewed behind the TokenId cookie, lifetime
       expect(tokens.has(burst[0]!)).toBe(false);
       tokens.add(burst[0]!);
       await use(45);
-      expect(Date.now() - began).toBeGreaterThanOrEqual(120_000);
+      expect(clock.now() - began).toBeGreaterThanOrEqual(120_000);
       // The last use may have started a background renewal: let it finish (it takes at most
       // Oidc__TimeoutMs), count the grants, and only then ask for the token it produced. A renewal
       // this last request may start in turn is not counted, and its token is not asked for.

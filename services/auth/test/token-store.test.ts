@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createCacheClient, jsonSerializer, type CacheClient } from '@sp/cache-client';
+import { createCacheClient, jsonSerializer, memoizedJsonSerializer, type CacheClient } from '@sp/cache-client';
+import { eventually } from '../../../test/support/eventually.js';
 import { startCacheService, type RunningCacheService } from '../../../test/support/cache-service.js';
-import { createTokenStore, type TokenRecord } from '../src/token-store.js';
+import { createTokenStore, SESSION_KEY_PREFIX, type TokenRecord } from '../src/token-store.js';
 
 describe('token store on the real cache service', () => {
   let cacheService: RunningCacheService;
@@ -43,50 +44,42 @@ describe('token store on the real cache service', () => {
     expect(await store.get('../token:x')).toBeUndefined();
   });
 
-  it('should let a replica answer from memory for at most its local TTL after a logout elsewhere', async () => {
-    const replicaA = createTokenStore(cache, { localTtlMs: 1000, now });
-    const replicaB = createTokenStore(cache, { localTtlMs: 1000, now });
-    const tokenId = await replicaA.save(record(60_000), 60_000);
-    expect(replicaB.recall(tokenId)).toBeUndefined(); // nothing read yet: only the cache service knows
-    expect(await replicaB.get(tokenId)).toBeDefined();
-    expect(replicaB.recall(tokenId)).toMatchObject({ subject: 'user-1' });
-    await replicaA.remove(tokenId);
-    expect(replicaA.recall(tokenId)).toBeUndefined();
-    expect(await replicaA.get(tokenId)).toBeUndefined(); // the replica that logged out: at once
-    expect(await replicaB.get(tokenId)).toBeDefined(); // the other: from memory, for now
-    clock += 1001;
-    expect(replicaB.recall(tokenId)).toBeUndefined();
-    expect(await replicaB.get(tokenId)).toBeUndefined();
+  it('should answer from the near cache until a removal through another replica, and drop it then within 100 ms', async () => {
+    const near = (): CacheClient<unknown> => createCacheClient<unknown>({ address: cacheService.address, nearCache: { prefixes: [SESSION_KEY_PREFIX] } }, memoizedJsonSerializer());
+    const [clientA, clientB] = [near(), near()];
+    try {
+      await Promise.all([clientA.nearCache!.whenLive(), clientB.nearCache!.whenLive()]);
+      const [replicaA, replicaB] = [createTokenStore(clientA, { now }), createTokenStore(clientB, { now })];
+      const tokenId = await replicaA.save(record(60_000), 60_000);
+      expect(replicaB.recall(tokenId)).toBeUndefined(); // nothing read yet: only the cache service knows
+      const read = await replicaB.get(tokenId);
+      expect(replicaB.recall(tokenId)).toBe(read); // the same object: parsed once
+      expect(replicaB.recall('../token:x')).toBeUndefined();
+      await replicaA.remove(tokenId);
+      expect(replicaA.recall(tokenId)).toBeUndefined();
+      expect(await replicaA.get(tokenId)).toBeUndefined(); // the replica that logged out: at once
+      const removedAt = performance.now();
+      await eventually(() => replicaB.recall(tokenId) === undefined, 1000, 'the removal seen by replica B');
+      expect(performance.now() - removedAt).toBeLessThan(100);
+      expect(await replicaB.get(tokenId)).toBeUndefined();
+    } finally {
+      clientA.close();
+      clientB.close();
+    }
   });
 
-  it('should never remember a token past its expiry, nor a token it did not find', async () => {
-    const replica = createTokenStore(cache, { localTtlMs: 1000, now });
-    const shortLived = await replica.save(record(300), 60_000);
-    expect(await replica.get(shortLived)).toBeDefined();
-    await cache.remove(`token:${shortLived}`);
-    clock += 301;
-    expect(await replica.get(shortLived)).toBeUndefined();
-    const unknown = 'B'.repeat(43);
-    expect(await replica.get(unknown)).toBeUndefined();
-    await cache.set(`token:${unknown}`, record(60_000), 60_000);
-    expect(await replica.get(unknown)).toBeDefined();
-  });
-
-  it('should remember at most localMax tokens, forgetting the one read longest ago', async () => {
-    const replica = createTokenStore(cache, { localTtlMs: 1000, localMax: 2, now });
-    const [first, second, third] = [await replica.save(record(60_000), 60_000), await replica.save(record(60_000), 60_000), await replica.save(record(60_000), 60_000)];
-    for (const tokenId of [first, second, third]) expect(await replica.get(tokenId)).toBeDefined();
-    expect(replica.recall(first)).toBeUndefined();
-    expect(replica.recall(second)).toBeDefined();
-    expect(replica.recall(third)).toBeDefined();
-    expect(await replica.get(first)).toBeDefined(); // still in the cache service: read again, and remembered again
-    expect(replica.recall(first)).toBeDefined();
-    expect(replica.recall(second)).toBeUndefined();
+  it('should read through, never from memory, while the near cache is not live', async () => {
+    const client = createCacheClient<unknown>({ address: cacheService.address, nearCache: { prefixes: [SESSION_KEY_PREFIX] } }, memoizedJsonSerializer());
+    client.close(); // never live again
+    const replica = createTokenStore(cache, { now });
+    const tokenId = await replica.save(record(60_000), 60_000);
+    const closedReplica = createTokenStore(client, { now });
+    expect(closedReplica.recall(tokenId)).toBeUndefined();
   });
 
   it('should never put a token back into memory once its removal has started, whatever reads were under way', async () => {
     for (let trial = 0; trial < 20; trial++) {
-      const replica = createTokenStore(cache, { localTtlMs: 60_000, now });
+      const replica = createTokenStore(cache, { now });
       const tokenId = await replica.save(record(60_000), 60_000);
       const before = replica.get(tokenId); // under way when the logout starts
       const removal = replica.remove(tokenId);
@@ -100,7 +93,7 @@ describe('token store on the real cache service', () => {
   });
 
   it('should remove again a renewal written back after the removal of its token, here and in the cache service', async () => {
-    const replica = createTokenStore(cache, { localTtlMs: 60_000, now });
+    const replica = createTokenStore(cache, { now });
     const tokenId = await replica.save(record(60_000), 60_000);
     await replica.remove(tokenId);
     await replica.replace(tokenId, record(60_000), 60_000);
@@ -108,8 +101,8 @@ describe('token store on the real cache service', () => {
     expect(await cache.get(`token:${tokenId}`)).toBeUndefined();
   });
 
-  it('should forget removed token ids after removedTtlMs, and keep at most localMax of them', async () => {
-    const replica = createTokenStore(cache, { localTtlMs: 60_000, removedTtlMs: 5000, localMax: 2, now });
+  it('should forget removed token ids after removedTtlMs, and keep at most removedMax of them', async () => {
+    const replica = createTokenStore(cache, { removedTtlMs: 5000, removedMax: 2, now });
     const ids = await Promise.all([1, 2, 3].map(() => replica.save(record(60_000), 60_000)));
     await replica.remove(ids[0]);
     // A late write of the first (the cache service's Set that timed out and landed after all).

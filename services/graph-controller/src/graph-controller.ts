@@ -4,13 +4,13 @@ import { createClaimIndex } from './claim-index.js';
 import { createClaimMemory } from './claim-memory.js';
 import type { GraphControllerConfig } from './config.js';
 import { createControllerMetrics } from './controller-metrics.js';
-import { serviceKey } from './desired-state.js';
+import { compareClaims, serviceKey, type GraphClaim } from './desired-state.js';
 import { createGraphRegistryClient, type GraphRegistry } from './graph-registry-client.js';
 import { PooledKubeConfig } from './kube-client.js';
-import { createKubeEventRecorder, type EventRecorder } from './kube-event-recorder.js';
+import { createBackgroundEvents, createKubeEventRecorder, type EventRecorder } from './kube-event-recorder.js';
 import { createLeaderElector } from './leader-elector.js';
 import { createKubeLeaseLock, type LeaseLock } from './lease-lock.js';
-import { createConfigMapOwnership, type OwnershipRecords } from './ownership-records.js';
+import { createConfigMapOwnership, type OwnedName, type OwnershipRecords } from './ownership-records.js';
 import { createReconciler, NotLeaderError } from './reconciler.js';
 import { createRegistryView } from './registry-view.js';
 import { createServiceInformer, type ServiceChange } from './service-informer.js';
@@ -30,7 +30,10 @@ export interface GraphControllerDeps {
   ownership?: OwnershipRecords;
   /** Bound for one Kubernetes API request (lists). */
   kubeTimeoutMs?: number;
-  /** Service keys reconciled at the same time (one of them is kept for changes while a resync runs). */
+  /**
+   * Service keys reconciled at the same time (one of them is kept for changes while a resync runs).
+   * More than the registry's 8 connections, so those stay busy while reconciles wait on other things.
+   */
   workers?: number;
   /** Passed to the watches (tests shorten it). */
   serverTimeoutSeconds?: () => number;
@@ -44,7 +47,13 @@ function adaptersOf(config: GraphControllerConfig, deps: GraphControllerDeps, ku
   const core = kubeConfig.makeApiClient(CoreV1Api);
   return {
     registry: deps.registry ?? createGraphRegistryClient({ baseUrl: config.registry.url, apiKey: config.registry.apiKey, timeoutMs: config.registry.timeoutMs }),
-    events: deps.events ?? createKubeEventRecorder({ api: core, component: COMPONENT, instance: election.identity, timeoutMs: 10_000, logger: deps.logger }),
+    events:
+      deps.events ??
+      createBackgroundEvents(createKubeEventRecorder({ api: core, component: COMPONENT, instance: election.identity, timeoutMs: 10_000, logger: deps.logger }), {
+        maxQueued: 1000,
+        concurrency: 2,
+        logger: deps.logger,
+      }),
     leaseLock:
       deps.leaseLock ??
       createKubeLeaseLock({
@@ -55,7 +64,8 @@ function adaptersOf(config: GraphControllerConfig, deps: GraphControllerDeps, ku
         timeoutMs: Math.max(1000, Math.floor(election.renewDeadlineMs / 2)),
       }),
     ownership:
-      deps.ownership ?? createConfigMapOwnership({ api: core, kubeConfig, namespace: election.leaseNamespace, prefix: election.leaseName, timeoutMs: 10_000 }),
+      deps.ownership ??
+      createConfigMapOwnership({ api: core, kubeConfig, namespace: election.leaseNamespace, prefix: election.leaseName, timeoutMs: 10_000, logger: deps.logger }),
   };
 }
 
@@ -98,6 +108,7 @@ export function createGraphController(config: GraphControllerConfig, deps: Graph
   let resyncTimer: NodeJS.Timeout | undefined;
   /** The ownership records joined the memory in this leadership term. */
   let recordsAdopted = false;
+  let informersSynced = false;
 
   const informer = createServiceInformer({
     kubeConfig,
@@ -111,7 +122,9 @@ export function createGraphController(config: GraphControllerConfig, deps: Graph
     onRestart: (reason) => metrics.watchRestarted(reason),
     onSynced: () => {
       logger.info({ namespaces: config.namespaces.length > 0 ? config.namespaces : 'all' }, 'informers synced');
+      informersSynced = true;
       queue.start();
+      if (elector.isLeader() && recordsAdopted) void recordWinners(); // else the leader's adoption does it next
     },
   });
 
@@ -159,7 +172,7 @@ export function createGraphController(config: GraphControllerConfig, deps: Graph
   });
 
   const queue = createWorkQueue({
-    concurrency: deps.workers ?? 8,
+    concurrency: deps.workers ?? 16,
     backoff: config.backoff,
     process: async (key: string, priority: Priority) => {
       if (!elector.isLeader()) return; // a new leader re-checks every key anyway
@@ -191,9 +204,32 @@ export function createGraphController(config: GraphControllerConfig, deps: Graph
     }
   }
 
+  /**
+   * The winner of every claimed name recorded at once, one write per shard, before the reconciles
+   * get to them: what each reconcile would record before its registry write, so they find their
+   * record written (a start of 10,000 names costs 64 writes, not 10,000). Needs every Service
+   * listed, and the records read in this term (so it writes over what it read, not over an
+   * adoption's list still under way); a failure leaves the records to the reconciles, one batch at
+   * a time.
+   */
+  async function recordWinners(): Promise<void> {
+    const winners = new Map<string, GraphClaim>();
+    for (const claim of claims.claims()) {
+      const other = winners.get(claim.name);
+      if (!other || compareClaims(claim, other) < 0) winners.set(claim.name, claim);
+    }
+    const records = [...winners].map(([name, claim]): [string, OwnedName] => [name, { service: claim.key, url: claim.url }]);
+    try {
+      if (elector.isLeader()) await adapters.ownership.ownAll(records);
+    } catch (err) {
+      logger.warn({ err, records: adapters.ownership.description }, 'could not record the names at once: each reconcile records its own');
+    }
+  }
+
   /** The leader re-checks every key in the background: the records adopted and the registry read (one request) first. */
   async function recheckAll(): Promise<void> {
     await adoptRecords();
+    if (informersSynced && recordsAdopted) void recordWinners();
     try {
       await view.refresh(term?.signal);
     } catch (err) {

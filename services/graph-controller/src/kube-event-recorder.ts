@@ -99,3 +99,54 @@ export function createKubeEventRecorder(options: KubeEventRecorderOptions): Even
     },
   };
 }
+
+export interface BackgroundEventsOptions {
+  /** Normal Events waiting at most; past it, new ones are dropped. */
+  maxQueued: number;
+  /** Normal Events written at once. */
+  concurrency: number;
+  logger: Logger;
+}
+
+/**
+ * Normal Events (`GraphRegistered`: they only inform) sent in the background, as client-go's
+ * recorder sends every Event: the registration does not wait for its Event, at most `concurrency`
+ * are written at once, and when `maxQueued` wait, new ones are dropped (client-go drops past
+ * 1,000 queued too; the number dropped is logged when the queue is empty again). So a start that
+ * registers 10,000 names does not also make 10,000 API server writes in the same minute. Warnings
+ * (an invalid annotation, a conflict) are rare and reported once each, so they are written at
+ * once and the caller learns whether they were.
+ */
+export function createBackgroundEvents(recorder: EventRecorder, options: BackgroundEventsOptions): EventRecorder {
+  const waiting: Array<Parameters<EventRecorder['record']>> = [];
+  let sending = 0;
+  let dropped = 0;
+
+  const pump = (): void => {
+    while (sending < options.concurrency && waiting.length > 0) {
+      const next = waiting.shift()!;
+      sending += 1;
+      void recorder.record(...next).finally(() => {
+        sending -= 1;
+        pump();
+      });
+    }
+    if (waiting.length === 0 && dropped > 0) {
+      options.logger.warn({ dropped }, 'Normal Events dropped: more were waiting than the queue holds');
+      dropped = 0;
+    }
+  };
+
+  return {
+    record(service, type, reason, message) {
+      if (type === 'Warning') return recorder.record(service, type, reason, message);
+      if (waiting.length >= options.maxQueued) {
+        dropped += 1;
+        return Promise.resolve(false);
+      }
+      waiting.push([service, type, reason, message]);
+      pump();
+      return Promise.resolve(true);
+    },
+  };
+}

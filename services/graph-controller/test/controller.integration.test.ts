@@ -149,6 +149,20 @@ describe('graph controller against the in-test API server (faults) and the real 
     expect(watches()).toBe(2); // the informer listed again and watches anew
   });
 
+  it('should record the names of a start in batches, not one ownership write per name (the request log)', async () => {
+    const count = 500;
+    api = await startFakeKubeApi();
+    for (let i = 0; i < count; i += 1) api.create('services', serviceObject({ name: `svc-${i}`, namespace: 'shop', annotations: graph(`g-${i}`) }));
+    running = startController({ kubeConfig: api.kubeConfig(), registryUrl: registry.url, apiKey: API_KEY });
+    await eventually(async () => (await store.dbsize()) === count, 20_000, 'all registered');
+    await running.controller.idle();
+    const recordWrites = api.requests.filter((request) => ['POST', 'PUT'].includes(request.method) && request.path.includes('/configmaps'));
+    // 64 shards: every winner is recorded at once when the informers have listed; the reconciles
+    // that ran before that add a few writes of their own. One write per name would be 500.
+    expect(recordWrites.length).toBeLessThanOrEqual(2 * 64);
+    expect(new Set(api.list('configmaps').map((map) => map.metadata.name)).size).toBeLessThanOrEqual(64);
+  });
+
   it('should watch only the configured namespaces', async () => {
     const { api } = await setUp({}, { namespaces: ['shop', 'billing'] });
     api.create('services', serviceObject({ name: 'orders', namespace: 'shop', annotations: graph('orders') }));

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +10,7 @@ import { startManagementServer } from '@sp/platform';
 import { Registry as PromRegistry } from 'prom-client';
 import { createGraphController } from '../src/graph-controller.js';
 import { PooledKubeConfig } from '../src/kube-client.js';
-import { RECORD_LABEL } from '../src/ownership-records.js';
+import { RECORD_LABEL, SHARD_LABEL } from '../src/ownership-records.js';
 import { adminKubeConfig, applyObjects, ensureNamespace, serviceAccountKubeConfig, startPrivateApiserver, uniqueName, type PrivateApiserver } from '../../../test/support/kube-apiserver.js';
 import { freePort, startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
 import { silentLogger } from '../../../test/support/silent-logger.js';
@@ -96,11 +97,15 @@ const annotate = async (namespace: string, name: string, annotations: Record<str
 const deleteService = (namespace: string, name: string) => core.deleteNamespacedService({ name, namespace });
 const events = async (namespace: string, reason: string): Promise<CoreV1Event[]> =>
   (await core.listNamespacedEvent({ namespace })).items.filter((event) => event.reason === reason);
-/** The ownership records in the cluster: graph name → what the record says. */
+/** The ownership records in the cluster (entries of the shards): graph name → what the record says. */
 const ownershipRecords = async (): Promise<Record<string, { service: string; url: string }>> => {
-  const { items } = await core.listNamespacedConfigMap({ namespace: CONTROLLER_NAMESPACE, labelSelector: `${RECORD_LABEL}=graph-controller` });
-  return Object.fromEntries(items.map((item) => [item.data!.name!, { service: item.data!.service!, url: item.data!.url! }]));
+  const { items } = await core.listNamespacedConfigMap({ namespace: CONTROLLER_NAMESPACE, labelSelector: `${RECORD_LABEL}=graph-controller,${SHARD_LABEL}` });
+  const entries = items.flatMap((item) => Object.entries(item.data ?? {}).map(([name, value]) => [name, JSON.parse(value) as { service: string; url: string }] as const));
+  return Object.fromEntries(entries.sort(([a], [b]) => (a < b ? -1 : 1)));
 };
+/** ConfigMaps carrying the records' label that are not shards (records of older versions). */
+const unshardedRecords = async (): Promise<string[]> =>
+  (await core.listNamespacedConfigMap({ namespace: CONTROLLER_NAMESPACE, labelSelector: `${RECORD_LABEL}=graph-controller,!${SHARD_LABEL}` })).items.map((item) => item.metadata!.name!);
 const handRegister = (name: string, url: string) =>
   fetch(`${registry.url}/${name}`, { method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'text/plain' }, body: url });
 
@@ -217,6 +222,27 @@ describe('graph controller against the real kube-apiserver, with the RBAC of k8s
     await recordIs('billing', urlOf('billing', shop!));
     await eventually(async () => JSON.stringify(await ownershipRecords()) === JSON.stringify({ billing: { service: `${shop}/billing`, url: urlOf('billing', shop!) } }), 3000, 'records moved');
     await expect(core.readNamespacedConfigMap({ name: 'graph-controller-registrations', namespace: CONTROLLER_NAMESPACE })).rejects.toMatchObject({ code: 404 });
+  });
+
+  it('should move the per-name records of the version before shards into shards, and delete them', async () => {
+    const [shop] = await namespaces(1);
+    await createService(shop!, 'billing', graph('billing'));
+    await handRegister('billing', urlOf('billing', shop!));
+    await handRegister('orders', urlOf('orders', shop!)); // registered by the older version, whose Service went while none ran
+    for (const [name, service] of [['orders', `${shop}/orders`], ['billing', `${shop}/billing`]] as const) {
+      await core.createNamespacedConfigMap({
+        namespace: CONTROLLER_NAMESPACE,
+        body: {
+          metadata: { name: `graph-controller-owns-${createHash('sha256').update(name).digest('hex').slice(0, 20)}`, labels: { [RECORD_LABEL]: 'graph-controller' } },
+          data: { name, service, url: urlOf(name, shop!) },
+        },
+      });
+    }
+    await leading([shop!]);
+    await recordIs('orders', undefined);
+    expect(await record('billing')).toBe(urlOf('billing', shop!));
+    await eventually(async () => JSON.stringify(await ownershipRecords()) === JSON.stringify({ billing: { service: `${shop}/billing`, url: urlOf('billing', shop!) } }), 3000, 'records moved');
+    await eventually(async () => (await unshardedRecords()).length === 0, 3000, 'old records deleted');
   });
 
   it('should register a change made during a resync before the resync has re-checked the other Services', async () => {

@@ -101,6 +101,10 @@ describe('reconciler', () => {
           owned.set(name, record);
           return Promise.resolve();
         },
+        ownAll: (entries) => {
+          for (const [name, record] of entries) owned.set(name, record);
+          return Promise.resolve();
+        },
         disown: (name) => Promise.resolve(void owned.delete(name)),
       },
       writeSignal: () => leader?.signal,

@@ -1,4 +1,5 @@
 export * from './app.js';
+export * from './graph-registry.js';
 export * from './config.js';
 export * from './graph-store.js';
 export * from './memory-graph-store.js';

@@ -3,7 +3,7 @@ import { notSynchronized } from './errors.js';
 import type { CheckoutSessionObject, ValidEvent } from './event-schemas.js';
 import type { Client, Plan } from './gateway.js';
 import type { CheckoutSessionDetails, InvoiceDetails } from './payment-provider.js';
-import type { ActionResult, PaymentActionDeps, PaymentEventAction } from './payment-event-actions.js';
+import type { ActionResult, PaymentActionDeps, PaymentEventAction } from './payment-action.js';
 import { processOnce } from './process-once.js';
 
 const PAID = new Set(['paid', 'no_payment_required']);

@@ -1,5 +1,5 @@
 import type { ObjectVersion } from './dedup-store.js';
-import type { PaymentActionDeps } from './payment-event-actions.js';
+import type { PaymentActionDeps } from './payment-action.js';
 import { defaultProcessOnceOptions, withClaim } from './process-once.js';
 
 /**

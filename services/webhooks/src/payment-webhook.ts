@@ -2,7 +2,8 @@ import type Koa from 'koa';
 import { jsonShape, readBody, toAppError } from '@sp/platform';
 import { livemodeMismatch, malformedEvent } from './errors.js';
 import { parseEnvelope, type Envelope } from './event-schemas.js';
-import { paymentEventActions, type PaymentActionDeps } from './payment-event-actions.js';
+import type { PaymentActionDeps } from './payment-action.js';
+import { paymentEventActions } from './payment-event-actions.js';
 import { processOnce } from './process-once.js';
 import type { WebhooksMetrics } from './webhooks-metrics.js';
 

@@ -1,6 +1,6 @@
 import type { DeletedObject, ValidEvent } from './event-schemas.js';
 import { orderOf, recordApplied, recordDeleted, withObjectVersion } from './object-order.js';
-import type { ActionResult, PaymentActionDeps, PaymentEventAction } from './payment-event-actions.js';
+import type { ActionResult, PaymentActionDeps, PaymentEventAction } from './payment-action.js';
 
 /** One conditional write: the event it is made for, and the version of the state it carries. */
 export interface VersionedWrite {

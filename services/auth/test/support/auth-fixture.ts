@@ -80,16 +80,17 @@ export function capturingLogger(lines: string[]): Logger {
 
 /**
  * The auth service as main.ts builds it (config from an environment, createAuth, the HTTPS
- * server and the management server) on free loopback ports, against the real dependencies.
+ * server and the management server) on free loopback ports, against the real dependencies;
+ * `now` replaces the service's clock (a test's manualClock or one ahead of the wall clock).
  */
-export async function startAuth(cacheAddress: string, overrides: Record<string, string> = {}, logger: Logger = silentLogger('auth')): Promise<RunningAuth> {
+export async function startAuth(cacheAddress: string, overrides: Record<string, string> = {}, logger: Logger = silentLogger('auth'), now?: () => number): Promise<RunningAuth> {
   const credentials = await testCertificate();
   const registry = createRegistry('auth');
   let config: AuthConfig | undefined;
   let auth: Auth | undefined;
   const { server, port } = await listenOnFreePort((candidate) => {
     config = loadConfig(testEnvironment(cacheAddress, { Auth__PublicBaseUrl: `https://127.0.0.1:${candidate}`, ...overrides }));
-    auth = createAuth(config, { logger, registry });
+    auth = createAuth(config, { logger, registry, ...(now === undefined ? {} : { now }) });
     return createAuthServer(auth.app, credentials);
   });
   const management: ManagementServer = await startManagementServer({ port: 0, host: '127.0.0.1', registry, readiness: auth!.readiness, logger });

@@ -1,12 +1,17 @@
 import { fileURLToPath } from 'node:url';
-import { headerValues, loadOpenApiContract } from '../../../../test/support/openapi-contract.js';
+import { headerValues, loadOpenApiContract, type OpenApiContract } from '../../../../test/support/openapi-contract.js';
 import type { Reply } from './https-client.js';
 
 export const openapiPath = fileURLToPath(new URL('../../openapi.yaml', import.meta.url));
 
-const contract = loadOpenApiContract<Reply>(openapiPath, {
+const contract: OpenApiContract<Reply> = loadOpenApiContract<Reply>(openapiPath, {
   id: 'urn:auth:openapi',
-  // Six fixed paths, no parameters: the default templateOf (a path is its own template) fits.
+  // Fixed paths are their own template; one path has a parameter.
+  templateOf: (path): string | undefined => {
+    const pathname = path.split('?')[0]!;
+    if (/^\/sessions\/[^/]+$/.test(pathname)) return '/sessions/{id}';
+    return Object.hasOwn(contract.document.paths, pathname) ? pathname : undefined;
+  },
   undocumented: (template) => (template === undefined ? { 404: 'NotFound' } : { 405: 'MethodNotAllowed' }),
   view: (reply) => ({
     status: reply.status,

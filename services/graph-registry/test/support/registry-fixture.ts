@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import { closeGracefully, createRegistry, type EventPublisher, listen, requestListener, startManagementServer, type ManagementServer, type Registry } from '@sp/platform';
-import { createGraphRegistryApp, createGraphStore, storeReadiness } from '../../src/app.js';
-import { createSchemaChecker, DEFAULT_SCHEMA_CHECKER, type SchemaCheckerOptions } from '../../src/schema-checker.js';
-import type { SchemaPublishing } from '../../src/schema-publisher.js';
+import { createGraphRegistry } from '../../src/graph-registry.js';
+import { DEFAULT_SCHEMA_CHECKER, type SchemaCheckerOptions } from '../../src/schema-checker.js';
+import { DEFAULT_SCHEMA_PUBLISHING, type SchemaPublishing } from '../../src/schema-publisher.js';
 import type { StoreConfig } from '../../src/config.js';
 import type { GraphStore } from '../../src/graph-store.js';
 import { silentLogger as quietLogger } from '../../../../test/support/silent-logger.js';
@@ -26,7 +26,7 @@ export interface RunningRegistry {
   close(): Promise<void>;
 }
 
-/** The registry as main.ts wires it (app, HTTP server, management server), on free loopback ports. */
+/** The registry from its root, createGraphRegistry, as main.ts serves it (HTTP server, management server), on free loopback ports. */
 export interface RegistryOptions {
   schemaChecks?: SchemaCheckerOptions;
   schemaPublishing?: SchemaPublishing;
@@ -35,20 +35,12 @@ export interface RegistryOptions {
 
 export async function startRegistry(store: StoreConfig, apiKeys: readonly string[] = [API_KEY, ROTATED_API_KEY], options: RegistryOptions = {}): Promise<RunningRegistry> {
   const registry = createRegistry('graph-registry');
-  const graphStore = createGraphStore(store, silentLogger);
-  const schemaChecker = createSchemaChecker(options.schemaChecks ?? DEFAULT_SCHEMA_CHECKER);
-  const app = createGraphRegistryApp({
-    store: graphStore,
-    schemaChecker,
-    ...(options.schemaPublishing === undefined ? {} : { schemaPublishing: options.schemaPublishing }),
-    ...(options.events === undefined ? {} : { events: options.events }),
-    apiKeys,
-    logger: silentLogger,
-    registry,
-  });
+  const settings = { store, apiKeys, schemaChecker: options.schemaChecks ?? DEFAULT_SCHEMA_CHECKER, schemaPublishing: options.schemaPublishing ?? DEFAULT_SCHEMA_PUBLISHING };
+  const graphRegistry = createGraphRegistry(settings, { logger: silentLogger, registry }, options.events === undefined ? {} : { events: options.events });
+  const { app, store: graphStore } = graphRegistry;
   const server = createServer(requestListener(app));
   const port = await listen(server, 0, '127.0.0.1');
-  const management = await startManagementServer({ port: 0, host: '127.0.0.1', registry, readiness: storeReadiness(graphStore), logger: silentLogger });
+  const management = await startManagementServer({ port: 0, host: '127.0.0.1', registry, readiness: graphRegistry.readiness, logger: silentLogger });
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     managementUrl: `http://127.0.0.1:${management.port}`,
@@ -59,8 +51,7 @@ export async function startRegistry(store: StoreConfig, apiKeys: readonly string
     close: async () => {
       await closeGracefully(server, 1000);
       await management.close();
-      await schemaChecker.close();
-      await graphStore.close();
+      await graphRegistry.close();
     },
   };
 }

@@ -7,20 +7,7 @@ const stripe = new Stripe('sk_test_4eC39HqLyjWDarjtT1zdp7dc');
 
 const uid = (): string => randomUUID().replace(/-/g, '').slice(0, 16);
 
-/** A Stripe event envelope, as Stripe sends it (API version of the library in use). */
-export function stripeEvent(type: string, object: Record<string, unknown>, id = `evt_test_${uid()}`): Record<string, unknown> {
-  return {
-    id,
-    object: 'event',
-    api_version: Stripe.API_VERSION,
-    created: Math.floor(Date.now() / 1000),
-    data: { object },
-    livemode: false,
-    pending_webhooks: 1,
-    request: { id: `req_${uid()}`, idempotency_key: randomUUID() },
-    type,
-  };
-}
+export { stripeEvent } from '../../../../test/support/stripe-event.js';
 
 /** The `Stripe-Signature` header for `payload`, signed with `secret` at `timestamp` (Unix seconds; now by default). */
 export function signStripe(payload: string, secret: string, timestamp = Math.floor(Date.now() / 1000)): string {

@@ -28,6 +28,12 @@ Oidc__ClientId: {{ .Values.oidc.clientId | quote }}
 Oidc__AdminCredentials__Username: {{ .Values.oidc.adminUsername | quote }}
 Oidc__StateTtlSeconds: {{ .Values.oidc.stateTtlSeconds | int64 | quote }}
 Oidc__TimeoutMs: {{ .Values.oidc.timeoutMs | int64 | quote }}
+Oidc__BackchannelLogoutMaxAgeSeconds: {{ .Values.oidc.backchannelLogoutMaxAgeSeconds | int64 | quote }}
+Auth__SessionIdleSeconds: {{ .Values.sessions.idleSeconds | int64 | quote }}
+Auth__SessionMaxSeconds: {{ .Values.sessions.maxSeconds | int64 | quote }}
+Auth__SessionRenewBeforeSeconds: {{ .Values.sessions.renewBeforeSeconds | int64 | quote }}
+Auth__SessionNearCacheEntries: {{ .Values.sessions.nearCacheEntries | int64 | quote }}
+Auth__MaxSessionsPerUser: {{ .Values.sessions.maxPerUser | int64 | quote }}
 IGNORE_SSL_CERT_VALIDATION: {{ .Values.ignoreSslCertValidation | quote }}
 MessageBroker__BrokerList: {{ join "," .Values.kafka.brokers | quote }}
 MessageBroker__NotificationsTopic: {{ .Values.kafka.notificationsTopic | quote }}

@@ -1,0 +1,67 @@
+import type Koa from 'koa';
+import { createKafkaPublisher, type EventPublisher, type Logger, type ReadinessCheck, type Registry } from '@sp/platform';
+import { createGraphRegistryApp, createGraphStore, storeReadiness } from './app.js';
+import type { GraphRegistryConfig } from './config.js';
+import type { GraphStore } from './graph-store.js';
+import { createSchemaChecker } from './schema-checker.js';
+
+export interface GraphRegistryRuntime {
+  logger: Logger;
+  registry: Registry;
+}
+
+/** Adapters a test brings itself instead of those the configuration names; the test closes them. */
+export interface GraphRegistryOverrides {
+  store?: GraphStore;
+  events?: EventPublisher;
+}
+
+export interface GraphRegistry {
+  /** The HTTP app, to be served (main.ts: the platform's serveHttp). */
+  app: Koa;
+  store: GraphStore;
+  /** What /readyz checks. */
+  readiness: ReadinessCheck[];
+  /** Stops the schema workers and closes the adapters it created (shutdown). */
+  close(): Promise<void>;
+}
+
+/** What the root reads of the configuration: the listeners are serveHttp's. */
+export type GraphRegistrySettings = Pick<GraphRegistryConfig, 'store' | 'apiKeys' | 'schemaChecker' | 'schemaPublishing' | 'brokers'>;
+
+/**
+ * The graph registry's composition root: the store and the Kafka publisher the configuration
+ * names (or a test's overrides), the schema checker's workers, and the HTTP app on them. main.ts
+ * and the tests both build the service through it.
+ */
+export function createGraphRegistry(config: GraphRegistrySettings, runtime: GraphRegistryRuntime, overrides: GraphRegistryOverrides = {}): GraphRegistry {
+  const { logger, registry } = runtime;
+  const store = overrides.store ?? createGraphStore(config.store, logger);
+  const schemaChecker = createSchemaChecker(config.schemaChecker);
+  // The broker is optional: lookups never need it, so it is not part of readiness either.
+  const ownEvents =
+    overrides.events !== undefined || config.brokers === undefined
+      ? undefined
+      : createKafkaPublisher({ brokers: config.brokers, clientId: 'graph-registry', source: '/subscription-platform/graph-registry', logger, registry });
+  const events = overrides.events ?? ownEvents;
+  if (events === undefined) logger.warn('MessageBroker__BrokerList is not set: schema versions are published without SchemaPublishedEvent');
+  const app = createGraphRegistryApp({
+    store,
+    schemaChecker,
+    schemaPublishing: config.schemaPublishing,
+    ...(events === undefined ? {} : { events }),
+    apiKeys: config.apiKeys,
+    logger,
+    registry,
+  });
+  return {
+    app,
+    store,
+    readiness: storeReadiness(store),
+    async close() {
+      await schemaChecker.close();
+      await ownEvents?.close();
+      if (overrides.store === undefined) await store.close();
+    },
+  };
+}
