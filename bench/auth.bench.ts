@@ -17,6 +17,7 @@
 // Results: bench/results/auth.json.
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
 import { createServer } from 'node:https';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -52,15 +53,22 @@ interface Figures extends LoadFigures {
   storeCpuMicrosPerRequest?: number;
 }
 
-/** Child side: the ceiling, a bare Koa app over HTTPS with the auth service's certificate and TLS floor. */
-function runBare(): void {
+/**
+ * Child side: the ceiling, a bare Koa app over HTTPS with the auth service's certificate and TLS
+ * floor; with `--node`, no Koa at all: node:https answering the header itself.
+ */
+function runBare(plainNode: boolean): void {
   const app = new Koa();
   const bearer = process.env.BEARER;
   app.use((ctx) => {
     if (bearer !== undefined) ctx.set('Authorization', bearer);
     ctx.body = bearer === undefined ? 'ok' : '';
   });
-  const server = createServer({ cert: readFileSync(process.env.CERT_PATH!), key: readFileSync(process.env.KEY_PATH!), minVersion: 'TLSv1.2' }, requestListener(app));
+  const answer = (_request: unknown, response: ServerResponse): void => {
+    if (bearer !== undefined) response.setHeader('Authorization', bearer);
+    response.end();
+  };
+  const server = createServer({ cert: readFileSync(process.env.CERT_PATH!), key: readFileSync(process.env.KEY_PATH!), minVersion: 'TLSv1.2' }, plainNode ? answer : requestListener(app));
   server.listen(Number(process.env.PORT), '127.0.0.1', () => process.stdout.write(`listening ${process.env.PORT}\n`));
   process.on('SIGTERM', () => server.close(() => process.exit(0)));
 }
@@ -79,7 +87,7 @@ function summarize(runs: Figures[]): Omit<Figures, 'non2xx' | 'errors' | 'reques
   return summary;
 }
 
-type TargetName = 'auth' | 'authWithoutLocalCache' | 'bare' | 'bareWithToken' | 'oauth2ProxyCookie' | 'oauth2ProxyRedis';
+type TargetName = 'auth' | 'authWithoutLocalCache' | 'authWorkers' | 'bare' | 'bareWithToken' | 'bareNodeWithToken' | 'oauth2ProxyCookie' | 'oauth2ProxyRedis';
 
 interface Target {
   name: TargetName;
@@ -96,10 +104,10 @@ interface Target {
 async function measure(target: Target): Promise<Figures> {
   if (target.liveCookie !== undefined) target.headers = { cookie: await target.liveCookie() };
   await load({ url: target.url, headers: target.headers, seconds: WARM_UP_SECONDS, connections: CONNECTIONS });
-  const cpu = cpuMicros(target.pid);
+  const cpu = treeCpuMicros(target.pid);
   const storeCpu = target.storePid === undefined ? 0 : cpuMicros(target.storePid);
   const figures: Figures = await load({ url: target.url, headers: target.headers, seconds: DURATION_SECONDS, connections: CONNECTIONS });
-  figures.serverCpuMicrosPerRequest = Number(((cpuMicros(target.pid) - cpu) / figures.requests).toFixed(1));
+  figures.serverCpuMicrosPerRequest = Number(((treeCpuMicros(target.pid) - cpu) / figures.requests).toFixed(1));
   if (target.storePid !== undefined) figures.storeCpuMicrosPerRequest = Number(((cpuMicros(target.storePid) - storeCpu) / figures.requests).toFixed(1));
   return figures;
 }
@@ -175,10 +183,10 @@ async function startAuthService(bench: Bench, env: Record<string, string> = {}):
   return { child, url };
 }
 
-async function startBare(bench: Bench, bearer?: string): Promise<{ child: ChildProcess; url: string }> {
+async function startBare(bench: Bench, bearer?: string, plainNode = false): Promise<{ child: ChildProcess; url: string }> {
   const port = await freePort();
   const env: Record<string, string> = { PORT: String(port), CERT_PATH: bench.certPath, KEY_PATH: bench.keyPath, ...(bearer === undefined ? {} : { BEARER: bearer }) };
-  const child = await startChild(process.execPath, [fileURLToPath(import.meta.url), '--bare'], env, /listening/);
+  const child = await startChild(process.execPath, [fileURLToPath(import.meta.url), '--bare', ...(plainNode ? ['--node'] : [])], env, /listening/);
   return { child, url: `https://127.0.0.1:${port}` };
 }
 
@@ -247,16 +255,20 @@ async function startPeers(bench: Bench, ca: string, runId: number, usersToDelete
 /** GET /auth beside its ceilings and (unless BENCH_PEERS=0) oauth2-proxy, in interleaved rounds. */
 async function forwardAuthRounds(bench: Bench, ctx: { authUrl: string; authPid: number; cachePid: number; session: Session; ca: string; runId: number; usersToDelete: string[]; children: ChildProcess[] }): Promise<Record<string, unknown>> {
   const { session } = ctx;
-  const uncached = await startAuthService(bench, { Auth__SessionCacheMs: '0' });
+  const uncached = await startAuthService(bench, { Auth__SessionNearCacheEntries: '0' });
   const bare = await startBare(bench);
   const bareWithToken = await startBare(bench, session.bearer);
-  ctx.children.push(uncached.child, bare.child, bareWithToken.child);
+  const bareNodeWithToken = await startBare(bench, session.bearer, true);
+  const workers = await startAuthService(bench, { Auth__Workers: '2' });
+  ctx.children.push(uncached.child, bare.child, bareWithToken.child, bareNodeWithToken.child, workers.child);
   const headers = { cookie: session.cookie };
   const targets: Target[] = [
     { name: 'auth', url: `${ctx.authUrl}/auth`, headers, pid: ctx.authPid, storePid: ctx.cachePid },
     { name: 'bare', url: `${bare.url}/auth`, headers, pid: bare.child.pid! },
     { name: 'authWithoutLocalCache', url: `${uncached.url}/auth`, headers, pid: uncached.child.pid!, storePid: ctx.cachePid },
     { name: 'bareWithToken', url: `${bareWithToken.url}/auth`, headers, pid: bareWithToken.child.pid! },
+    { name: 'bareNodeWithToken', url: `${bareNodeWithToken.url}/auth`, headers, pid: bareNodeWithToken.child.pid! },
+    { name: 'authWorkers', url: `${workers.url}/auth`, headers, pid: workers.child.pid!, storePid: ctx.cachePid },
   ];
   const peers = WITH_PEERS ? await startPeers(bench, ctx.ca, ctx.runId, ctx.usersToDelete) : [];
   try {
@@ -296,6 +308,13 @@ function forwardAuthResults(runs: Record<TargetName, Figures[]>): Record<string,
     ratioWithoutLocalCacheByServerCpu: cpuRatio('authWithoutLocalCache', 'bare'),
     ratioBareWithToken: throughputRatio('bareWithToken', 'bare'),
     target: 0.7,
+    authWorkers: { ...summarize(runs.authWorkers), runs: runs.authWorkers },
+    bareNodeWithToken: { ...summarize(runs.bareNodeWithToken), runs: runs.bareNodeWithToken },
+    workersVersusBareNode: {
+      note: 'Auth__Workers=2 (primary + 2 workers, CPU of all three and of the cache service) vs node:https answering the same Authorization header: CPU µs per request above it (median of rounds; target ≤ 25), requests/s ratio',
+      cpuMicrosAboveBareNode: Number(medianOf(runs.authWorkers.map((run, round) => cpuOf(run) - cpuOf(runs.bareNodeWithToken[round]!))).toFixed(1)),
+      requestsPerSecond: throughputRatio('authWorkers', 'bareNodeWithToken'),
+    },
   };
   if (runs.oauth2ProxyCookie !== undefined && runs.oauth2ProxyRedis !== undefined) {
     const versus = (name: TargetName, peer: TargetName) => ({
@@ -405,10 +424,12 @@ async function main(): Promise<void> {
         tls: 'same self-signed EC P-256 certificate, TLS 1.2+ (TLS 1.3 negotiated), keep-alive connections',
         processes: 'auth service, cache service (memory backend), bare servers, oauth2-proxy (+ its private Redis) and autocannon each in their own process on 2 shared cores; Kafka and Keycloak (JVMs) idle during the /auth runs',
         targets: {
-          auth: 'the auth service as deployed (Auth__SessionCacheMs=1000: a token read from the cache service is answered from memory for up to 1 s)',
-          authWithoutLocalCache: 'the same with Auth__SessionCacheMs=0: one gRPC read of the cache service per request',
+          auth: 'the auth service as deployed (sessions read through the near cache: a session read once is answered from memory while the invalidation stream vouches for it)',
+          authWithoutLocalCache: 'the same with Auth__SessionNearCacheEntries=0 (near cache off): one gRPC read of the cache service per request',
           bare: 'the ceiling: Koa over the same HTTPS answering a 2-byte constant',
           bareWithToken: 'the same answering the same Authorization header as /auth (the ~1.4 KB bearer token): what the contract itself costs',
+          bareNodeWithToken: 'node:https without Koa answering the same Authorization header',
+          authWorkers: 'the auth service with Auth__Workers=2 (node:cluster primary + 2 workers; CPU of the three processes and the cache service)',
           oauth2ProxyCookie: 'oauth2-proxy v7.15.6 /oauth2/auth (202 + X-Auth-Request-Access-Token), cookie session store, same realm (platform-web client), same certificate',
           oauth2ProxyRedis: 'the same with --session-store-type=redis on a private redis-server (its CPU counted as the session store)',
         },
@@ -424,7 +445,7 @@ async function main(): Promise<void> {
     }
     if (PARTS.has('otp')) Object.assign(results, await otpRuns(bench, { otp, authPid: auth.child.pid!, cachePid: cache.pid!, phone, runId, usersToDelete }));
     writeResults('auth', results);
-    printPeerRatios(results);
+    printRatios(results);
   } finally {
     await otp.close();
     await deleteKeycloakUsers(infra, usersToDelete).catch((err: unknown) => process.stderr.write(`cleaning up Keycloak users failed: ${String(err)}\n`));
@@ -433,15 +454,17 @@ async function main(): Promise<void> {
   }
 }
 
-/** The oauth2-proxy comparison in one line per pair, after the JSON. */
-function printPeerRatios(results: Record<string, unknown>): void {
+/** The worker and oauth2-proxy comparisons, one line each, after the JSON. */
+function printRatios(results: Record<string, unknown>): void {
+  const workers = results.workersVersusBareNode as { cpuMicrosAboveBareNode: number; requestsPerSecond: number } | undefined;
+  if (workers !== undefined) process.stdout.write(`Auth__Workers=2 vs bare node:https with the header: ${workers.cpuMicrosAboveBareNode} µs CPU per request above it, requests/s ratio ${workers.requestsPerSecond}\n`);
   const versus = results.versusOAuth2Proxy as Record<string, { requestsPerSecond: number; cpuPerRequest: number; p99: number }> | undefined;
   if (versus === undefined) return;
   for (const pair of ['authVsCookieStore', 'authVsRedisStore', 'authWithoutLocalCacheVsRedisStore']) {
     const ratios = versus[pair]!;
-    process.stdout.write(`${pair}: requests/s ×${ratios.requestsPerSecond}, CPU per request ${ratios.cpuPerRequest}× cheaper, p99 ×${ratios.p99} (load average ${loadavg()[0]!.toFixed(1)})\n`);
+    process.stdout.write(`${pair}: requests/s ours/theirs ${ratios.requestsPerSecond}, CPU per request theirs/ours ${ratios.cpuPerRequest}, p99 ours/theirs ${ratios.p99} (load average ${loadavg()[0]!.toFixed(1)})\n`);
   }
 }
 
-if (process.argv[2] === '--bare') runBare();
+if (process.argv[2] === '--bare') runBare(process.argv[3] === '--node');
 else await main();

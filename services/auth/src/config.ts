@@ -122,6 +122,8 @@ export interface AuthConfig {
   allowedRedirects: RedirectAllowlist;
   /** Trust X-Forwarded-For from this many proxy hops (0: use the peer address). */
   proxyHops: number;
+  /** Processes serving the ports (node:cluster workers); 1: the process itself, no cluster. */
+  workers: number;
   session: SessionLifetimes;
   environment: 'Development' | 'Production' | 'Other';
   tls: { certPath: string; keyPath: string } | undefined;
@@ -163,6 +165,7 @@ const schema = {
     .optional(),
   Auth__TrustProxy: env.bool(false),
   Auth__ProxyHops: env.positiveInt(1),
+  Auth__Workers: z.coerce.number().int().min(1).max(64).default(1),
   Auth__SessionNearCacheEntries: z.coerce.number().int().min(0).max(1_000_000).default(10_000),
   Auth__MaxSessionsPerUser: z.coerce.number().int().min(1).max(100).default(10),
   Auth__SessionIdleSeconds: env.positiveInt(1800),
@@ -345,6 +348,7 @@ export function loadConfig(environment: Env = process.env): AuthConfig {
     publicBaseUrl: (vars.Auth__PublicBaseUrl ?? `https://localhost:${vars.Auth__Port}`).replace(/\/+$/, ''),
     allowedRedirects: vars.Auth__AllowedRedirectUris ?? parseAllowlist([]),
     proxyHops: vars.Auth__TrustProxy ? vars.Auth__ProxyHops : 0,
+    workers: vars.Auth__Workers,
     session: {
       idleSeconds: vars.Auth__SessionIdleSeconds,
       maxSeconds: vars.Auth__SessionMaxSeconds,
