@@ -80,6 +80,11 @@ export function median(runs: RunFigures[]): RunFigures {
   return [...runs].sort((a, b) => a.opsPerSecond - b.opsPerSecond)[Math.floor(runs.length / 2)]!;
 }
 
+/** The median of some numbers (the lower middle one of an even count). */
+export function medianOf(values: number[]): number {
+  return [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!;
+}
+
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
