@@ -170,17 +170,22 @@ function roundRatios(rounds: GetRound[], a: string, b: string, figure: (run: Run
   return { median: ratio(medianOf(ratios), 1), min: ratio(Math.min(...ratios), 1), max: ratio(Math.max(...ratios), 1) };
 }
 
-/** A server started by `start` under `node --cpu-prof`, loaded with Gets for a while, stopped: its top frames. */
+/**
+ * A server started by `start` under `node --cpu-prof`, loaded with Gets for a while, stopped: the
+ * top frames of the load alone (what it sampled before the warm-up ended is left out).
+ */
 async function profileGets(start: (nodeOptions: string[]) => Promise<{ address: string; stop: () => Promise<void>; pid: number }>): Promise<ProfileSummary> {
   const dir = mkdtempSync(join(tmpdir(), 'cache-bench-profile-'));
   try {
+    const spawned = performance.now();
     const server = await start(['--cpu-prof', `--cpu-prof-dir=${dir}`]);
     const client = createCacheClient<Buffer>({ address: server.address, deadlineMs: 5000, retries: 0, coalesce: false }, bufferSerializer);
     for (let i = 0; i < KEYS; i++) await client.set(`key-${i}`, VALUE);
+    const loadedAfterMs = performance.now() - spawned + GET_WARMUP_MS;
     await drive((i) => client.get(`key-${i % KEYS}`), CONCURRENCY, PROFILE_DURATION_MS, server.pid, GET_WARMUP_MS);
     client.close();
     await server.stop();
-    return summarizeProfileDir(dir, 15);
+    return summarizeProfileDir(dir, 15, loadedAfterMs);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -12,6 +12,8 @@ interface ProfileNode {
 interface Profile {
   nodes: ProfileNode[];
   samples: number[];
+  /** Microseconds from the previous sample (the first: from the profile's start). */
+  timeDeltas: number[];
 }
 
 export interface ProfileShare {
@@ -51,15 +53,20 @@ const top = (counts: Map<string, number>, total: number, n: number): ProfileShar
     .slice(0, n)
     .map(([name, count]) => ({ name, percent: Number(((100 * count) / total).toFixed(1)) }));
 
-/** The top `n` frames and origins of the profile, idle samples left out. */
-export function summarizeProfile(profile: Profile, n = 20): ProfileSummary {
+/**
+ * The top `n` frames and origins of the profile, idle samples and those of the first `skipMs`
+ * (the process starting: module loading, which would otherwise crowd the list) left out.
+ */
+export function summarizeProfile(profile: Profile, n = 20, skipMs = 0): ProfileSummary {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const frames = new Map<string, number>();
   const origins = new Map<string, number>();
   let total = 0;
-  for (const id of profile.samples) {
+  let atMicros = 0;
+  for (const [index, id] of profile.samples.entries()) {
+    atMicros += profile.timeDeltas[index] ?? 0;
     const node = byId.get(id)!;
-    if (node.callFrame.functionName === '(idle)') continue;
+    if (atMicros < skipMs * 1000 || node.callFrame.functionName === '(idle)') continue;
     total++;
     const name = frameName(node);
     frames.set(name, (frames.get(name) ?? 0) + 1);
@@ -70,8 +77,8 @@ export function summarizeProfile(profile: Profile, n = 20): ProfileSummary {
 }
 
 /** The summary of the one profile `node --cpu-prof --cpu-prof-dir=dir` wrote into `dir`. */
-export function summarizeProfileDir(dir: string, n = 20): ProfileSummary {
+export function summarizeProfileDir(dir: string, n = 20, skipMs = 0): ProfileSummary {
   const file = readdirSync(dir).find((name) => name.endsWith('.cpuprofile'));
   if (file === undefined) throw new Error(`no .cpuprofile in ${dir}`);
-  return summarizeProfile(JSON.parse(readFileSync(join(dir, file), 'utf8')) as Profile, n);
+  return summarizeProfile(JSON.parse(readFileSync(join(dir, file), 'utf8')) as Profile, n, skipMs);
 }
