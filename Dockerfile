@@ -18,6 +18,8 @@ FROM ${NODE_IMAGE} AS build
 ENV npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 WORKDIR /src
 COPY package.json package-lock.json tsconfig.base.json ./
+# Fixes to dependencies, applied by the root package's postinstall (patch-package; see the README).
+COPY patches/ patches/
 COPY proto/ proto/
 COPY packages/ packages/
 COPY services/ services/
@@ -37,8 +39,12 @@ ARG SERVICE
 ARG BUNDLE=/bundle
 # Only this service's folder stays, so that only it is linked into node_modules/@sp.
 RUN find services -mindepth 1 -maxdepth 1 ! -name "${SERVICE}" -exec rm -rf {} +
-RUN rm -rf node_modules packages/*/node_modules services/*/node_modules \
- && npm install --omit=dev --workspace "services/${SERVICE}" --include-workspace-root=false
+# The root package's postinstall applies patches/ with patch-package, a dev dependency the
+# production install leaves out: the build stage's node_modules, set aside, lends it, then goes.
+RUN mkdir .build-tools && mv node_modules .build-tools/ \
+ && rm -rf packages/*/node_modules services/*/node_modules \
+ && PATH="$PWD/.build-tools/node_modules/.bin:$PATH" npm install --omit=dev --workspace "services/${SERVICE}" --include-workspace-root=false \
+ && rm -rf .build-tools
 # What runs: the root package.json and node_modules, the proto the cache client loads from
 # <root>/proto, and of each workspace package the service links (itself included) its
 # package.json, dist and own node_modules; no sources, tests or type declarations.

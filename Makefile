@@ -31,7 +31,8 @@ toolchain:
 # `npm install`, not `npm ci`: the registry mirror this project's machines reach serves only the
 # Linux builds of packages with per-platform binaries (@swc/core, ...), so the lock file cannot list
 # the others and `npm ci` refuses it as out of sync. `npm install` installs the locked versions.
-$(NPM_STAMP): package.json package-lock.json $(wildcard packages/*/package.json services/*/package.json) | toolchain
+# The root package's postinstall applies patches/ (patch-package): a changed patch reinstalls too.
+$(NPM_STAMP): package.json package-lock.json $(wildcard packages/*/package.json services/*/package.json patches/*.patch) | toolchain
 	npm install --no-audit --no-fund
 	@touch $@
 

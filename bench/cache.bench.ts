@@ -7,16 +7,29 @@
 // the same servers in the same rounds; the invalidation latency from a Set through one replica to
 // the Subscribe streams of both; the memory backend's footprint with 1,000,000 entries of 100 bytes.
 // Each server runs in its own process; the load comes from this one (the project's own load
-// client: @grpc/grpc-js through @sp/cache-client). Results: bench/results/cache.json.
+// client: @grpc/grpc-js through @sp/cache-client). The peer comparison of Get has rounds of its
+// own, short and many, and reports the median of the ratios taken within each round (a ratio of
+// two runs seconds apart survives the shared machine's load far better than either figure).
+// Last, the memory backend and the bare server run once more under `node --cpu-prof` and the
+// top frames of their profiles are printed. Results: bench/results/cache.json.
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bufferSerializer, createCacheClient } from '@sp/cache-client';
+import { summarizeProfileDir, type ProfileSummary } from './lib/cpu-profile.ts';
 import { invalidationLatency } from './lib/invalidation-latency.ts';
-import { drive, freePort, infraEnv, median, rssBytes, startChild, stopChild, writeResults, type RunFigures } from './lib/stats.ts';
+import { drive, freePort, infraEnv, median, medianOf, rssBytes, startChild, stopChild, writeResults, type RunFigures } from './lib/stats.ts';
 
 const CONCURRENCY = 32;
 const DURATION_MS = 5000;
 const ROUNDS = 3;
+// The peer comparison of Get: every target once per round, in a rotating order.
+const GET_ROUNDS = 9;
+const GET_DURATION_MS = 3000;
+const GET_WARMUP_MS = 1000;
+const PROFILE_DURATION_MS = 8000;
 const KEYS = 1000;
 const VALUE = Buffer.alloc(100, 'v');
 const ENTRIES = 1_000_000;
@@ -28,6 +41,8 @@ const FOOTPRINT_NODE_OPTIONS = ['--max-old-space-size=320', '--max-semi-space-si
 
 const cacheMain = fileURLToPath(new URL('../services/cache/dist/main.js', import.meta.url));
 const bareServer = fileURLToPath(new URL('./lib/bare-cache-server.ts', import.meta.url));
+
+const load = (): number => Number(loadavg()[0]!.toFixed(2));
 
 async function startCacheService(env: Record<string, string>, nodeOptions: string[] = []): Promise<{ address: string; stop: () => Promise<void>; pid: number }> {
   const port = await freePort();
@@ -122,8 +137,63 @@ async function memoryFootprint(): Promise<Record<string, number>> {
 
 const ratio = (a: number, b: number): number => Number((a / b).toFixed(3));
 
+/** One round of the Get comparison: each target's figures by its name. */
+type GetRound = Record<string, RunFigures>;
+
+/**
+ * Get, one call each, on every target in each round (the order rotates, so none is always first
+ * after a pause); the targets' keys are filled first. Answers each round's figures by target and
+ * the 1-minute load average when the round ended.
+ */
+async function getRounds(targets: Target[]): Promise<{ rounds: GetRound[]; loadAverages: number[] }> {
+  const clients = targets.map((target) => createCacheClient<Buffer>({ address: target.address, deadlineMs: 5000, retries: 0, coalesce: false }, bufferSerializer));
+  for (const client of clients) for (let i = 0; i < KEYS; i++) await client.set(`key-${i}`, VALUE);
+  const rounds: GetRound[] = [];
+  const loadAverages: number[] = [];
+  for (let r = 0; r < GET_ROUNDS; r++) {
+    const figures: GetRound = {};
+    for (let k = 0; k < targets.length; k++) {
+      const index = (r + k) % targets.length;
+      const client = clients[index]!;
+      figures[targets[index]!.name] = await drive((i) => client.get(`key-${i % KEYS}`), CONCURRENCY, GET_DURATION_MS, targets[index]!.pid, GET_WARMUP_MS);
+    }
+    rounds.push(figures);
+    loadAverages.push(load());
+  }
+  clients.forEach((client) => client.close());
+  return { rounds, loadAverages };
+}
+
+/** The median, lowest and highest over the rounds of `a`'s figure divided by `b`'s in the same round. */
+function roundRatios(rounds: GetRound[], a: string, b: string, figure: (run: RunFigures) => number): { median: number; min: number; max: number } {
+  const ratios = rounds.map((round) => figure(round[a]!) / figure(round[b]!));
+  return { median: ratio(medianOf(ratios), 1), min: ratio(Math.min(...ratios), 1), max: ratio(Math.max(...ratios), 1) };
+}
+
+/**
+ * A server started by `start` under `node --cpu-prof`, loaded with Gets for a while, stopped: the
+ * top frames of the load alone (what it sampled before the warm-up ended is left out).
+ */
+async function profileGets(start: (nodeOptions: string[]) => Promise<{ address: string; stop: () => Promise<void>; pid: number }>): Promise<ProfileSummary> {
+  const dir = mkdtempSync(join(tmpdir(), 'cache-bench-profile-'));
+  try {
+    const spawned = performance.now();
+    const server = await start(['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+    const client = createCacheClient<Buffer>({ address: server.address, deadlineMs: 5000, retries: 0, coalesce: false }, bufferSerializer);
+    for (let i = 0; i < KEYS; i++) await client.set(`key-${i}`, VALUE);
+    const loadedAfterMs = performance.now() - spawned + GET_WARMUP_MS;
+    await drive((i) => client.get(`key-${i % KEYS}`), CONCURRENCY, PROFILE_DURATION_MS, server.pid, GET_WARMUP_MS);
+    client.close();
+    await server.stop();
+    return summarizeProfileDir(dir, 15, loadedAfterMs);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 // All four servers run for the whole measurement, loaded one at a time in interleaved rounds,
 // so a disturbance of the shared machine hits every target alike; each figure is the median round.
+const loadAtStart = load();
 const redisUrl = infraEnv().REDIS_URL!;
 const goPeer = buildGoPeer();
 const targets: Target[] = [
@@ -132,8 +202,22 @@ const targets: Target[] = [
   { name: 'memoryBackend', ...(await startCacheService({ Cache__Backend: 'memory' })), service: true, runs: newRuns() },
   { name: 'redisBackend', ...(await startCacheService({ Cache__Backend: 'redis', Cache__RedisUrl: redisUrl, Cache__KeyPrefix: 'bench:' })), service: true, runs: newRuns() },
 ];
+const getComparison = await getRounds(targets);
 for (let r = 0; r < ROUNDS; r++) for (const target of targets) await round(target, r);
 for (const target of targets) await target.stop();
+const serverCpu = (run: RunFigures): number => run.serverCpuMicrosPerOp!;
+const requestsPerSecond = (run: RunFigures): number => run.opsPerSecond;
+const getVsPeers = {
+  memoryCpuVsGrpcGo: roundRatios(getComparison.rounds, 'memoryBackend', 'grpcGoServer', serverCpu),
+  redisCpuVsGrpcGo: roundRatios(getComparison.rounds, 'redisBackend', 'grpcGoServer', serverCpu),
+  bareCpuVsGrpcGo: roundRatios(getComparison.rounds, 'bareGrpcServer', 'grpcGoServer', serverCpu),
+  memoryCpuVsBare: roundRatios(getComparison.rounds, 'memoryBackend', 'bareGrpcServer', serverCpu),
+  redisCpuVsBare: roundRatios(getComparison.rounds, 'redisBackend', 'bareGrpcServer', serverCpu),
+  memoryRequestsVsGrpcGo: roundRatios(getComparison.rounds, 'memoryBackend', 'grpcGoServer', requestsPerSecond),
+  memoryRequestsVsBare: roundRatios(getComparison.rounds, 'memoryBackend', 'bareGrpcServer', requestsPerSecond),
+  redisRequestsVsBare: roundRatios(getComparison.rounds, 'redisBackend', 'bareGrpcServer', requestsPerSecond),
+};
+const getMedians = Object.fromEntries(targets.map((t) => [t.name, median(getComparison.rounds.map((round) => round[t.name]!))]));
 const figures = Object.fromEntries(
   targets.map((t) => [
     t.name,
@@ -162,26 +246,37 @@ await single.stop();
 
 const redisBench = redisBenchmark(redisUrl);
 const footprint = await memoryFootprint();
+const profiles = {
+  memoryBackend: await profileGets((nodeOptions) => startCacheService({ Cache__Backend: 'memory' }, nodeOptions)),
+  bareGrpcServer: await profileGets((nodeOptions) => startPeer(process.execPath, [...nodeOptions, bareServer])),
+};
+const loadAtEnd = load();
+
+// The caller's CPU per get, coalesced against one call each, within each round of the same service.
+const callerRatio = (target: Target): number =>
+  ratio(medianOf(target.runs.getCoalesced.map((run, r) => run.clientCpuMicrosPerOp! / target.runs.get[r]!.clientCpuMicrosPerOp!)), 1);
+const [memoryTarget, redisTarget] = [targets[2]!, targets[3]!];
 
 const ratios = {
-  // The peer comparison, one call per Get: throughput, and the CPU each server spends per call.
-  memoryGetCpuVsGrpcGo: ratio(memory!.get.serverCpuMicrosPerOp!, go!.get.serverCpuMicrosPerOp!),
-  redisGetCpuVsGrpcGo: ratio(redis!.get.serverCpuMicrosPerOp!, go!.get.serverCpuMicrosPerOp!),
-  bareGetCpuVsGrpcGo: ratio(bare!.get.serverCpuMicrosPerOp!, go!.get.serverCpuMicrosPerOp!),
-  memoryGetVsGrpcGo: ratio(memory!.get.opsPerSecond, go!.get.opsPerSecond),
-  bareGetVsGrpcGo: ratio(bare!.get.opsPerSecond, go!.get.opsPerSecond),
-  memoryGetVsBare: ratio(memory!.get.opsPerSecond, bare!.get.opsPerSecond),
+  // The peer comparison, one call per Get (its own rounds): the median of the ratios within a round.
+  memoryGetCpuVsGrpcGo: getVsPeers.memoryCpuVsGrpcGo.median,
+  redisGetCpuVsGrpcGo: getVsPeers.redisCpuVsGrpcGo.median,
+  bareGetCpuVsGrpcGo: getVsPeers.bareCpuVsGrpcGo.median,
+  memoryGetCpuVsBare: getVsPeers.memoryCpuVsBare.median,
+  redisGetCpuVsBare: getVsPeers.redisCpuVsBare.median,
+  memoryGetVsGrpcGo: getVsPeers.memoryRequestsVsGrpcGo.median,
+  memoryGetVsBare: getVsPeers.memoryRequestsVsBare.median,
   memorySetVsBare: ratio(memory!.set.opsPerSecond, bare!.set.opsPerSecond),
-  redisGetVsBare: ratio(redis!.get.opsPerSecond, bare!.get.opsPerSecond),
+  redisGetVsBare: getVsPeers.redisRequestsVsBare.median,
   redisSetVsBare: ratio(redis!.set.opsPerSecond, bare!.set.opsPerSecond),
   // Throughput a server could reach if it alone were the bottleneck: bare CPU per op / its CPU per op.
-  memoryGetVsBareByServerCpu: ratio(bare!.get.serverCpuMicrosPerOp!, memory!.get.serverCpuMicrosPerOp!),
+  memoryGetVsBareByServerCpu: ratio(1, getVsPeers.memoryCpuVsBare.median),
   memorySetVsBareByServerCpu: ratio(bare!.set.serverCpuMicrosPerOp!, memory!.set.serverCpuMicrosPerOp!),
-  redisGetVsBareByServerCpu: ratio(bare!.get.serverCpuMicrosPerOp!, redis!.get.serverCpuMicrosPerOp!),
+  redisGetVsBareByServerCpu: ratio(1, getVsPeers.redisCpuVsBare.median),
   redisSetVsBareByServerCpu: ratio(bare!.set.serverCpuMicrosPerOp!, redis!.set.serverCpuMicrosPerOp!),
   // Coalesced gets (the client's default) against one Get each: CPU per get in the caller and the service.
-  memoryCallerCpuCoalescedVsPerCall: ratio(memory!.getCoalesced!.clientCpuMicrosPerOp!, memory!.get.clientCpuMicrosPerOp!),
-  redisCallerCpuCoalescedVsPerCall: ratio(redis!.getCoalesced!.clientCpuMicrosPerOp!, redis!.get.clientCpuMicrosPerOp!),
+  memoryCallerCpuCoalescedVsPerCall: callerRatio(memoryTarget),
+  redisCallerCpuCoalescedVsPerCall: callerRatio(redisTarget),
   memoryServiceCpuCoalescedVsGrpcGo: ratio(memory!.getCoalesced!.serverCpuMicrosPerOp!, go!.get.serverCpuMicrosPerOp!),
   memoryGetCoalescedVsPerCall: ratio(memory!.getCoalesced!.opsPerSecond, memory!.get.opsPerSecond),
   // The atomic operations against Get on the same server, same run.
@@ -191,37 +286,50 @@ const ratios = {
   redisSetIfAbsentVsGet: ratio(redis!.setIfAbsent!.opsPerSecond, redis!.get.opsPerSecond),
 };
 
+const range = (r: { median: number; min: number; max: number }): string => `${r.median}× (rounds ${r.min}–${r.max})`;
+const frames = (summary: ProfileSummary): string[] => [
+  `    by origin: ${summary.byOrigin.slice(0, 8).map((share) => `${share.name} ${share.percent}%`).join(', ')}`,
+  ...summary.topFrames.slice(0, 10).map((share) => `    ${String(share.percent).padStart(5)}%  ${share.name}`),
+];
+
 process.stdout.write(
   [
-    'cache Get, one call each (median round): requests/s, p99 ms, server CPU µs/call',
+    `cache Get, one call each (${GET_ROUNDS} interleaved rounds of ${GET_DURATION_MS / 1000} s, median round; load average ${loadAtStart} at start, ${loadAtEnd} at end): requests/s, p99 ms, server CPU µs/call`,
     ...(['grpcGoServer', 'bareGrpcServer', 'memoryBackend', 'redisBackend'] as const).map((name) => {
-      const get = figures[name]!.get;
+      const get = getMedians[name]!;
       return `  ${name.padEnd(15)} ${String(get.opsPerSecond).padStart(7)}/s  p99 ${get.p99Ms} ms  ${get.serverCpuMicrosPerOp} µs`;
     }),
-    `  memory backend vs grpc-go: CPU per call ${ratios.memoryGetCpuVsGrpcGo}× (target ≤ 2), requests/s ${ratios.memoryGetVsGrpcGo}×; bare grpc-js vs grpc-go: CPU ${ratios.bareGetCpuVsGrpcGo}×`,
-    `caller CPU per get, coalesced vs one call each: memory ${memory!.getCoalesced!.clientCpuMicrosPerOp} vs ${memory!.get.clientCpuMicrosPerOp} µs (${ratios.memoryCallerCpuCoalescedVsPerCall}×, target ≤ 0.5), redis ${redis!.getCoalesced!.clientCpuMicrosPerOp} vs ${redis!.get.clientCpuMicrosPerOp} µs (${ratios.redisCallerCpuCoalescedVsPerCall}×); service CPU per coalesced get ${memory!.getCoalesced!.serverCpuMicrosPerOp} µs (${ratios.memoryServiceCpuCoalescedVsGrpcGo}× grpc-go's per call)`,
+    `  server CPU per call, median of the ratios within a round: memory backend ${range(getVsPeers.memoryCpuVsGrpcGo)} grpc-go's (target ≤ 2), redis backend ${range(getVsPeers.redisCpuVsGrpcGo)}, bare grpc-js ${range(getVsPeers.bareCpuVsGrpcGo)}; memory backend ${range(getVsPeers.memoryCpuVsBare)} bare grpc-js's`,
+    `caller CPU per get, coalesced vs one call each (median of the ratios within a round): memory ${memory!.getCoalesced!.clientCpuMicrosPerOp} vs ${memory!.get.clientCpuMicrosPerOp} µs (${ratios.memoryCallerCpuCoalescedVsPerCall}×, target ≤ 0.5), redis ${redis!.getCoalesced!.clientCpuMicrosPerOp} vs ${redis!.get.clientCpuMicrosPerOp} µs (${ratios.redisCallerCpuCoalescedVsPerCall}×); service CPU per coalesced get ${memory!.getCoalesced!.serverCpuMicrosPerOp} µs (${ratios.memoryServiceCpuCoalescedVsGrpcGo}× grpc-go's per call)`,
     `invalidation latency p99: redis (2 replicas, 2 streams) ${redisInvalidation.p99Ms} ms, memory ${memoryInvalidation.p99Ms} ms (target ≤ 50), missed ${redisInvalidation.missed + memoryInvalidation.missed}`,
+    `CPU profile of Get, one call each (node --cpu-prof, ${PROFILE_DURATION_MS / 1000} s of load, idle samples left out): memory backend, ${profiles.memoryBackend.samples} samples`,
+    ...frames(profiles.memoryBackend),
+    `  bare grpc-js server, ${profiles.bareGrpcServer.samples} samples`,
+    ...frames(profiles.bareGrpcServer),
     '',
   ].join('\n'),
 );
 
 writeResults('cache', {
   date: new Date().toISOString(),
-  machine: { cpus: (await import('node:os')).cpus().length, node: process.version },
+  machine: { cpus: cpus().length, node: process.version, loadAverage: { start: loadAtStart, end: loadAtEnd } },
   setup: {
     concurrency: CONCURRENCY,
     durationMsPerRun: DURATION_MS,
     rounds: ROUNDS,
+    getComparison: { rounds: GET_ROUNDS, durationMsPerRun: GET_DURATION_MS, warmupMs: GET_WARMUP_MS },
     valueBytes: VALUE.length,
     keys: KEYS,
-    loadGenerator: 'this process, @sp/cache-client on one @grpc/grpc-js channel per run (coalesce off: one call per operation; getCoalesced: the default); each server in its own process; figures are the median of interleaved rounds',
+    loadGenerator: 'this process, @sp/cache-client on one @grpc/grpc-js channel per target (coalesce off: one call per operation; getCoalesced: the default); each server in its own process; the Get comparison has rounds of its own and reports the median of the ratios within a round; other figures are the median of interleaved rounds',
     grpcGoServer: 'bench/go/cache-peer (grpc-go, in-memory map), built by bench/lib/go-peer.sh',
     footprintNodeOptions: FOOTPRINT_NODE_OPTIONS.join(' '),
   },
+  getComparison: { medians: getMedians, ratios: getVsPeers, loadAverageAfterEachRound: getComparison.loadAverages },
   ...figures,
   invalidationLatency: { redis: redisInvalidation, memory: memoryInvalidation },
   redisBenchmark: redisBench,
   ratios,
   targets: { memoryGetCpuVsGrpcGo: 2, callerCpuCoalescedVsPerCall: 0.5, invalidationP99Ms: 50, memoryVsBare: 0.9, redisVsBare: 0.7, memoryFootprintMaxMiB: 400 },
   memoryFootprint: footprint,
+  cpuProfiles: profiles,
 });

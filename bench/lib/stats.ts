@@ -101,6 +101,11 @@ export function median(runs: RunFigures[]): RunFigures {
 
 export { freePort } from '../../test/support/free-port.ts';
 
+/** The median of some numbers (the lower middle one of an even count). */
+export function medianOf(values: number[]): number {
+  return [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!;
+}
+
 /** Starts a child process and resolves once it printed `marker` on stdout. */
 export async function startChild(command: string, args: string[], env: NodeJS.ProcessEnv, marker: RegExp): Promise<ChildProcess> {
   const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });

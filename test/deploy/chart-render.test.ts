@@ -514,6 +514,15 @@ describe('values validation', () => {
     expect(await failure(['cache.backend=redis'])).toMatch(/cache\.redis\.url: backend redis needs the Redis address/);
   });
 
+  it('should refuse Redis keyspace notification flags that Subscribe cannot work with, naming the missing ones', async () => {
+    const redis = ['cache.backend=redis', 'cache.redis.url=redis://redis:6379'];
+    expect(await failure([...redis, 'cache.redis.notifyKeyspaceEvents=Kx'])).toMatch(/cache\.redis\.notifyKeyspaceEvents: "Kx" lacks \$ge: Subscribe .* needs K\$gxe/);
+    expect(await failure([...redis, 'cache.redis.notifyKeyspaceEvents=Ex$ge'])).toMatch(/"Ex\$ge" lacks K:/);
+    // A stands for g$lshzxetd; the flags may come in any order.
+    await expect(charts.render({ set: [...redis, 'cache.redis.notifyKeyspaceEvents=KA'] })).resolves.toBeDefined();
+    await expect(charts.render({ set: [...redis, 'cache.redis.notifyKeyspaceEvents=exg$K'] })).resolves.toBeDefined();
+  });
+
   it('should refuse a component without its existing Secret, listing every problem at once', async () => {
     const message = await failure(['auth.enabled=true']);
     const problems = message.split('\n').filter((line) => line.startsWith('  - '));

@@ -109,6 +109,18 @@ describe('NOTES.txt', () => {
     expect(notes).toContain('NOTE: the cache uses the memory backend');
   });
 
+  it('should tell what Subscribe needs of a Redis-backed cache: keyspace notifications, set by the cache or stated in the values', async () => {
+    const notes = async (set: string[]): Promise<string> => {
+      const result = await charts.helm(['install', 'sp', charts.umbrella, '--dry-run=client', '--namespace', 'platform', '--set', 'cache.backend=redis', '--set', 'cache.redis.url=redis://redis:6379', ...set.flatMap((pair) => ['--set', pair])]);
+      expect(result.stderr).toBe('');
+      return result.stdout.slice(result.stdout.indexOf('NOTES:'));
+    };
+    const byTheCache = await notes([]);
+    expect(byTheCache).toContain('notify-keyspace-events including K$gxe on every Redis node');
+    expect(byTheCache).toContain('The cache sets them itself with CONFIG SET');
+    expect(await notes(['cache.redis.notifyKeyspaceEvents=KEA'])).toContain('cache.redis.notifyKeyspaceEvents says they are set to "KEA"');
+  });
+
   it('should name the components left disabled and how to enable them', async () => {
     const result = await charts.helm(['install', 'sp', charts.umbrella, '--dry-run=client', '--namespace', 'platform']);
     expect(result.stdout).toContain('To deploy auth, graph-registry, webhooks, graph-controller: create each one');

@@ -13,6 +13,14 @@ import { repoRoot, services, type Service } from './support/service-config.js';
 import { serviceEnv, startService, type Dependencies, type RunningService } from './support/service-process.js';
 
 const dockerfilePath = join(repoRoot, 'Dockerfile');
+
+/** The files a patch-package patch changes (node_modules/…) and the lines it adds. */
+function patchedLines(patch: string): { files: string[]; added: string[] } {
+  const lines = patch.split('\n');
+  const files = lines.filter((line) => line.startsWith('+++ b/')).map((line) => line.slice('+++ b/'.length));
+  const added = lines.filter((line) => line.startsWith('+') && !line.startsWith('+++') && line.trim() !== '+').map((line) => line.slice(1));
+  return { files, added };
+}
 const withEntryPoint = services.filter((service) => existsSync(join(repoRoot, 'services', service, 'src/main.ts')));
 
 describe('the Dockerfile', () => {
@@ -152,7 +160,7 @@ describe('the images built without a container engine', () => {
     expect(readdirSync(join(app, 'services'))).toEqual([service]);
     expect(readdirSync(join(app, 'services', service)).filter((entry) => entry !== 'node_modules').sort()).toEqual(['dist', 'package.json']);
     expect(existsSync(join(app, 'proto/cache/v1/cache.proto'))).toBe(true);
-    for (const dev of ['typescript', 'jest', 'eslint', '@swc/core', '@swc/jest', 'fast-check', 'autocannon']) {
+    for (const dev of ['typescript', 'jest', 'eslint', '@swc/core', '@swc/jest', 'fast-check', 'autocannon', 'patch-package']) {
       expect({ dev, installed: existsSync(join(app, 'node_modules', dev)) }).toEqual({ dev, installed: false });
     }
     for (const link of readdirSync(join(app, 'node_modules/@sp'))) {
@@ -163,6 +171,19 @@ describe('the images built without a container engine', () => {
     }
     const sources = execFileSync('find', [app, '-path', '*/node_modules', '-prune', '-o', '-name', '*.ts', '-print'], { encoding: 'utf8' }).trim();
     expect(sources).toBe('');
+  });
+
+  it.each(withEntryPoint)('should carry the fixes of patches/ in the %s image\'s dependencies, as the repository\'s install does', (service) => {
+    const app = join(bundles.get(service)!.rootfs, 'app');
+    const patches = readdirSync(join(repoRoot, 'patches')).filter((name) => name.endsWith('.patch'));
+    expect(patches.length).toBeGreaterThan(0);
+    for (const patch of patches) {
+      const { files, added } = patchedLines(readFileSync(join(repoRoot, 'patches', patch), 'utf8'));
+      for (const file of files) {
+        const installed = readFileSync(join(app, file), 'utf8');
+        expect({ patch, file, missing: added.filter((line) => !installed.includes(line)) }).toEqual({ patch, file, missing: [] });
+      }
+    }
   });
 
   it.each(withEntryPoint)('should start %s from its image bundle and answer /livez and /readyz on the management port', async (service) => {

@@ -63,8 +63,8 @@ function redisBackend(backend: Extract<CacheConfig['backend'], { kind: 'redis' }
 
 /** Wires the store chosen by configuration into the gRPC server; listening is the caller's. */
 export function createCacheApp(config: Pick<CacheConfig, 'backend' | 'maxValueBytes'>, deps: { registry: Registry; logger: Logger }): CacheApp {
-  // The items gauge reads the store when scraped, by which time it exists.
-  const metrics = createCacheMetrics(deps.registry, () => store.size());
+  // The gauges read the store and the hub when scraped, by which time both exist.
+  const metrics = createCacheMetrics(deps.registry, { items: () => store.size(), subscriptions: () => invalidations.size() });
   const { store, invalidations } = config.backend.kind === 'redis' ? redisBackend(config.backend, deps.logger) : memoryBackend(config.backend, metrics);
   const service = createCacheService({ store, metrics, logger: deps.logger, maxValueBytes: config.maxValueBytes });
   const server = createCacheServer({ ...service, Subscribe: createSubscribeHandler(invalidations) }, { maxValueBytes: config.maxValueBytes });

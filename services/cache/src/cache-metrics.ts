@@ -12,8 +12,14 @@ export interface CacheMetrics {
   storeEvents: StoreEvents;
 }
 
-/** Cache counters and RPC latency; `items` reads the store's size when scraped. */
-export function createCacheMetrics(registry: Registry, size: () => number | undefined): CacheMetrics {
+/** What the gauges read when scraped: the store's entries (memory backend) and the open Subscribe streams. */
+export interface CacheGaugeSources {
+  items: () => number | undefined;
+  subscriptions: () => number;
+}
+
+/** Cache counters, RPC latency, and gauges read from `sources` when scraped. */
+export function createCacheMetrics(registry: Registry, sources: CacheGaugeSources): CacheMetrics {
   const registers = [registry];
   const evictions = new Counter({ name: 'cache_evictions_total', help: 'Entries evicted to stay within capacity (memory backend)', registers });
   const expirations = new Counter({ name: 'cache_expirations_total', help: 'Entries found expired (memory backend)', registers });
@@ -23,8 +29,16 @@ export function createCacheMetrics(registry: Registry, size: () => number | unde
     help: 'Entries currently held (memory backend)',
     registers,
     collect() {
-      const items = size();
+      const items = sources.items();
       if (items !== undefined) this.set(items);
+    },
+  });
+  new Gauge({
+    name: 'cache_subscriptions',
+    help: 'Subscribe streams (invalidations for near caches) open on this replica',
+    registers,
+    collect() {
+      this.set(sources.subscriptions());
     },
   });
   return {

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import { Redis } from 'ioredis';
 import { createCacheClient, type CacheClient } from '@sp/cache-client';
 import { freePort, spawnRedis, startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
-import { sleep } from '../../../test/support/eventually.js';
+import { eventually, sleep } from '../../../test/support/eventually.js';
 import { startCache, type RunningCache } from './cache-fixture.js';
 import { subscribe, type Subscription } from './subscription.js';
 
@@ -48,6 +48,17 @@ describe('Subscribe on the memory backend', () => {
     expect(subscription.changes()).toEqual(['WRITTEN session:a', 'WRITTEN token:t', 'WRITTEN session:n', 'REMOVED session:a', 'WRITTEN session:short', 'EXPIRED session:short']);
     expect(subscription.messages[0]).toEqual({ sequence: 1, kind: 'SUBSCRIBED', key: '' });
     expect(subscription.messages.map((m) => m.sequence)).toEqual(subscription.messages.map((_m, i) => i + 1));
+  });
+
+  it('should count the open Subscribe streams in cache_subscriptions, from 0 before the first', async () => {
+    const gauge = async (): Promise<string | undefined> => /^cache_subscriptions\{service="cache"\} (\d+)$/m.exec(await cache.registry.metrics())?.[1];
+    // Exported at 0 while none is open (the streams of earlier tests end as they are cancelled).
+    await eventually(async () => (await gauge()) === '0', 5000, 'cache_subscriptions at 0');
+    const first = await watch(cache.address, ['a:']);
+    await watch(cache.address, ['b:']);
+    expect(await gauge()).toBe('2');
+    first.cancel();
+    await eventually(async () => (await gauge()) === '1', 5000, 'cache_subscriptions back to 1');
   });
 
   it('should announce the least recently used entry evicted by a write', async () => {

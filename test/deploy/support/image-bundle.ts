@@ -189,7 +189,9 @@ function installKey(script: string, state: StageState): string {
   for (const group of ['packages', 'services']) {
     for (const name of existsSync(join(state.cwd, group)) ? readdirSync(join(state.cwd, group)).sort() : []) manifests.push(join(group, name, 'package.json'));
   }
-  for (const file of manifests) if (existsSync(join(state.cwd, file))) hash.update(file).update(readFileSync(join(state.cwd, file)));
+  // The root package's postinstall applies patches/ to what was installed.
+  const patches = existsSync(join(state.cwd, 'patches')) ? readdirSync(join(state.cwd, 'patches')).sort().map((name) => join('patches', name)) : [];
+  for (const file of [...manifests, ...patches]) if (existsSync(join(state.cwd, file))) hash.update(file).update(readFileSync(join(state.cwd, file)));
   return hash.digest('hex').slice(0, 32);
 }
 
@@ -202,7 +204,8 @@ async function cachedShell(script: string, state: StageState): Promise<void> {
   if (!/\bnpm install\b/.test(script)) return shell(script, state);
   const key = installKey(script, state);
   const layer = join(layerCache, key);
-  if (existsSync(join(layer, '.complete'))) {
+  // A layer without its tree is what a run cut off mid-install left (its work folder removed under it).
+  if (existsSync(join(layer, '.complete')) && existsSync(join(layer, 'tree'))) {
     for (const dir of nodeModulesDirs(state.cwd)) rmSync(dir, { recursive: true, force: true });
     execFileSync('cp', ['-a', '--link', `${layer}/tree/.`, state.cwd]);
     const now = new Date();
@@ -228,8 +231,12 @@ async function cachedShell(script: string, state: StageState): Promise<void> {
 
 /** The build stage's RUN: the repository's install and compile stand in for it (see assembleImage). */
 async function buildStageRun(script: string, service: Service, state: StageState): Promise<void> {
-  // The whole workspace's install: the repository's own `make install` stands for it.
-  if (/^npm install\b/.test(script) && !script.includes('tsc')) return;
+  // The whole workspace's install: the repository's own `make install` stands for it, its
+  // node_modules linked in (a later stage lends its tools, as patch-package, from there).
+  if (/^npm install\b/.test(script) && !script.includes('tsc')) {
+    execFileSync('cp', ['-a', '--link', join(repoRoot, 'node_modules'), join(state.cwd, 'node_modules')]);
+    return;
+  }
   if (!script.includes(`tsc --build "services/${service}"`)) {
     throw new Error(`the build stage's RUNs are expected to npm install the workspace, then tsc --build "services/${service}": ${script}`);
   }

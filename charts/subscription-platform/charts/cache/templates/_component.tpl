@@ -61,6 +61,12 @@ Cache__RedisUrl: {{ .Values.redis.url | quote }}
 []
 {{- end -}}
 
+{{/* The flags of K$gxe that a notify-keyspace-events value lacks ("" when none), as the service checks them. */}}
+{{- define "cache.missingNotifyFlags" -}}
+{{- $flags := replace "A" "g$lshzxetd" . -}}
+{{- range $flag := list "K" "$" "g" "x" "e" }}{{ if not (contains $flag $flags) }}{{ $flag }}{{ end }}{{ end -}}
+{{- end -}}
+
 {{- define "cache.validateValues" -}}
 {{- $memory := eq .Values.backend "memory" -}}
 {{- if and $memory (gt (int .Values.replicaCount) 1) (not .Values.autoscaling.enabled) }}
@@ -74,6 +80,10 @@ cache.redis.url: backend redis needs the Redis address: set redis.url, or redis.
 {{- end }}
 {{- if and (eq .Values.backend "redis") .Values.redis.url .Values.redis.existingSecretKey }}
 cache.redis: set redis.url or redis.existingSecretKey, not both
+{{- end }}
+{{- $missing := include "cache.missingNotifyFlags" .Values.redis.notifyKeyspaceEvents -}}
+{{- if and .Values.redis.notifyKeyspaceEvents $missing }}
+cache.redis.notifyKeyspaceEvents: {{ .Values.redis.notifyKeyspaceEvents | quote }} lacks {{ $missing }}: Subscribe (invalidations for near caches) needs K$gxe on every Redis node (K keyspace events, $ strings, g generic commands, x expiry, e eviction; A counts as g$lshzxetd)
 {{- end }}
 {{- if and .Values.redis.url (not (regexMatch "^(redis|rediss|redis\\+sentinel|redis\\+cluster)://" .Values.redis.url)) }}
 cache.redis.url: {{ .Values.redis.url | quote }} must start with redis://, rediss://, redis+sentinel:// or redis+cluster://
