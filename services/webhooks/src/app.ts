@@ -8,7 +8,7 @@ import { requireCode } from './api-code.js';
 import type { DedupStore } from './dedup-store.js';
 import type { EventLog } from './event-log.js';
 import type { Topics } from './events.js';
-import type { Gateway } from './gateway.js';
+import type { GatewayPort } from './gateway-port.js';
 import type { Localization } from './localization.js';
 import type { PaymentProvider } from './payment-provider.js';
 import { paymentProviderWebhook } from './payment-webhook.js';
@@ -28,7 +28,7 @@ export interface WebhooksAppDeps {
   /** Whether PAYMENT_PROVIDER_API_KEY is a live-mode key: events of the other mode are refused. */
   livemode: boolean;
   smsProvider: SmsProvider;
-  gateway: Gateway;
+  gateway: GatewayPort;
   dedup: DedupStore;
   eventLog: EventLog;
   /** WEBHOOKS_ADMIN_API_KEY values accepted in `X-Api-Key` on the admin API; undefined: no admin API (404). */

@@ -5,7 +5,7 @@ import { createWebhooksApp, webhooksReadiness, type WebhooksAppDeps } from './ap
 import type { WebhooksConfig } from './config.js';
 import type { DedupStore } from './dedup-store.js';
 import { STRIPE_RETRY_WINDOW_MS, type EventLog } from './event-log.js';
-import { createGraphqlGateway } from './graphql-gateway.js';
+import { createGraphqlGatewayClient } from './graphql-gateway-client.js';
 import { createLocalizationClient } from './localization-client.js';
 import { createStripePaymentProvider } from './stripe-payment-provider.js';
 import { createSweeper, defaultSweeperOptions, type Sweeper, type SweeperOptions } from './reconcile-sweeper.js';
@@ -74,7 +74,7 @@ export function createWebhooks(config: WebhooksConfig, runtime: WebhooksRuntime)
     grant: { type: 'client_credentials', clientId: config.oidc.clientId, clientSecret: config.oidc.clientSecret },
     allowInsecureHttp: issuer.startsWith('http:'),
   });
-  const gateway = createGraphqlGateway({ url: config.graphqlUrl, tokens, ...(timeouts.gatewayMs === undefined ? {} : { timeoutMs: timeouts.gatewayMs }) });
+  const gateway = createGraphqlGatewayClient({ url: config.graphqlUrl, tokens, ...(timeouts.gatewayMs === undefined ? {} : { timeoutMs: timeouts.gatewayMs }) });
   const deps: WebhooksAppDeps = {
     apiKeys: config.apiKeys,
     paymentProvider: createStripePaymentProvider(config.paymentProvider),
