@@ -5,7 +5,7 @@ import { byMethod, createHttpApp, notFound, requireApiKey, type EventPublisher, 
 import { ADMIN_EVENTS_PATH, getEvent, listEvents, replayEvent } from './admin-events.js';
 import { createCacheAnnouncementDrafts } from './announcement-drafts.js';
 import { requireCode } from './api-code.js';
-import type { DedupStore } from './dedup-store.js';
+import type { ProcessingStore } from './processing-store.js';
 import type { EventLog } from './event-log.js';
 import type { Topics } from './events.js';
 import type { GatewayPort } from './gateway-port.js';
@@ -29,7 +29,7 @@ export interface WebhooksAppDeps {
   livemode: boolean;
   smsProvider: SmsProvider;
   gateway: GatewayPort;
-  dedup: DedupStore;
+  processing: ProcessingStore;
   eventLog: EventLog;
   /** WEBHOOKS_ADMIN_API_KEY values accepted in `X-Api-Key` on the admin API; undefined: no admin API (404). */
   adminApiKeys: readonly string[] | undefined;
@@ -49,9 +49,9 @@ export interface WebhooksAppDeps {
  * What /readyz checks: every dependency a webhook cannot be handled without. The localization
  * service is not among them: without it announcements go out in the original text.
  */
-export function webhooksReadiness(deps: Pick<WebhooksAppDeps, 'dedup' | 'cache' | 'publisher' | 'gateway'>): ReadinessCheck[] {
+export function webhooksReadiness(deps: Pick<WebhooksAppDeps, 'processing' | 'cache' | 'publisher' | 'gateway'>): ReadinessCheck[] {
   return [
-    { name: 'store', check: () => deps.dedup.check() },
+    { name: 'store', check: () => deps.processing.check() },
     { name: 'cache', check: async () => void (await deps.cache.get('webhooks:readiness')) },
     { name: 'broker', check: () => deps.publisher.check() },
     { name: 'gateway', check: () => deps.gateway.check() },

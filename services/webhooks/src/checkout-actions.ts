@@ -84,7 +84,7 @@ function confirmCheckout(paidByEvent: boolean): PaymentEventAction<CheckoutSessi
     const session = await deps.paymentProvider.retrieveCheckoutSession(event.object.id);
     const paid = paidByEvent || PAID.has(event.object.payment_status) || PAID.has(session.paymentStatus);
     if (!paid) return 'deferred';
-    const outcome = await processOnce(deps.dedup, `checkout-session:${event.object.id}`, () => fulfil(event, session, deps), deps.processOnceOptions);
+    const outcome = await processOnce(deps.processing, `checkout-session:${event.object.id}`, () => fulfil(event, session, deps), deps.processOnceOptions);
     return outcome.duplicate ? 'duplicate' : outcome.value;
   };
 }

@@ -1,5 +1,5 @@
 import type { EventPublisher, Logger } from '@sp/platform';
-import type { DedupStore } from './dedup-store.js';
+import type { ProcessingStore } from './processing-store.js';
 import type { ValidEvent } from './event-schemas.js';
 import type { Topics } from './events.js';
 import type { GatewayPort } from './gateway-port.js';
@@ -16,7 +16,7 @@ export interface PaymentActionDeps {
   topics: Topics;
   logger: Logger;
   /** Processed events, checkout sessions fulfilled, and the applied version of each provider object. */
-  dedup: DedupStore;
+  processing: ProcessingStore;
   processOnceOptions?: ProcessOnceOptions;
 }
 

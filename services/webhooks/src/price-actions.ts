@@ -36,7 +36,7 @@ const prices: VersionedObject<PriceObject, PriceTier> = {
   current: (id, deps) => deps.paymentProvider.retrievePrice(id),
   apply: applyPrice,
   remove: (tier, deps) => deps.gateway.deletePriceTier(tier.id),
-  orphaned: async (price, deps) => (await deps.dedup.readVersion(productKey(price.product)))?.deleted === true,
+  orphaned: async (price, deps) => (await deps.processing.readVersion(productKey(price.product)))?.deleted === true,
 };
 
 export const priceCreated = versionedUpsert(prices);
