@@ -6,7 +6,7 @@ import { closeGracefully, createRegistry, listen, requestListener, startManageme
 import { PAYMENT_WEBHOOK_PATH, SMS_WEBHOOK_PATH } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import type { ProcessingStore } from '../../src/processing-store.js';
-import type { Topics } from '../../src/events.js';
+import type { Topics } from '../../src/topics.js';
 import type { EventLog } from '../../src/event-log.js';
 import type { Sweeper } from '../../src/reconcile-sweeper.js';
 import { createWebhooks, type WebhooksRuntime } from '../../src/webhooks.js';
