@@ -40,7 +40,7 @@ describe('sessions: the access token renewed behind the TokenId cookie, lifetime
   });
 
   async function start(overrides: Record<string, string> = {}, now?: () => number): Promise<RunningAuth> {
-    const auth = await startAuth(cacheService.address, { Otp__ResendCooldownSeconds: '0', ...overrides }, undefined, now);
+    const auth = await startAuth(cacheService.address, { Otp__ResendCooldownSeconds: '0', ...overrides }, undefined, now === undefined ? {} : { now });
     started.push(auth);
     return auth;
   }
