@@ -55,24 +55,8 @@ export function createAuth(config: AuthConfig, runtime: AuthRuntime, overrides: 
   for (const warning of config.warnings) logger.warn(warning);
   if (config.allowedRedirects.entries.length === 0) logger.warn('Auth__AllowedRedirectUris is empty: every GET /login is refused with 400');
 
-  const ownCache = overrides.cache === undefined ? sessionCachingClient(config) : undefined;
-  const cache = overrides.cache ?? ownCache!;
-  const ownPublisher =
-    overrides.publisher === undefined
-      ? createKafkaPublisher({
-          brokers: config.kafka.brokers,
-          clientId: 'auth',
-          source: '/subscription-platform/auth',
-          logger,
-          registry,
-          publishTimeoutMs: config.kafka.publishTimeoutMs,
-          events: [
-            { topic: config.kafka.notificationsTopic, type: 'SendSmsNotificationEvent' },
-            { topic: config.kafka.userAuthenticationTopic, type: 'UserLoggedInEvent' },
-          ],
-        })
-      : undefined;
-  const publisher = overrides.publisher ?? ownPublisher!;
+  const cache = overrides.cache ?? sessionCachingClient(config);
+  const publisher = overrides.publisher ?? kafkaPublisher(config, runtime);
   const keycloak = createKeycloak(config, runtime.now);
   const { identityProvider } = keycloak;
 
@@ -131,11 +115,28 @@ export function createAuth(config: AuthConfig, runtime: AuthRuntime, overrides: 
       { name: 'keycloak', check: () => identityProvider.check() },
     ],
     async close() {
-      await ownPublisher?.close();
-      ownCache?.close();
+      if (overrides.publisher === undefined) await publisher.close();
+      if (overrides.cache === undefined) cache.close();
       await keycloak.close();
     },
   };
+}
+
+/** The Kafka producer of the two events the service publishes, on `MessageBroker__BrokerList`. */
+function kafkaPublisher(config: Pick<AuthConfig, 'kafka'>, runtime: Pick<AuthRuntime, 'logger' | 'registry'>): EventPublisher {
+  const { kafka } = config;
+  return createKafkaPublisher({
+    brokers: kafka.brokers,
+    clientId: 'auth',
+    source: '/subscription-platform/auth',
+    logger: runtime.logger,
+    registry: runtime.registry,
+    publishTimeoutMs: kafka.publishTimeoutMs,
+    events: [
+      { topic: kafka.notificationsTopic, type: 'SendSmsNotificationEvent' },
+      { topic: kafka.userAuthenticationTopic, type: 'UserLoggedInEvent' },
+    ],
+  });
 }
 
 /**
