@@ -37,7 +37,9 @@ export function loadKubeConfig(source: 'kubeconfig' | 'in-cluster'): KubeConfig 
     if (source === 'in-cluster') kubeConfig.loadFromCluster();
     else kubeConfig.loadFromDefault();
   } catch (err) {
-    throw new ConfigError([`KUBECONFIG: ${err instanceof Error ? err.message : String(err)}`]);
+    // One line, as every configuration problem is reported (a YAML error adds the text it points at).
+    const message = (err instanceof Error ? err.message : String(err)).split('\n')[0]!.trim();
+    throw new ConfigError([`KUBECONFIG: ${message}`]);
   }
   if (!kubeConfig.getCurrentCluster()) throw new ConfigError(['KUBECONFIG: the kubeconfig names no current cluster']);
   return kubeConfig;
