@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
@@ -53,5 +53,23 @@ describe('auth started in Production without its safeguards', () => {
       'auth: invalid configuration: IGNORE_SSL_CERT_VALIDATION: must not be true in Production',
     ]);
     expect(run.stderr).not.toMatch(/client-secret-value|admin-password-value/);
+  });
+});
+
+describe('graph controller started with a kubeconfig it cannot use', () => {
+  it.each([
+    ['not YAML', 'clusters: [unclosed'],
+    ['no current cluster', 'apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n'],
+  ])('should exit 1 with one line naming KUBECONFIG (%s), without a stack trace', (_case, content) => {
+    const kubeconfig = join(home, `kubeconfig-${_case.replace(/\W+/g, '-')}`);
+    writeFileSync(kubeconfig, content);
+    const run = spawnSync(process.execPath, [join(repoRoot, 'services/graph-controller/dist/main.js')], {
+      env: { PATH: process.env.PATH, HOME: home, KUBECONFIG: kubeconfig, Registry__Url: 'http://127.0.0.1:9', Registry__ApiKey: 'key', Controller__LeaseNamespace: 'platform' },
+      encoding: 'utf8',
+      timeout: 10_000,
+    });
+    expect(run.status).toBe(1);
+    expect(run.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^graph-controller: invalid configuration: KUBECONFIG: .+/)]);
+    expect(run.stdout).toBe('');
   });
 });

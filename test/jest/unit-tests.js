@@ -16,6 +16,7 @@ export const unitTests = [
   'packages/platform/test/read-body.test.ts',
   'packages/platform/test/redis-store-base.test.ts',
   'packages/platform/test/secret-matcher.test.ts',
+  'packages/platform/test/serve-service.test.ts',
   'packages/cache-client/test/cache-client.test.ts',
   'packages/cache-client/test/near-cache.test.ts',
   'services/auth/test/config.test.ts',

@@ -1,5 +1,5 @@
 import { createRegistry } from '@sp/platform';
-import { createCacheApp } from '../../services/cache/src/app.js';
+import { createCache } from '../../services/cache/src/cache.js';
 import type { PartitionConfig } from '../../services/cache/src/config.js';
 import { silentLogger } from './silent-logger.js';
 
@@ -22,15 +22,14 @@ export async function startCacheService(
     ? { kind: 'redis' as const, url: options.redisUrl, keyPrefix: options.keyPrefix ?? 'cache:' }
     : { kind: 'memory' as const, capacity: options.capacity ?? 10_000, partitions: options.partitions ?? [] };
   const registry = createRegistry('cache');
-  const app = createCacheApp({ backend, maxValueBytes: 1024 * 1024 }, { registry, logger: silentLogger('cache') });
-  const port = await app.grpc.listen(options.port ?? 0, '127.0.0.1');
-  await app.refreshHealth();
+  const cache = createCache({ port: options.port ?? 0, host: '127.0.0.1', backend, maxValueBytes: 1024 * 1024 }, { registry, logger: silentLogger('cache') });
+  const port = await cache.api.start();
   return {
     address: `127.0.0.1:${port}`,
     metrics: () => registry.metrics(),
     close: async () => {
-      await app.grpc.close(1000);
-      await app.store.close();
+      await cache.api.drain(1000);
+      await cache.close();
     },
   };
 }

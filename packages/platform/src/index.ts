@@ -21,6 +21,7 @@ export * from './oidc-errors.js';
 export * from './oidc-token-client.js';
 export * from './redis-store-base.js';
 export * from './serve-http.js';
+export * from './serve-service.js';
 export * from './json-depth.js';
 export * from './spans.js';
 export * from './api-key.js';

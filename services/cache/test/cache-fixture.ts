@@ -1,33 +1,34 @@
 import { Writable } from 'node:stream';
-import { credentials, type ChannelOptions, type Client, type ServiceError } from '@grpc/grpc-js';
+import { credentials, loadPackageDefinition, type ChannelOptions, type Client, type ServiceClientConstructor, type ServiceError } from '@grpc/grpc-js';
+import { loadSync } from '@grpc/proto-loader';
+import { protoPath as healthProtoPath } from 'grpc-health-check';
 import protobuf from 'protobufjs';
 import { cacheServiceClient, cacheServiceDefinition, type CacheRequest, type CacheResponse__Output, type IncrementRequest, type IncrementResponse__Output } from '@sp/cache-client';
 import { createLogger, createRegistry, type Registry } from '@sp/platform';
-import { createCacheApp, type CacheApp } from '../src/app.js';
+import { createCache, type Cache, type CacheOverrides } from '../src/cache.js';
 import type { CacheConfig } from '../src/config.js';
 
 export const silentLogger = createLogger({ service: 'cache-test', level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
 
 export interface RunningCache {
-  app: CacheApp;
+  service: Cache;
   address: string;
   registry: Registry;
   close(): Promise<void>;
 }
 
-/** The cache service as main.ts wires it, on a free loopback port (or `port`, to restart one in place). */
-export async function startCache(backend: CacheConfig['backend'], maxValueBytes = 1024 * 1024, port = 0): Promise<RunningCache> {
+/** The cache service built by its root as main.ts builds it, on a free loopback port (or `port`, to restart one in place). */
+export async function startCache(backend: CacheConfig['backend'], maxValueBytes = 1024 * 1024, port = 0, overrides: CacheOverrides = {}): Promise<RunningCache> {
   const registry = createRegistry('cache');
-  const app = createCacheApp({ backend, maxValueBytes }, { registry, logger: silentLogger });
-  const boundPort = await app.grpc.listen(port, '127.0.0.1');
-  await app.refreshHealth();
+  const service = createCache({ port, host: '127.0.0.1', backend, maxValueBytes }, { registry, logger: silentLogger }, overrides);
+  const boundPort = await service.api.start();
   return {
-    app,
+    service,
     address: `127.0.0.1:${boundPort}`,
     registry,
     close: async () => {
-      await app.grpc.close(1000);
-      await app.store.close();
+      await service.api.drain(1000);
+      await service.close();
     },
   };
 }
@@ -63,5 +64,21 @@ export function callWithBytes(client: Client, method: RpcName, request: Buffer):
     client.makeUnaryRequest(path, (bytes: Buffer) => bytes, (bytes: Buffer) => responseDeserialize(bytes) as CacheResponse__Output, request, (err: ServiceError | null, response?: CacheResponse__Output) =>
       err ? reject(err) : resolve(response!),
     ),
+  );
+}
+
+/** The status grpc.health.v1.Health reports for `service` ('' for the server), as a Kubernetes gRPC probe asks it. */
+export function healthCheck(address: string, service: string): Promise<string> {
+  const proto = loadPackageDefinition(loadSync(healthProtoPath, { enums: String })) as unknown as { grpc: { health: { v1: { Health: ServiceClientConstructor } } } };
+  const client = new proto.grpc.health.v1.Health(address, credentials.createInsecure()) as unknown as {
+    Check(request: { service: string }, callback: (err: Error | null, response?: { status: string }) => void): void;
+    close(): void;
+  };
+  return new Promise((resolve, reject) =>
+    client.Check({ service }, (err, response) => {
+      client.close();
+      if (err) reject(err);
+      else resolve(response!.status);
+    }),
   );
 }

@@ -1,29 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { credentials, loadPackageDefinition, status, type ServiceClientConstructor } from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
-import { protoPath as healthProtoPath } from 'grpc-health-check';
+import { status } from '@grpc/grpc-js';
 import { bufferSerializer, createCacheClient, stringSerializer, type CacheClient } from '@sp/cache-client';
 import { infra } from '../../../test/support/infra.js';
-import { rawCall, rawClient, startCache, type RawRequest, type RunningCache } from './cache-fixture.js';
+import { healthCheck, rawCall, rawClient, startCache, type RawRequest, type RunningCache } from './cache-fixture.js';
 import type { CacheConfig } from '../src/config.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function healthCheck(address: string, service: string): Promise<string> {
-  const proto = loadPackageDefinition(loadSync(healthProtoPath, { enums: String })) as unknown as { grpc: { health: { v1: { Health: ServiceClientConstructor } } } };
-  const client = new proto.grpc.health.v1.Health(address, credentials.createInsecure()) as unknown as {
-    Check(request: { service: string }, callback: (err: Error | null, response?: { status: string }) => void): void;
-    close(): void;
-  };
-  return new Promise((resolve, reject) =>
-    client.Check({ service }, (err, response) => {
-      client.close();
-      if (err) reject(err);
-      else resolve(response!.status);
-    }),
-  );
-}
 
 const backends: Array<[string, () => CacheConfig['backend']]> = [
   ['memory', () => ({ kind: 'memory', capacity: 1000 })],

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createCacheClient, type CacheClient } from '@sp/cache-client';
+import { eventually } from '../../../test/support/eventually.js';
 import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
-import { startCache, type RunningCache } from './cache-fixture.js';
+import { healthCheck, startCache, type RunningCache } from './cache-fixture.js';
 
 describe('cache service when Redis goes away and comes back', () => {
   let redis: PrivateRedis;
@@ -10,7 +11,7 @@ describe('cache service when Redis goes away and comes back', () => {
 
   beforeAll(async () => {
     redis = await startPrivateRedis();
-    cache = await startCache({ kind: 'redis', url: redis.url, keyPrefix: 'outage:' });
+    cache = await startCache({ kind: 'redis', url: redis.url, keyPrefix: 'outage:' }, undefined, 0, { healthRefreshMs: 100 });
     client = createCacheClient<string>({ address: cache.address, deadlineMs: 1000, retries: 2 });
   });
 
@@ -21,6 +22,7 @@ describe('cache service when Redis goes away and comes back', () => {
   });
 
   it('should fail with UNAVAILABLE within the deadline while Redis is down, and recover without a restart', async () => {
+    expect(await healthCheck(cache.address, '')).toBe('SERVING');
     await client.set('k', 'before');
     expect(await client.get('k')).toBe('before');
     expect((await client.increment('n', 1, 60_000)).value).toBe(1);
@@ -33,8 +35,9 @@ describe('cache service when Redis goes away and comes back', () => {
       await expect(call()).rejects.toMatchObject({ status: 503, message: 'cache service is unavailable' });
       expect(Date.now() - started).toBeLessThan(1500);
     }
-    await cache.app.refreshHealth();
-    await expect(cache.app.readiness[0]!.check()).rejects.toThrow('redis is unavailable');
+    await expect(cache.service.readiness[0]!.check()).rejects.toThrow('redis is unavailable');
+    // What a Kubernetes gRPC probe sees: the health status follows the store's readiness.
+    await eventually(async () => (await healthCheck(cache.address, 'cache.v1.CacheGrpcService')) === 'NOT_SERVING', 5000, 'NOT_SERVING');
 
     await redis.start();
     const deadline = Date.now() + 10_000;
@@ -48,6 +51,7 @@ describe('cache service when Redis goes away and comes back', () => {
     // The private server keeps no data across the restart: the atomic operations start afresh.
     expect((await client.increment('n', 1, 60_000)).value).toBe(1);
     expect(await client.setIfAbsent('claim', 'after')).toEqual({ stored: true });
-    await expect(cache.app.readiness[0]!.check()).resolves.toBeUndefined();
+    await expect(cache.service.readiness[0]!.check()).resolves.toBeUndefined();
+    await eventually(async () => (await healthCheck(cache.address, '')) === 'SERVING', 5000, 'SERVING again');
   });
 });

@@ -6,6 +6,9 @@ import { z } from 'zod';
 import { env, parseEnv, type Env } from '@sp/platform';
 
 /** Where the in-cluster service account mounts its namespace. */
+/** The controller's name in its logs, metrics and the Events it records. */
+export const COMPONENT = 'graph-controller';
+
 export const SERVICE_ACCOUNT_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
 export interface LeaderElectionConfig {

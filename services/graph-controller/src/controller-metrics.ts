@@ -11,8 +11,8 @@ export interface ControllerMetrics {
 
 const RESULTS: readonly ReconcileOutcome[] = ['registered', 'deleted', 'unchanged', 'conflict', 'invalid', 'error'];
 
-/** The controller's metrics, in the service's registry; gauges are read when scraped. */
-export function createControllerMetrics(registry: Registry, read: { queueDepth(): number; registeredNames(): number }): ControllerMetrics {
+/** The controller's counters and its leader gauge, in the service's registry. */
+export function createControllerMetrics(registry: Registry): ControllerMetrics {
   const reconciles = new Counter({
     name: 'graph_controller_reconciles_total',
     help: 'Reconciles of a Service key, by result',
@@ -20,6 +20,24 @@ export function createControllerMetrics(registry: Registry, read: { queueDepth()
     registers: [registry],
   });
   for (const result of RESULTS) reconciles.inc({ result }, 0);
+  const leader = new Gauge({ name: 'graph_controller_leader', help: '1 while this replica holds the lease and writes, else 0', registers: [registry] });
+  leader.set(0);
+  const restarts = new Counter({
+    name: 'graph_controller_watch_restarts_total',
+    help: 'Watches restarted: idle (silent too long, by the watchdog) or error (failed list or broken watch)',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
+  for (const reason of ['idle', 'error']) restarts.inc({ reason }, 0);
+  return {
+    reconciled: (result) => reconciles.inc({ result }),
+    setLeader: (leading) => leader.set(leading ? 1 : 0),
+    watchRestarted: (reason) => restarts.inc({ reason }),
+  };
+}
+
+/** The gauges of the controller's state, read when scraped: registered after the queue and the reconciler they read. */
+export function registerStateGauges(registry: Registry, read: { queueDepth(): number; registeredNames(): number }): void {
   new Gauge({
     name: 'graph_controller_registered_names',
     help: 'Graph names this controller holds registered',
@@ -36,18 +54,4 @@ export function createControllerMetrics(registry: Registry, read: { queueDepth()
       this.set(read.queueDepth());
     },
   });
-  const leader = new Gauge({ name: 'graph_controller_leader', help: '1 while this replica holds the lease and writes, else 0', registers: [registry] });
-  leader.set(0);
-  const restarts = new Counter({
-    name: 'graph_controller_watch_restarts_total',
-    help: 'Watches restarted: idle (silent too long, by the watchdog) or error (failed list or broken watch)',
-    labelNames: ['reason'],
-    registers: [registry],
-  });
-  for (const reason of ['idle', 'error']) restarts.inc({ reason }, 0);
-  return {
-    reconciled: (result) => reconciles.inc({ result }),
-    setLeader: (leading) => leader.set(leading ? 1 : 0),
-    watchRestarted: (reason) => restarts.inc({ reason }),
-  };
 }

@@ -1,33 +1,30 @@
-import { CoordinationV1Api, CoreV1Api, type KubeConfig, type V1Service } from '@kubernetes/client-node';
-import type { Logger, ReadinessCheck, Registry } from '@sp/platform';
+import type { KubeConfig, V1Service } from '@kubernetes/client-node';
+import type { Logger, ReadinessCheck, Registry, ServedApi } from '@sp/platform';
 import { createClaimIndex } from './claim-index.js';
 import { createClaimMemory } from './claim-memory.js';
 import type { GraphControllerConfig } from './config.js';
-import { createControllerMetrics } from './controller-metrics.js';
-import { compareClaims, serviceKey, type GraphClaim } from './desired-state.js';
-import { createGraphRegistryClient, type GraphRegistry } from './graph-registry-client.js';
-import { PooledKubeConfig } from './kube-client.js';
-import { createBackgroundEvents, createKubeEventRecorder, type EventRecorder } from './kube-event-recorder.js';
+import { createControllerAdapters, type ControllerAdapters } from './controller-adapters.js';
+import { createControllerMetrics, registerStateGauges } from './controller-metrics.js';
+import { serviceKey } from './desired-state.js';
+import { loadKubeConfig, PooledKubeConfig } from './kube-client.js';
+import { createBackgroundEvents } from './kube-event-recorder.js';
 import { createLeaderElector } from './leader-elector.js';
-import { createKubeLeaseLock, type LeaseLock } from './lease-lock.js';
-import { createConfigMapOwnership, type OwnedName, type OwnershipRecords } from './ownership-records.js';
+import { createOwnershipSync } from './ownership-sync.js';
 import { createReconciler, NotLeaderError } from './reconciler.js';
 import { createRegistryView } from './registry-view.js';
 import { createServiceInformer, type ServiceChange } from './service-informer.js';
 import { createWorkQueue, type Priority } from './work-queue.js';
 
-export const COMPONENT = 'graph-controller';
-
-/** What the controller runs with; the adapters default to the real ones built from `kubeConfig` and the configuration. */
-export interface GraphControllerDeps {
-  kubeConfig: KubeConfig;
+export interface GraphControllerRuntime {
   logger: Logger;
-  metrics: Registry;
-  registry?: GraphRegistry;
-  events?: EventRecorder;
-  leaseLock?: LeaseLock;
-  /** Which names this controller registered, kept in the cluster across restarts. */
-  ownership?: OwnershipRecords;
+  /** The metrics registry (prom-client), as in every service. */
+  registry: Registry;
+}
+
+/** What a test brings itself instead of what the configuration names; the test closes what it brought. */
+export interface GraphControllerOverrides extends Partial<ControllerAdapters> {
+  /** The cluster (default: loaded from `config.kubeSource`, KUBECONFIG or the pod's service account). */
+  kubeConfig?: KubeConfig;
   /** Bound for one Kubernetes API request (lists). */
   kubeTimeoutMs?: number;
   /**
@@ -39,35 +36,18 @@ export interface GraphControllerDeps {
   serverTimeoutSeconds?: () => number;
 }
 
-type Adapters = Required<Pick<GraphControllerDeps, 'registry' | 'events' | 'leaseLock' | 'ownership'>>;
-
-/** The registry HTTP client, Kubernetes Events, the Lease and the ownership records, unless given. */
-function adaptersOf(config: GraphControllerConfig, deps: GraphControllerDeps, kubeConfig: KubeConfig): Adapters {
-  const { leaderElection: election } = config;
-  const core = kubeConfig.makeApiClient(CoreV1Api);
-  return {
-    registry: deps.registry ?? createGraphRegistryClient({ baseUrl: config.registry.url, apiKey: config.registry.apiKey, timeoutMs: config.registry.timeoutMs }),
-    events: deps.events ?? createKubeEventRecorder({ api: core, component: COMPONENT, instance: election.identity, timeoutMs: 10_000, logger: deps.logger }),
-    leaseLock:
-      deps.leaseLock ??
-      createKubeLeaseLock({
-        api: kubeConfig.makeApiClient(CoordinationV1Api),
-        namespace: election.leaseNamespace,
-        name: election.leaseName,
-        // A lease call that hangs must not outlast the time the leader may go without renewing.
-        timeoutMs: Math.max(1000, Math.floor(election.renewDeadlineMs / 2)),
-      }),
-    ownership:
-      deps.ownership ??
-      createConfigMapOwnership({ api: core, kubeConfig, namespace: election.leaseNamespace, prefix: election.leaseName, timeoutMs: 10_000, logger: deps.logger }),
-  };
-}
-
 export interface GraphController {
+  /**
+   * The controller's work as the platform serves it (main.ts: serveService): no listener;
+   * draining stops the reconciles and hands the Lease back, so another replica takes over at once.
+   */
+  api: ServedApi<undefined>;
+  /** Stops the watches (shutdown, once drained). */
+  close(): Promise<void>;
   start(): void;
   /**
    * Stops: no new reconciles, the ones in progress finish, leadership ends and — with
-   * `releaseLease` — the lease is handed back so another replica takes over at once.
+   * `releaseLease` — the lease is handed back; then the watches stop.
    */
   stop(options: { releaseLease: boolean }): Promise<void>;
   /** /readyz: the informers have listed, and the leader election reaches its Lease (whether this replica leads or not). */
@@ -88,76 +68,47 @@ const splitKey = (key: string): [string, string] => {
  * Service's annotations parsed once, the claims on each name) and the claim memory; the event
  * queues the key as a change. The leader's workers run the idempotent reconcile, changes first.
  * A periodic resync relists, refreshes the registry view with one `GET /`, and queues every key
- * as background work that only re-checks.
+ * as background work that only re-checks. Throws a ConfigError when the kubeconfig cannot be loaded.
  */
-export function createGraphController(config: GraphControllerConfig, deps: GraphControllerDeps): GraphController {
-  const { logger } = deps;
+export function createGraphController(config: GraphControllerConfig, runtime: GraphControllerRuntime, overrides: GraphControllerOverrides = {}): GraphController {
+  const { logger } = runtime;
+  const given = overrides.kubeConfig ?? loadKubeConfig(config.kubeSource);
   // Every request of this controller through one connection pool (see PooledKubeConfig).
-  const kubeConfig = deps.kubeConfig instanceof PooledKubeConfig ? deps.kubeConfig : new PooledKubeConfig(deps.kubeConfig);
-  const adapters = adaptersOf(config, deps, kubeConfig);
+  const kubeConfig = given instanceof PooledKubeConfig ? given : new PooledKubeConfig(given);
+  const adapters = createControllerAdapters(config, kubeConfig, logger, overrides);
   const claims = createClaimIndex(config.clusterDomain);
   const memory = createClaimMemory();
-  const view = createRegistryView(adapters.registry);
+  const view = createRegistryView(adapters.graphRegistry);
   const events = createBackgroundEvents(adapters.events, { maxQueued: 1000, concurrency: 2, logger });
-  let term: AbortController | undefined;
-  let resyncTimer: NodeJS.Timeout | undefined;
-  /** The ownership records joined the memory in this leadership term. */
-  let recordsAdopted = false;
-  let informersSynced = false;
+  const metrics = createControllerMetrics(runtime.registry);
 
   const informer = createServiceInformer({
     kubeConfig,
     namespaces: config.namespaces,
     watchIdleMs: config.watchIdleMs,
-    listTimeoutMs: deps.kubeTimeoutMs ?? 30_000,
+    listTimeoutMs: overrides.kubeTimeoutMs ?? 30_000,
     backoff: config.backoff,
     logger,
-    serverTimeoutSeconds: deps.serverTimeoutSeconds,
-    onChange: (change, service) => observe(change, service),
+    serverTimeoutSeconds: overrides.serverTimeoutSeconds,
     onRestart: (reason) => metrics.watchRestarted(reason),
-    onSynced: () => {
-      logger.info({ namespaces: config.namespaces.length > 0 ? config.namespaces : 'all' }, 'informers synced');
-      informersSynced = true;
-      queue.start();
-      if (elector.isLeader() && recordsAdopted) void recordWinners(); // else the leader's adoption does it next
-    },
   });
-
-  function observe(change: ServiceChange, service: V1Service): void {
-    const key = serviceKey(service);
-    if (change === 'delete') claims.delete(key);
-    else {
-      const claim = claims.set(service);
-      if (claim) memory.observe(claim);
-    }
-    if (claims.parsed(key).kind !== 'none' || reconciler.isTracking(key)) queue.add(key, 'change');
-    logger.debug({ change, service: key }, 'service changed');
-  }
-
+  const { leaderElection: election } = config;
   const elector = createLeaderElector({
     lock: adapters.leaseLock,
-    identity: config.leaderElection.identity,
-    leaseDurationMs: config.leaderElection.leaseDurationMs,
-    renewDeadlineMs: config.leaderElection.renewDeadlineMs,
-    retryPeriodMs: config.leaderElection.retryPeriodMs,
+    identity: election.identity,
+    leaseDurationMs: election.leaseDurationMs,
+    renewDeadlineMs: election.renewDeadlineMs,
+    retryPeriodMs: election.retryPeriodMs,
     logger,
-    onStartedLeading: () => {
-      term = new AbortController();
-      recordsAdopted = false;
-      metrics.setLeader(true);
-      void recheckAll();
-    },
-    onStoppedLeading: () => {
-      term?.abort();
-      view.clear();
-      metrics.setLeader(false);
-    },
   });
+  /** The current leadership term: aborted when it ends, so the writes under way stop. */
+  let term: AbortController | undefined;
+  let informersSynced = false;
 
   const reconciler = createReconciler({
     claims,
     getService: (key) => informer.get(...splitKey(key)),
-    registry: adapters.registry,
+    graphRegistry: adapters.graphRegistry,
     view,
     events,
     memory,
@@ -165,9 +116,8 @@ export function createGraphController(config: GraphControllerConfig, deps: Graph
     writeSignal: () => (elector.isLeader() ? term?.signal : undefined),
     logger,
   });
-
   const queue = createWorkQueue({
-    concurrency: deps.workers ?? 16,
+    concurrency: overrides.workers ?? 16,
     backoff: config.backoff,
     process: async (key: string, priority: Priority) => {
       if (!elector.isLeader()) return; // a new leader re-checks every key anyway
@@ -181,50 +131,32 @@ export function createGraphController(config: GraphControllerConfig, deps: Graph
     },
     onError: (key, err, retryInMs) => logger.warn({ err, service: key, retryInMs }, 'reconcile failed: retrying'),
   });
+  registerStateGauges(runtime.registry, { queueDepth: () => queue.depth(), registeredNames: () => reconciler.registeredNames() });
+  const records = createOwnershipSync({ ownership: adapters.ownership, memory, claims, isLeader: () => elector.isLeader(), logger });
 
-  const metrics = createControllerMetrics(deps.metrics, { queueDepth: () => queue.depth(), registeredNames: () => reconciler.registeredNames() });
+  /** An informer event: the index and the memory follow the Service, and its key is queued when it matters. */
+  const observe = (change: ServiceChange, service: V1Service): void => {
+    const key = serviceKey(service);
+    if (change === 'delete') claims.delete(key);
+    else {
+      const claim = claims.set(service);
+      if (claim) memory.observe(claim);
+    }
+    if (claims.parsed(key).kind !== 'none' || reconciler.isTracking(key)) queue.add(key, 'change');
+    logger.debug({ change, service: key }, 'service changed');
+  };
 
-  /**
-   * What the ownership records say this controller registered joins the claim memory, so the
-   * names of Services deleted while no replica ran are reconciled (and deleted) too. Read once
-   * per leadership term (again at the next resync if that failed): only the leader writes them.
-   */
-  async function adoptRecords(): Promise<void> {
-    if (recordsAdopted) return;
-    try {
-      for (const [name, owned] of await adapters.ownership.load()) memory.observe({ name, key: owned.service, url: owned.url, createdAt: Number.POSITIVE_INFINITY });
-      recordsAdopted = true;
-    } catch (err) {
-      logger.warn({ err, records: adapters.ownership.description }, 'could not read the ownership records: trying again at the next resync');
-    }
-  }
-
-  /**
-   * The winner of every claimed name recorded at once, one write per shard, before the reconciles
-   * get to them: what each reconcile would record before its registry write, so they find their
-   * record written (a start of 10,000 names costs 64 writes, not 10,000). Needs every Service
-   * listed, and the records read in this term (so it writes over what it read, not over an
-   * adoption's list still under way); a failure leaves the records to the reconciles, one batch at
-   * a time.
-   */
-  async function recordWinners(): Promise<void> {
-    const winners = new Map<string, GraphClaim>();
-    for (const claim of claims.claims()) {
-      const other = winners.get(claim.name);
-      if (!other || compareClaims(claim, other) < 0) winners.set(claim.name, claim);
-    }
-    const records = [...winners].map(([name, claim]): [string, OwnedName] => [name, { service: claim.key, url: claim.url }]);
-    try {
-      if (elector.isLeader()) await adapters.ownership.ownAll(records);
-    } catch (err) {
-      logger.warn({ err, records: adapters.ownership.description }, 'could not record the names at once: each reconcile records its own');
-    }
-  }
+  const onSynced = (): void => {
+    logger.info({ namespaces: config.namespaces.length > 0 ? config.namespaces : 'all' }, 'informers synced');
+    informersSynced = true;
+    queue.start();
+    if (elector.isLeader() && records.adopted()) void records.recordWinners(); // else the leader's adoption does it next
+  };
 
   /** The leader re-checks every key in the background: the records adopted and the registry read (one request) first. */
-  async function recheckAll(): Promise<void> {
-    await adoptRecords();
-    if (informersSynced && recordsAdopted) void recordWinners();
+  const recheckAll = async (): Promise<void> => {
+    await records.adopt();
+    if (informersSynced && records.adopted()) void records.recordWinners();
     try {
       await view.refresh(term?.signal);
     } catch (err) {
@@ -232,7 +164,21 @@ export function createGraphController(config: GraphControllerConfig, deps: Graph
     }
     if (!elector.isLeader()) return;
     for (const key of [...memory.keys(), ...claims.annotatedKeys()]) queue.add(key, 'resync');
-  }
+  };
+
+  const leadership = {
+    onStartedLeading: (): void => {
+      term = new AbortController();
+      records.newTerm();
+      metrics.setLeader(true);
+      void recheckAll();
+    },
+    onStoppedLeading: (): void => {
+      term?.abort();
+      view.clear();
+      metrics.setLeader(false);
+    },
+  };
 
   const resync = (): void => {
     informer.relist();
@@ -246,19 +192,35 @@ export function createGraphController(config: GraphControllerConfig, deps: Graph
     memory.pruneSeenBefore(now - 3 * config.resyncMs);
   };
 
+  let resyncTimer: NodeJS.Timeout | undefined;
+  const start = (): void => {
+    informer.start({ onChange: observe, onSynced });
+    elector.start(leadership);
+    resyncTimer = setInterval(resync, config.resyncMs);
+    resyncTimer.unref();
+  };
+  /** No new reconciles, the ones in progress finish, leadership ends; the watches keep running. */
+  const drain = async (releaseLease: boolean): Promise<void> => {
+    clearInterval(resyncTimer);
+    await queue.stop();
+    await events.stop();
+    await elector.stop({ release: releaseLease });
+  };
+  const close = (): Promise<void> => informer.stop();
+
   return {
-    start() {
-      informer.start();
-      elector.start();
-      resyncTimer = setInterval(resync, config.resyncMs);
-      resyncTimer.unref();
+    api: {
+      start: () => {
+        start();
+        return Promise.resolve(undefined);
+      },
+      drain: () => drain(true),
     },
+    close,
+    start,
     async stop({ releaseLease }) {
-      clearInterval(resyncTimer);
-      await queue.stop();
-      await events.stop();
-      await elector.stop({ release: releaseLease });
-      await informer.stop();
+      await drain(releaseLease);
+      await close();
     },
     readiness: [
       {

@@ -1,7 +1,7 @@
 import { AppError, createHttpClient, unavailable, type HttpAnswer, type HttpClient } from '@sp/platform';
 
 /** The graph registry as the controller uses it. Every method rejects with an AppError on failure. */
-export interface GraphRegistry {
+export interface GraphRegistryClient {
   /** The URL registered under the name, or undefined when none is. */
   get(name: string, signal?: AbortSignal): Promise<string | undefined>;
   /** Registers (or replaces) the name's URL. */
@@ -28,7 +28,7 @@ function unexpected(response: HttpAnswer, what: string): AppError {
 }
 
 /** The registry's HTTP API (`GET|POST|DELETE /{name}` with `X-Api-Key`). */
-export function createGraphRegistryClient(options: GraphRegistryClientOptions): GraphRegistry {
+export function createGraphRegistryClient(options: GraphRegistryClientOptions): GraphRegistryClient {
   const http = options.http ?? createHttpClient(8);
   /** `name` empty: the collection (`GET /`). */
   const send = async (method: string, name: string, init: { body?: string; signal?: AbortSignal }): Promise<HttpAnswer> => {

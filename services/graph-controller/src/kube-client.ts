@@ -1,3 +1,4 @@
+import { ConfigError } from '@sp/platform';
 import { ApiException, KubeConfig, Observable, type ConfigurationOptions, type RequestContext, type ResponseContext } from '@kubernetes/client-node';
 import type { Dispatcher } from 'undici';
 
@@ -27,13 +28,20 @@ export function apiStatus(err: unknown): number | undefined {
 
 /**
  * The KubeConfig of the process: KUBECONFIG (or ~/.kube/config) outside a cluster, the pod's
- * service account inside one. The library reads its own variables and files.
+ * service account inside one. The library reads its own variables and files; what it cannot load
+ * is a ConfigError naming KUBECONFIG, as a bad variable would be.
  */
 export function loadKubeConfig(source: 'kubeconfig' | 'in-cluster'): KubeConfig {
   const kubeConfig = new KubeConfig();
-  if (source === 'in-cluster') kubeConfig.loadFromCluster();
-  else kubeConfig.loadFromDefault();
-  if (!kubeConfig.getCurrentCluster()) throw new Error('the kubeconfig names no current cluster');
+  try {
+    if (source === 'in-cluster') kubeConfig.loadFromCluster();
+    else kubeConfig.loadFromDefault();
+  } catch (err) {
+    // One line, as every configuration problem is reported (a YAML error adds the text it points at).
+    const message = (err instanceof Error ? err.message : String(err)).split('\n')[0]!.trim();
+    throw new ConfigError([`KUBECONFIG: ${message}`]);
+  }
+  if (!kubeConfig.getCurrentCluster()) throw new ConfigError(['KUBECONFIG: the kubeconfig names no current cluster']);
   return kubeConfig;
 }
 

@@ -11,14 +11,18 @@ export interface LeaderElectorOptions {
   /** Pause between attempts to acquire or renew. */
   retryPeriodMs: number;
   logger: Logger;
-  onStartedLeading(): void;
-  onStoppedLeading(): void;
   /** Monotonic milliseconds; replaceable in tests. */
   now?: () => number;
 }
 
+/** What the elector tells as leadership comes and goes; given to `start`, so their reader can be built after the elector. */
+export interface LeadershipHandlers {
+  onStartedLeading(): void;
+  onStoppedLeading(): void;
+}
+
 export interface LeaderElector {
-  start(): void;
+  start(handlers: LeadershipHandlers): void;
   /**
    * Stops campaigning and leading at once. With `release`, a leader then hands the lease back
    * (no holder, a one-second duration) so a successor takes over without waiting for it to expire.
@@ -47,6 +51,7 @@ export function createLeaderElector(options: LeaderElectorOptions): LeaderElecto
   const now = options.now ?? (() => performance.now());
   const durationSeconds = Math.max(1, Math.ceil(options.leaseDurationMs / 1000));
   let running = false;
+  let handlers: LeadershipHandlers | undefined;
   let leading = false;
   /** When the last successful renewal was sent (its start, which is the conservative end). */
   let renewedAt = Number.NEGATIVE_INFINITY;
@@ -69,7 +74,7 @@ export function createLeaderElector(options: LeaderElectorOptions): LeaderElecto
     const fields = { lease: options.lock.description, identity: options.identity, why };
     if (running) options.logger.warn(fields, 'lost leadership');
     else options.logger.info(fields, 'stopped leading');
-    options.onStoppedLeading();
+    handlers?.onStoppedLeading();
   };
 
   /** Fires at the renew deadline even when a renewal request hangs, so writing stops on time. */
@@ -129,7 +134,7 @@ export function createLeaderElector(options: LeaderElectorOptions): LeaderElecto
       if (!leading) {
         leading = true;
         options.logger.info({ lease: options.lock.description, identity: options.identity }, 'started leading');
-        options.onStartedLeading();
+        handlers?.onStartedLeading();
       }
     } else if (outcome === 'held-by-other') stopLeading('the lease has another holder');
     else if (!isLeader()) stopLeading('renew deadline passed');
@@ -157,8 +162,9 @@ export function createLeaderElector(options: LeaderElectorOptions): LeaderElecto
   };
 
   return {
-    start() {
+    start(given) {
       if (running) return;
+      handlers = given;
       running = true;
       answeredAt = now();
       loop();

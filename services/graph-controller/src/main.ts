@@ -1,24 +1,25 @@
-import { bootService, onShutdown, startManagementServer } from '@sp/platform';
-import { COMPONENT, createGraphController } from './graph-controller.js';
-import { loadConfig } from './config.js';
-import { loadKubeConfig } from './kube-client.js';
+import { bootService, loadConfigOrExit, serveService } from '@sp/platform';
+import { COMPONENT, loadConfig } from './config.js';
+import { createGraphController } from './graph-controller.js';
 
+// Load the configuration, create the service, serve it: docs/development.md, "One shape for every service".
 const { config, logger, registry } = bootService(COMPONENT, loadConfig);
-
-let kubeConfig;
-try {
-  kubeConfig = loadKubeConfig(config.kubeSource);
-} catch (err) {
-  process.stderr.write(`${COMPONENT}: invalid configuration: KUBECONFIG: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
-}
-
-const controller = createGraphController(config, { kubeConfig, logger, metrics: registry });
-const management = await startManagementServer({ port: config.managementPort, registry, readiness: controller.readiness, logger });
-controller.start();
+// Creating the controller loads the kubeconfig: one that cannot be loaded is refused like a bad variable.
+const controller = loadConfigOrExit(() => createGraphController(config, { logger, registry }), COMPONENT);
+const { managementPort } = await serveService({
+  api: controller.api,
+  config,
+  registry,
+  readiness: controller.readiness,
+  logger,
+  // The drain sets no deadline of its own (reconciles in progress end within the registry's
+  // timeout), so the grace period keeps nothing back for closing the watches.
+  closeReserveMs: 0,
+  close: () => controller.close(),
+});
 logger.info(
   {
-    managementPort: management.port,
+    managementPort,
     registry: config.registry.url,
     namespaces: config.namespaces.length > 0 ? config.namespaces : 'all',
     lease: `${config.leaderElection.leaseNamespace}/${config.leaderElection.leaseName}`,
@@ -26,13 +27,4 @@ logger.info(
     kube: config.kubeSource,
   },
   'graph controller started',
-);
-
-onShutdown(
-  [
-    { name: 'readiness', run: () => Promise.resolve(management.markShuttingDown()) },
-    { name: 'controller', run: () => controller.stop({ releaseLease: true }) },
-    { name: 'management', run: () => management.close() },
-  ],
-  { logger, gracePeriodMs: config.shutdownGraceMs },
 );

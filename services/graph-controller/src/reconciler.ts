@@ -5,7 +5,7 @@ import type { ClaimIndex } from './claim-index.js';
 import type { ClaimMemory } from './claim-memory.js';
 import { planName, resolveClaims, type GraphClaim, type NameAction } from './desired-state.js';
 import type { EventRecorder } from './kube-event-recorder.js';
-import type { GraphRegistry } from './graph-registry-client.js';
+import type { GraphRegistryClient } from './graph-registry-client.js';
 import type { OwnershipRecords } from './ownership-records.js';
 import { UNKNOWN, type RegistryView } from './registry-view.js';
 
@@ -38,7 +38,7 @@ export interface ReconcilerDeps {
   claims: Pick<ClaimIndex, 'parsed' | 'claimsOn'>;
   /** One Service by `namespace/name` (for the Events about it). */
   getService(key: string): V1Service | undefined;
-  registry: GraphRegistry;
+  graphRegistry: GraphRegistryClient;
   view: RegistryView;
   events: EventRecorder;
   memory: ClaimMemory;
@@ -146,13 +146,13 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
 
   const apply = async (name: string, action: NameAction, winner: GraphClaim | undefined): Promise<void> => {
     if (action.kind === 'register') {
-      await deps.registry.register(name, action.url, requireLeader());
+      await deps.graphRegistry.register(name, action.url, requireLeader());
       deps.view.note(name, action.url);
       deps.logger.info({ name, url: action.url, service: winner?.key }, 'graph registered');
       const service = winner && deps.getService(winner.key);
       if (service) await deps.events.record(service, 'Normal', EVENT_REASONS.registered, `registered graph "${name}" as ${action.url}`);
     } else if (action.kind === 'delete') {
-      await deps.registry.remove(name, requireLeader());
+      await deps.graphRegistry.remove(name, requireLeader());
       deps.view.note(name, undefined);
       deps.logger.info({ name }, 'graph deregistered');
     }
@@ -162,7 +162,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
   const registryUrlOf = async (name: string, winner: GraphClaim | undefined, knownUrls: ReadonlySet<string>, cause: ReconcileCause): Promise<string | undefined> => {
     const seen = cause === 'resync' ? deps.view.lookup(name) : UNKNOWN;
     if (seen !== UNKNOWN && ['unchanged', 'none'].includes(planName({ winner, registryUrl: seen, knownUrls }).kind)) return seen;
-    const url = await deps.registry.get(name, requireLeader());
+    const url = await deps.graphRegistry.get(name, requireLeader());
     deps.view.note(name, url);
     return url;
   };

@@ -1,4 +1,4 @@
-import type { GraphRegistry } from './graph-registry-client.js';
+import type { GraphRegistryClient } from './graph-registry-client.js';
 
 /**
  * What the registry holds, as far as this replica knows: every registration read at once
@@ -19,7 +19,7 @@ export interface RegistryView {
 
 export const UNKNOWN: unique symbol = Symbol('unknown');
 
-export function createRegistryView(registry: Pick<GraphRegistry, 'list'>): RegistryView {
+export function createRegistryView(graphRegistry: Pick<GraphRegistryClient, 'list'>): RegistryView {
   let graphs: Map<string, string> | undefined;
   /** Reads and writes made while a refresh is under way: newer than what it returns. */
   let meanwhile: Map<string, string | undefined> | undefined;
@@ -34,7 +34,7 @@ export function createRegistryView(registry: Pick<GraphRegistry, 'list'>): Regis
       const during = new Map<string, string | undefined>();
       meanwhile = during;
       try {
-        const fresh = await registry.list(signal);
+        const fresh = await graphRegistry.list(signal);
         for (const [name, url] of during) apply(fresh, name, url);
         graphs = fresh;
       } finally {

@@ -22,16 +22,20 @@ export interface ServiceInformerOptions {
   /** Restarts after an error back off from `baseMs`, doubling, up to `maxMs`. */
   backoff: { baseMs: number; maxMs: number };
   logger: Logger;
-  onChange(change: ServiceChange, service: V1Service): void;
   /** A watch was restarted: `idle` by the watchdog, `error` after it failed. */
   onRestart?(reason: 'idle' | 'error'): void;
-  /** Every informer has listed once: the cache is complete. */
-  onSynced?(): void;
   serverTimeoutSeconds?: () => number;
 }
 
+/** What the informer tells as it runs; given to `start`, so the reader of the events can be built after the informer. */
+export interface ServiceHandlers {
+  onChange(change: ServiceChange, service: V1Service): void;
+  /** Every informer has listed once: the cache is complete. */
+  onSynced?(): void;
+}
+
 export interface ServiceInformer {
-  start(): void;
+  start(handlers: ServiceHandlers): void;
   stop(): Promise<void>;
   /** Namespaces (or `*`) whose first list has not completed yet. */
   unsynced(): string[];
@@ -70,6 +74,7 @@ export function createServiceInformer(options: ServiceInformerOptions): ServiceI
   const probeMs = Math.min(1000, Math.max(100, options.backoff.baseMs));
   const scopes = options.namespaces.length > 0 ? [...options.namespaces] : ['*'];
   let stopped = true;
+  let handlers: ServiceHandlers | undefined;
   let syncReported = false;
 
   const member = (scope: string): Member => {
@@ -89,7 +94,7 @@ export function createServiceInformer(options: ServiceInformerOptions): ServiceI
         self.failures = 0;
         if (!syncReported && members.every((target) => target.synced)) {
           syncReported = true;
-          options.onSynced?.();
+          handlers?.onSynced?.();
         }
       },
     });
@@ -97,7 +102,7 @@ export function createServiceInformer(options: ServiceInformerOptions): ServiceI
     for (const change of ['add', 'update', 'delete'] as const) {
       informer.on(change, (service) => {
         self.touched?.add(serviceKey(service));
-        options.onChange(change, service);
+        handlers?.onChange(change, service);
       });
     }
     informer.on('error', (err: unknown) => restartLater(self, err));
@@ -178,7 +183,8 @@ export function createServiceInformer(options: ServiceInformerOptions): ServiceI
   const members = scopes.map(member);
 
   return {
-    start() {
+    start(given) {
+      handlers = given;
       stopped = false;
       for (const target of members) startMember(target);
     },

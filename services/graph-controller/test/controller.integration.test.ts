@@ -6,7 +6,6 @@ import { Redis } from 'ioredis';
 import { startManagementServer } from '@sp/platform';
 import { createGraphController } from '../src/graph-controller.js';
 import { loadConfig } from '../src/config.js';
-import { loadKubeConfig } from '../src/kube-client.js';
 import { startFakeKubeApi, type FakeKubeApi, type FakeKubeApiOptions } from '../../../test/support/fake-kube-api.js';
 import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
 import { silentLogger } from '../../../test/support/silent-logger.js';
@@ -222,7 +221,7 @@ describe('graph controller as main.ts runs it', () => {
       });
       const { Registry } = await import('prom-client');
       const metrics = new Registry();
-      const controller = createGraphController(config, { kubeConfig: loadKubeConfig(config.kubeSource), logger: silentLogger(), metrics });
+      const controller = createGraphController(config, { logger: silentLogger(), registry: metrics });
       const management = await startManagementServer({ port: 0, host: '127.0.0.1', registry: metrics, readiness: controller.readiness, logger: silentLogger() });
       controller.start();
       try {

@@ -66,12 +66,10 @@ function elector(lock: LeaseLock, identity: string, log: string[], timings = { l
     identity,
     ...timings,
     logger: silentLogger(),
-    onStartedLeading: () => log.push(`${identity} started`),
-    onStoppedLeading: () => log.push(`${identity} stopped`),
     now: clock,
   });
   electors.push(created);
-  created.start();
+  created.start({ onStartedLeading: () => log.push(`${identity} started`), onStoppedLeading: () => log.push(`${identity} stopped`) });
   return created;
 }
 

@@ -4,7 +4,7 @@ import { AppError } from '@sp/platform';
 import { createClaimIndex, type ClaimIndex } from '../src/claim-index.js';
 import { createClaimMemory, type ClaimMemory } from '../src/claim-memory.js';
 import { serviceKey } from '../src/desired-state.js';
-import type { GraphRegistry } from '../src/graph-registry-client.js';
+import type { GraphRegistryClient } from '../src/graph-registry-client.js';
 import type { EventRecorder, EventType } from '../src/kube-event-recorder.js';
 import type { OwnedName } from '../src/ownership-records.js';
 import { createReconciler, NotLeaderError, type Reconciler } from '../src/reconciler.js';
@@ -21,7 +21,7 @@ function memoryRegistry() {
   const check = (): void => {
     if (down) throw new AppError(503, 'unavailable', 'graph registry is unavailable');
   };
-  const registry: GraphRegistry = {
+  const registry: GraphRegistryClient = {
     get: (name) => Promise.resolve().then(() => (check(), reads.push(name), graphs.get(name))),
     list: () => Promise.resolve().then(() => (check(), new Map(graphs))),
     register: (name, url) =>
@@ -90,7 +90,7 @@ describe('reconciler', () => {
     reconciler = createReconciler({
       claims: index,
       getService: (key) => services.get(key),
-      registry: registry.registry,
+      graphRegistry: registry.registry,
       view,
       events: recorder,
       memory,

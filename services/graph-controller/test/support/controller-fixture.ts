@@ -65,11 +65,7 @@ export function testConfig(options: ControllerFixtureOptions): GraphControllerCo
 export function startController(options: ControllerFixtureOptions): RunningController {
   const config = testConfig(options);
   const metrics = new Registry();
-  const controller = createGraphController(config, {
-    kubeConfig: options.kubeConfig,
-    logger: silentLogger('graph-controller'),
-    metrics,
-  });
+  const controller = createGraphController(config, { logger: silentLogger('graph-controller'), registry: metrics }, { kubeConfig: options.kubeConfig });
   controller.start();
   let stopped: Promise<void> | undefined;
   return {

@@ -1,0 +1,57 @@
+import { connectRedis, parseRedisUrl, unavailable, type Logger } from '@sp/platform';
+import type { CacheMetrics } from './cache-metrics.js';
+import type { CacheConfig } from './config.js';
+import { createInvalidationHub, type ChangeKind, type InvalidationHub } from './invalidation-hub.js';
+import { watchKeyspace } from './keyspace-notifications.js';
+import { createMemoryStore } from './memory-store.js';
+import { createPartitionedStore } from './partitioned-store.js';
+import { createRedisStore } from './redis-store.js';
+import type { CacheStore } from './store.js';
+
+/** The store the configuration names, and the fan-out of its changes to Subscribe streams. */
+export interface CacheBackend {
+  store: CacheStore;
+  invalidations: InvalidationHub;
+}
+
+/** The memory backend: one LRU store, or one per configured key prefix besides it. */
+function memoryStore(backend: Extract<CacheConfig['backend'], { kind: 'memory' }>, metrics: CacheMetrics, hub: InvalidationHub): CacheStore {
+  const onChange = (key: string, kind: ChangeKind): void => hub.announce(key, kind);
+  const rest = createMemoryStore({ capacity: backend.capacity, events: metrics.storeEvents, onChange });
+  const partitions = backend.partitions ?? [];
+  if (partitions.length === 0) return rest;
+  return createPartitionedStore(
+    rest,
+    partitions.map(({ prefix, capacity, policy }) => ({ prefix, store: createMemoryStore({ capacity, policy, name: `keys under "${prefix}"`, events: metrics.storeEvents, onChange }) })),
+  );
+}
+
+/** The memory backend announces its own changes. */
+function memoryBackend(backend: Extract<CacheConfig['backend'], { kind: 'memory' }>, metrics: CacheMetrics): CacheBackend {
+  const invalidations = createInvalidationHub();
+  return { store: memoryStore(backend, metrics, invalidations), invalidations };
+}
+
+/** The Redis backend; its announcements come from Redis' keyspace notifications, whoever wrote. */
+function redisBackend(backend: Extract<CacheConfig['backend'], { kind: 'redis' }>, logger: Logger): CacheBackend {
+  const target = parseRedisUrl(backend.url);
+  const redis = connectRedis(target);
+  const invalidations = createInvalidationHub(unavailable('redis keyspace notifications'));
+  const watch = watchKeyspace(target, redis, invalidations, { keyPrefix: backend.keyPrefix, logger });
+  const store = createRedisStore(redis, backend.keyPrefix);
+  return {
+    store: {
+      ...store,
+      close: async () => {
+        watch.close();
+        await store.close();
+      },
+    },
+    invalidations,
+  };
+}
+
+/** The backend `Cache__Backend` names: memory (in this process) or Redis (shared by the replicas). */
+export function createCacheBackend(backend: CacheConfig['backend'], metrics: CacheMetrics, logger: Logger): CacheBackend {
+  return backend.kind === 'redis' ? redisBackend(backend, logger) : memoryBackend(backend, metrics);
+}
