@@ -19,6 +19,6 @@ const ports = await serveHttp({
   closeReserveMs: 2000,
   close: () => webhooks.close(),
 });
-logger.info({ ...ports, store: webhooks.dedup.name, topics: config.topics, reconcileIntervalMs: config.reconcileIntervalMs, adminApi: config.adminApiKeys !== undefined }, 'webhooks service listening');
+logger.info({ ...ports, store: webhooks.processing.name, topics: config.topics, reconcileIntervalMs: config.reconcileIntervalMs, adminApi: config.adminApiKeys !== undefined }, 'webhooks service listening');
 // Stopped by webhooks.close(), the shutdown's adapters step: after the API drained, before the producer is flushed.
 webhooks.sweeper.start();

@@ -3,9 +3,9 @@ import { createCacheClient, stringSerializer } from '@sp/cache-client';
 import { createKafkaPublisher, createOidcTokenClient, type EventPublisher, type Logger, type ReadinessCheck, type Registry } from '@sp/platform';
 import { createWebhooksApp, webhooksReadiness, type WebhooksAppDeps } from './app.js';
 import type { WebhooksConfig } from './config.js';
-import type { DedupStore } from './dedup-store.js';
+import type { ProcessingStore } from './processing-store.js';
 import { STRIPE_RETRY_WINDOW_MS, type EventLog } from './event-log.js';
-import { createGraphqlGateway } from './graphql-gateway.js';
+import { createGraphqlGatewayClient } from './graphql-gateway-client.js';
 import { createLocalizationClient } from './localization-client.js';
 import { createStripePaymentProvider } from './stripe-payment-provider.js';
 import { createSweeper, defaultSweeperOptions, type Sweeper, type SweeperOptions } from './reconcile-sweeper.js';
@@ -30,7 +30,7 @@ export interface Webhooks {
   app: Koa;
   /** What /readyz checks. */
   readiness: ReadinessCheck[];
-  dedup: DedupStore;
+  processing: ProcessingStore;
   eventLog: EventLog;
   publisher: EventPublisher;
   /** The reconciliation sweeper; `start()` begins its schedule (main.ts calls it once listening). */
@@ -51,7 +51,7 @@ const keycloakIssuer = (oidc: WebhooksConfig['oidc']): string => `${oidc.serverU
 export function createWebhooks(config: WebhooksConfig, runtime: WebhooksRuntime): Webhooks {
   const { logger, registry, timeouts = {} } = runtime;
   const eventLogOptions = { ...config.eventLog, retryWindowMs: STRIPE_RETRY_WINDOW_MS };
-  const { dedup, eventLog, reconcile } = createStores(config.store, eventLogOptions, logger, runtime.keyPrefixes);
+  const { processing, eventLog, reconcile } = createStores(config.store, eventLogOptions, logger, runtime.keyPrefixes);
   const metrics = createWebhooksMetrics(registry);
   registerDeadLetterGauge(registry, () => eventLog.deadCount());
   const cache = createCacheClient<string>({ address: config.cacheAddress }, stringSerializer);
@@ -74,14 +74,14 @@ export function createWebhooks(config: WebhooksConfig, runtime: WebhooksRuntime)
     grant: { type: 'client_credentials', clientId: config.oidc.clientId, clientSecret: config.oidc.clientSecret },
     allowInsecureHttp: issuer.startsWith('http:'),
   });
-  const gateway = createGraphqlGateway({ url: config.graphqlUrl, tokens, ...(timeouts.gatewayMs === undefined ? {} : { timeoutMs: timeouts.gatewayMs }) });
+  const gateway = createGraphqlGatewayClient({ url: config.graphqlUrl, tokens, ...(timeouts.gatewayMs === undefined ? {} : { timeoutMs: timeouts.gatewayMs }) });
   const deps: WebhooksAppDeps = {
     apiKeys: config.apiKeys,
     paymentProvider: createStripePaymentProvider(config.paymentProvider),
     livemode: config.paymentProvider.livemode,
     smsProvider: createTwilioSmsProvider(config.smsProvider.authTokens),
     gateway,
-    dedup,
+    processing,
     eventLog,
     adminApiKeys: config.adminApiKeys,
     metrics,
@@ -104,14 +104,14 @@ export function createWebhooks(config: WebhooksConfig, runtime: WebhooksRuntime)
   return {
     app: createWebhooksApp(deps),
     readiness: webhooksReadiness(deps),
-    dedup,
+    processing,
     eventLog,
     publisher,
     sweeper,
     async close() {
       await sweeper.stop();
       await publisher.close().catch((err: unknown) => logger.warn({ err }, 'closing the Kafka publisher failed'));
-      await dedup.close();
+      await processing.close();
       cache.close();
       gateway.close();
     },

@@ -5,7 +5,7 @@ import { createCacheClient, stringSerializer, type CacheClient } from '@sp/cache
 import { closeGracefully, createRegistry, listen, requestListener, startManagementServer, type EventPublisher, type ManagementServer, type Registry } from '@sp/platform';
 import { PAYMENT_WEBHOOK_PATH, SMS_WEBHOOK_PATH } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import type { DedupStore } from '../../src/dedup-store.js';
+import type { ProcessingStore } from '../../src/processing-store.js';
 import type { Topics } from '../../src/events.js';
 import type { EventLog } from '../../src/event-log.js';
 import type { Sweeper } from '../../src/reconcile-sweeper.js';
@@ -40,7 +40,7 @@ export interface Dependencies {
   events: EventCollector;
   /** The shared Redis, with a key prefix of this test file only. */
   redisUrl: string;
-  dedupPrefix: string;
+  keyPrefix: string;
   close(): Promise<void>;
 }
 
@@ -62,7 +62,7 @@ export async function startDependencies(): Promise<Dependencies> {
     topics,
     events,
     redisUrl: infra('REDIS_URL'),
-    dedupPrefix: `test-webhooks:${run}:`,
+    keyPrefix: `test-webhooks:${run}:`,
     close: async () => {
       cacheClient.close();
       await Promise.all([gateway.close(), localization.close(), cache.close(), events.close()]);
@@ -88,7 +88,7 @@ export interface WebhooksInstance {
   baseUrl: string;
   managementUrl: string;
   registry: Registry;
-  dedup: DedupStore;
+  processing: ProcessingStore;
   eventLog: EventLog;
   publisher: EventPublisher;
   sweeper: Sweeper;
@@ -137,7 +137,7 @@ export async function startWebhooks(deps: Dependencies, options: InstanceOptions
     logger,
     registry,
     clientId: 'webhooks-test',
-    keyPrefixes: { dedup: deps.dedupPrefix, eventLog: `${deps.dedupPrefix}event-log:`, reconcile: `${deps.dedupPrefix}reconcile:` },
+    keyPrefixes: { processing: deps.keyPrefix, eventLog: `${deps.keyPrefix}event-log:`, reconcile: `${deps.keyPrefix}reconcile:` },
     timeouts: { publishMs: options.publishTimeoutMs ?? 10_000, gatewayMs: 3000, localizationMs: 500 },
     ...(options.sweeper === undefined ? {} : { sweeper: options.sweeper }),
   });
@@ -149,7 +149,7 @@ export async function startWebhooks(deps: Dependencies, options: InstanceOptions
     baseUrl: `http://127.0.0.1:${port}`,
     managementUrl: `http://127.0.0.1:${management.port}`,
     registry,
-    dedup: webhooks.dedup,
+    processing: webhooks.processing,
     eventLog: webhooks.eventLog,
     publisher: webhooks.publisher,
     sweeper: webhooks.sweeper,
