@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Redis } from 'ioredis';
 import { infra } from '../../../test/support/infra.js';
 import { createRedisLeases, holdsLua, releaseIfHeldLua, type RedisLeases } from '../src/redis-lease.js';
-import { connectRedis, parseRedisUrl } from '../src/redis.js';
+import { connectRedis } from '../src/redis.js';
 import { createRedisStoreBase } from '../src/redis-store-base.js';
 
 describe('token-held leases on Redis', () => {
@@ -13,7 +13,7 @@ describe('token-held leases on Redis', () => {
   let leases: RedisLeases;
 
   beforeAll(() => {
-    redis = connectRedis(parseRedisUrl(infra('REDIS_URL')));
+    redis = connectRedis({ kind: 'standalone', url: infra('REDIS_URL') });
     leases = createRedisLeases(redis, createRedisStoreBase(redis).run);
   });
 

@@ -1,5 +1,4 @@
-import { connectRedis, parseRedisUrl, type Logger } from '@sp/platform';
-import type { StoreConfig } from './config.js';
+import { connectRedis, parseRedisUrl, type Logger, type StoreConfig } from '@sp/platform';
 import type { ProcessingStore } from './processing-store.js';
 import type { EventLog, EventLogOptions } from './event-log.js';
 import { createMemoryProcessingStore } from './memory-processing-store.js';

@@ -1,6 +1,6 @@
 import type Koa from 'koa';
 import { createCacheClient, stringSerializer } from '@sp/cache-client';
-import { createKafkaPublisher, createOidcTokenClient, type EventPublisher, type Logger, type ReadinessCheck, type Registry } from '@sp/platform';
+import { createKafkaPublisher, createOidcTokenClient, keycloakIssuer, type EventPublisher, type Logger, type ReadinessCheck, type Registry } from '@sp/platform';
 import { createWebhooksApp, webhooksReadiness, type WebhooksAppDeps } from './app.js';
 import type { WebhooksConfig } from './config.js';
 import type { ProcessingStore } from './processing-store.js';
@@ -39,9 +39,6 @@ export interface Webhooks {
   close(): Promise<void>;
 }
 
-/** openid-client refuses plain-http issuers; the configuration accepts an http Keycloak (a cluster-internal URL). */
-const keycloakIssuer = (oidc: WebhooksConfig['oidc']): string => `${oidc.serverUrl}/realms/${encodeURIComponent(oidc.realm)}`;
-
 /**
  * The webhooks service's composition root: the real adapters as configured (Redis or memory
  * de-duplication, the cache service, Kafka, Keycloak client-credentials tokens for the GraphQL
@@ -68,10 +65,11 @@ export function createWebhooks(config: WebhooksConfig, runtime: WebhooksRuntime)
       { topic: config.topics.foreignProducts, type: 'ProviderProductCreatedEvent' },
     ],
   });
-  const issuer = keycloakIssuer(config.oidc);
+  const issuer = keycloakIssuer(config.oidc.serverUrl, config.oidc.realm);
   const tokens = createOidcTokenClient({
     issuer,
     grant: { type: 'client_credentials', clientId: config.oidc.clientId, clientSecret: config.oidc.clientSecret },
+    // openid-client refuses plain-http issuers; the configuration accepts an http Keycloak (a cluster-internal URL).
     allowInsecureHttp: issuer.startsWith('http:'),
   });
   const gateway = createGraphqlGatewayClient({ url: config.graphqlUrl, tokens, ...(timeouts.gatewayMs === undefined ? {} : { timeoutMs: timeouts.gatewayMs }) });
