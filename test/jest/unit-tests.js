@@ -14,6 +14,7 @@ export const unitTests = [
   'packages/platform/test/poll.test.ts',
   'packages/platform/test/logger.test.ts',
   'packages/platform/test/management-server.test.ts',
+  'packages/platform/test/metrics.test.ts',
   'packages/platform/test/platform-events.test.ts',
   'packages/platform/test/read-body.test.ts',
   'packages/platform/test/redis-store-base.test.ts',
