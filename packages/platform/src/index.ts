@@ -15,6 +15,7 @@ export * from './redis.js';
 export * from './graph-name.js';
 export * from './platform-events.js';
 export * from './schema-events.js';
+export * from './schema-versions.js';
 export * from './backoff.js';
 export * from './deadline.js';
 export * from './poll.js';
