@@ -1,7 +1,7 @@
 import { accessSync, constants } from 'node:fs';
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import { env, isTrueFlag, keycloakIssuer, parseEnv, parsedBy, type Env } from '@sp/platform';
+import { env, isTrueFlag, keycloakIssuer, operationsEnv, parseEnv, parsedBy, type Env } from '@sp/platform';
 import { parseAllowlist, type RedirectAllowlist } from './redirect-allowlist.js';
 import { KNOWN_COUNTRIES, NON_GEOGRAPHIC, NUMBER_TYPES, type NumberType } from './phone.js';
 
@@ -210,10 +210,7 @@ const schema = {
     .refine((items): items is NumberType[] => items.every((item) => (NUMBER_TYPES as readonly string[]).includes(item)), { message: `must list types among ${NUMBER_TYPES.join(', ')}` })
     .transform((items) => new Set(items))
     .default(new Set<NumberType>(['MOBILE', 'FIXED_LINE_OR_MOBILE'])),
-  Management__Port: env.port(9464),
-  Log__Level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  Shutdown__GracePeriodMs: env.positiveInt(10_000),
-  Otlp__Endpoint: env.url(['http', 'https']).optional(),
+  ...operationsEnv,
 };
 
 type Input = Readonly<Record<string, string>>;
