@@ -7,7 +7,7 @@ import { createCacheAnnouncementDrafts } from './announcement-drafts.js';
 import { requireCode } from './api-code.js';
 import type { ProcessingStore } from './processing-store.js';
 import type { EventLog } from './event-log.js';
-import type { Topics } from './events.js';
+import type { Topics } from './topics.js';
 import type { GatewayPort } from './gateway-port.js';
 import type { Localization } from './localization.js';
 import type { PaymentProvider } from './payment-provider.js';

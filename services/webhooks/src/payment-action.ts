@@ -1,7 +1,7 @@
 import type { EventPublisher, Logger } from '@sp/platform';
 import type { ProcessingStore } from './processing-store.js';
 import type { ValidEvent } from './event-schemas.js';
-import type { Topics } from './events.js';
+import type { Topics } from './topics.js';
 import type { GatewayPort } from './gateway-port.js';
 import type { PaymentProvider } from './payment-provider.js';
 import type { ProcessOnceOptions } from './process-once.js';

@@ -1,6 +1,7 @@
-import { connectRedis, parseRedisUrl, type Logger, type StoreConfig } from '@sp/platform';
+import { connectRedis, parseRedisUrl, type Logger } from '@sp/platform';
+import type { WebhooksConfig } from './config.js';
+import { STRIPE_RETRY_WINDOW_MS, type EventLog } from './event-log.js';
 import type { ProcessingStore } from './processing-store.js';
-import type { EventLog, EventLogOptions } from './event-log.js';
 import { createMemoryProcessingStore } from './memory-processing-store.js';
 import { createMemoryEventLog } from './memory-event-log.js';
 import { createMemoryReconcileState } from './memory-reconcile-state.js';
@@ -25,12 +26,13 @@ export interface StorePrefixes {
 }
 
 /**
- * The stores chosen by configuration, on one Redis connection (closed by `processing.close()`); the
- * memory ones warn, since they are for local runs only.
+ * The stores chosen by configuration (STORE_URL, the event log's bounds), on one Redis connection
+ * (closed by `processing.close()`); the memory ones warn, since they are for local runs only.
  */
-export function createStores(config: StoreConfig, eventLogOptions: EventLogOptions, logger: Logger, prefixes: StorePrefixes = {}): Stores {
-  if (config.kind === 'redis') {
-    const connection = connectRedis(parseRedisUrl(config.url));
+export function createStores(config: Pick<WebhooksConfig, 'store' | 'eventLog'>, logger: Logger, prefixes: StorePrefixes = {}): Stores {
+  const eventLogOptions = { ...config.eventLog, retryWindowMs: STRIPE_RETRY_WINDOW_MS };
+  if (config.store.kind === 'redis') {
+    const connection = connectRedis(parseRedisUrl(config.store.url));
     return {
       processing: createRedisProcessingStore(connection, logger, prefixes.processing),
       eventLog: createRedisEventLog(connection, eventLogOptions, prefixes.eventLog),

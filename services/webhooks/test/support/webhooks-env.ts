@@ -6,10 +6,11 @@ import { closeGracefully, createRegistry, listen, requestListener, startManageme
 import { PAYMENT_WEBHOOK_PATH, SMS_WEBHOOK_PATH } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import type { ProcessingStore } from '../../src/processing-store.js';
-import type { Topics } from '../../src/events.js';
+import type { Topics } from '../../src/topics.js';
 import type { EventLog } from '../../src/event-log.js';
 import type { Sweeper } from '../../src/reconcile-sweeper.js';
-import { createWebhooks, type WebhooksRuntime } from '../../src/webhooks.js';
+import { createStores } from '../../src/stores.js';
+import { createWebhooks, type WebhooksOverrides } from '../../src/webhooks.js';
 import { startCacheService, type RunningCacheService } from '../../../../test/support/cache-service.js';
 import { startGraphqlGateway, type GraphqlGatewayFixture } from '../../../../test/support/graphql-gateway.js';
 import { infra } from '../../../../test/support/infra.js';
@@ -81,7 +82,7 @@ export interface InstanceOptions {
   /** More variables, or other values (e.g. PAYMENT_PROVIDER_API_URL of the events API stand-in). */
   env?: Record<string, string>;
   /** The sweeper's overlap, lease and page size; the service's defaults unless given. */
-  sweeper?: WebhooksRuntime['sweeper'];
+  sweeper?: WebhooksOverrides['sweeper'];
 }
 
 export interface WebhooksInstance {
@@ -129,19 +130,21 @@ export function testEnvironment(deps: Dependencies, options: InstanceOptions = {
   };
 }
 
-/** The service as main.ts builds it (its configuration loaded from an environment, createWebhooks), on free loopback ports. */
+/**
+ * The service from its root, createWebhooks (its configuration loaded from an environment), served
+ * as main.ts serves it (API and management listeners) on free loopback ports. The stores are the
+ * test's own, on the key prefix of this test file; outbound calls give up sooner than by default.
+ */
 export async function startWebhooks(deps: Dependencies, options: InstanceOptions = {}): Promise<WebhooksInstance> {
   const logger = silentLogger('webhooks');
   const registry = createRegistry('webhooks');
-  const webhooks = createWebhooks(loadConfig(testEnvironment(deps, options)), {
-    logger,
-    registry,
-    clientId: 'webhooks-test',
-    keyPrefixes: { processing: deps.keyPrefix, eventLog: `${deps.keyPrefix}event-log:`, reconcile: `${deps.keyPrefix}reconcile:` },
+  const config = loadConfig(testEnvironment(deps, options));
+  const stores = createStores(config, logger, { processing: deps.keyPrefix, eventLog: `${deps.keyPrefix}event-log:`, reconcile: `${deps.keyPrefix}reconcile:` });
+  const webhooks = createWebhooks(config, { logger, registry }, {
+    stores,
     timeouts: { publishMs: options.publishTimeoutMs ?? 10_000, gatewayMs: 3000, localizationMs: 500 },
     ...(options.sweeper === undefined ? {} : { sweeper: options.sweeper }),
   });
-  webhooks.sweeper.start();
   const server: Server = createServer(requestListener(webhooks.app));
   const port = await listen(server, 0, '127.0.0.1');
   const management: ManagementServer = await startManagementServer({ port: 0, host: '127.0.0.1', registry, readiness: webhooks.readiness, logger });
@@ -157,6 +160,7 @@ export async function startWebhooks(deps: Dependencies, options: InstanceOptions
       await closeGracefully(server, 1000);
       await management.close();
       await webhooks.close();
+      await stores.processing.close();
     },
   };
 }
