@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { credentials as grpcCredentials, Metadata, status, type CallOptions, type ChannelCredentials, type ChannelOptions, type ClientUnaryCall, type requestCallback, type ServiceError } from '@grpc/grpc-js';
-import { AppError, backoffDelay, unavailable } from '@sp/platform';
+import { AppError, backoffDelay, cacheTarget, unavailable } from '@sp/platform';
 import { createGetBatcher } from './get-batcher.js';
 import { cacheServiceClient, type CacheRequest, type CacheResponse__Output, type GetManyRequest, type GetManyResponse__Output, type IncrementRequest, type IncrementResponse__Output } from './proto.js';
 import { createNearCache, type NearCache, type NearCacheSettings, type NearCacheView, type NearEntry } from './near-cache.js';
@@ -94,10 +94,6 @@ type Unary<Req, Res> = (argument: Req, metadata: Metadata, options: CallOptions,
 
 const RETRYABLE = new Set<number>([status.UNAVAILABLE]);
 
-function normalizeAddress(address: string): string {
-  return address.replace(/^grpc:\/\//, '').replace(/\/$/, '');
-}
-
 /** Errors become AppErrors: unreachable → 503; anything else is our bug → unexposed 500. */
 function fromServiceError(err: ServiceError): AppError {
   // A full partition (RESOURCE_EXHAUSTED) refuses new records for now: a 503 to the caller, like an outage.
@@ -113,7 +109,7 @@ export function createCacheClient<T = unknown>(settings: CacheClientSettings, se
   const deadlineMs = settings.deadlineMs ?? 2000;
   const retries = settings.retries ?? 2;
   const Client = cacheServiceClient();
-  const client = new Client(normalizeAddress(settings.address), settings.credentials ?? grpcCredentials.createInsecure(), settings.channelOptions);
+  const client = new Client(cacheTarget(settings.address), settings.credentials ?? grpcCredentials.createInsecure(), settings.channelOptions);
 
   const attempt = <Req, Res>(rpc: Unary<Req, Res>, request: Req, deadline: Date): Promise<Res> =>
     new Promise((resolve, reject) => {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseRedisUrl, parseStoreUrl } from './redis.js';
 
 /** Raised when the environment does not describe a valid configuration; lists every problem. */
 export class ConfigError extends Error {
@@ -39,6 +40,27 @@ export function parseEnv<S extends z.ZodRawShape>(
   return result.data;
 }
 
+/**
+ * A transform through `parse`, whose thrown message becomes the variable's problem: for values a
+ * function of the service already knows how to read (a Redis URL, an allowlist).
+ */
+export const parsedBy =
+  <In, Out>(parse: (value: In) => Out) =>
+  (value: In, ctx: z.RefinementCtx): Out => {
+    try {
+      return parse(value);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: err instanceof Error ? err.message : String(err) });
+      return z.NEVER;
+    }
+  };
+
+/** `host:port` or `[ipv6]:port` of the cache service, optionally after `grpc://` or `dns:`, optionally with a trailing `/`. */
+const CACHE_ADDRESS = /^(grpc:\/\/|dns:)?(\[[0-9a-fA-F:.]+\]|[^\s/:[\]]+):\d{1,5}\/?$/;
+
+/** The gRPC target of a cache address: without `grpc://` (no scheme gRPC resolves) and the trailing `/`. */
+export const cacheTarget = (address: string): string => address.replace(/^grpc:\/\//, '').replace(/\/$/, '');
+
 /** Schema builders for the kinds of values the services' variables hold. */
 /** How a boolean variable says yes (`env.bool` accepts true/false, 1/0, yes/no); for cross-variable checks over raw values. */
 export const isTrueFlag = (value: string | undefined): boolean => value === 'true' || value === '1' || value === 'yes';
@@ -66,6 +88,15 @@ export const env = {
       },
       { message: `must be a URL with scheme ${protocols.join(' or ')}` },
     ),
+  /** A Redis URL (`parseRedisUrl`: standalone, Sentinel or Cluster), kept as written. */
+  redisUrl: () =>
+    z.string().superRefine((url, ctx) => {
+      parsedBy(parseRedisUrl)(url, ctx);
+    }),
+  /** STORE_URL: `memory://` or a Redis URL, read into a StoreConfig. */
+  storeUrl: () => z.string().transform(parsedBy(parseStoreUrl)),
+  /** The cache service's address (Cache__Url), as its gRPC target. */
+  cacheAddress: () => z.string().regex(CACHE_ADDRESS, { message: 'must be host:port of the cache service (grpc:// or dns: prefix allowed)' }).transform(cacheTarget),
   /** A comma-separated list of non-empty items (e.g. API keys accepted during rotation). */
   list: () =>
     z.string().transform((value, ctx) => {

@@ -1,3 +1,5 @@
+import { withDeadline } from './deadline.js';
+
 /**
  * Work that must run last on shutdown, after every service step, such as flushing the tracing
  * exporter (spans of the last requests would be lost otherwise). Kept apart from tracing.ts, so
@@ -14,13 +16,8 @@ export function onFinalShutdown(hook: () => Promise<void>): void {
  * past its shutdown grace period (what was not flushed by then is lost, as on a crash).
  */
 export async function runFinalShutdownHooks(budgetMs: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const budget = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, Math.max(0, budgetMs));
-  });
   const all = (async () => {
     for (const hook of hooks) await hook().catch(() => undefined);
   })();
-  await Promise.race([all, budget]);
-  clearTimeout(timer);
+  await withDeadline(all, Math.max(0, budgetMs)).catch(() => undefined);
 }

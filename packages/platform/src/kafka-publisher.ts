@@ -3,6 +3,7 @@ import { Kafka, logLevel, type Producer, type IHeaders } from 'kafkajs';
 import { context, propagation } from '@opentelemetry/api';
 import { Counter, type Registry } from 'prom-client';
 import type { Logger } from 'pino';
+import { withDeadline } from './deadline.js';
 import { unavailable } from './errors.js';
 import { createSerialSender } from './serial-sender.js';
 
@@ -39,17 +40,6 @@ export interface KafkaPublisherOptions {
    * rate() need a sample before it) and the dashboards' panels show 0 rather than "No data".
    */
   events?: ReadonlyArray<{ topic: string; type: string }>;
-}
-
-function withDeadline<T>(promise: Promise<T>, ms: number, what: string, onTimeout?: () => void): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      onTimeout?.();
-      reject(new Error(`${what} timed out after ${ms} ms`));
-    }, ms);
-  });
-  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
 }
 
 /** CloudEvents Kafka binding (binary mode) headers plus the W3C trace context of the caller. */
@@ -132,7 +122,7 @@ export function createKafkaPublisher(options: KafkaPublisherOptions): EventPubli
     async publish(topic, event) {
       try {
         const queued = sender.send(topic, { key: event.key, value: JSON.stringify(event.data), headers: cloudEventHeaders(event, options.source) });
-        await withDeadline(queued.done, timeoutMs, 'publish', () => queued.abandon());
+        await withDeadline(queued.done, timeoutMs, { what: 'publish', onTimeout: () => queued.abandon() });
         published?.inc({ topic, type: event.type });
       } catch (err) {
         failures?.inc({ topic, type: event.type });
@@ -143,7 +133,7 @@ export function createKafkaPublisher(options: KafkaPublisherOptions): EventPubli
     async check() {
       const admin = kafka.admin();
       try {
-        await withDeadline(admin.connect().then(() => admin.describeCluster()), 2000, 'broker check');
+        await withDeadline(admin.connect().then(() => admin.describeCluster()), 2000, { what: 'broker check' });
       } finally {
         await admin.disconnect().catch(() => undefined);
       }

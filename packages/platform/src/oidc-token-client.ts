@@ -9,7 +9,7 @@ export type OidcGrant =
   | { type: 'password'; clientId: string; username: string; password: string };
 
 export interface OidcTokenClientOptions {
-  /** The issuer URL (for Keycloak `{serverUrl}/realms/{realm}`), where discovery starts. */
+  /** The issuer URL (for Keycloak `keycloakIssuer(serverUrl, realm)`), where discovery starts. */
   issuer: string;
   grant: OidcGrant;
   /** Each call to the identity provider is bounded by this. Default 5 s. */
@@ -22,6 +22,11 @@ export interface OidcTokenClientOptions {
   fetch?: oidc.CustomFetch;
   /** The clock, Unix ms. */
   now?: () => number;
+}
+
+/** Keycloak's issuer URL of `realm` (where OIDC discovery starts): `{serverUrl}/realms/{realm}`. */
+export function keycloakIssuer(serverUrl: string, realm: string): string {
+  return `${serverUrl.replace(/\/+$/, '')}/realms/${encodeURIComponent(realm)}`;
 }
 
 /** Access tokens for calls the service makes on its own behalf. */

@@ -1,3 +1,5 @@
+import { withDeadline } from './deadline.js';
+
 /** A dependency the service cannot serve without; `check` rejects when it is not usable. */
 export interface ReadinessCheck {
   name: string;
@@ -11,20 +13,12 @@ export interface ReadinessReport {
   failing: string[];
 }
 
-function withTimeout(promise: Promise<void>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
 /** Runs every check concurrently, each bounded by a timeout, so a hung dependency cannot hang the probe. */
 export async function runReadinessChecks(checks: readonly ReadinessCheck[], timeoutMs = 2000): Promise<ReadinessReport> {
   const outcomes = await Promise.all(
     checks.map(async ({ name, check }) => {
       try {
-        await withTimeout(Promise.resolve().then(check), timeoutMs);
+        await withDeadline(Promise.resolve().then(check), timeoutMs);
         return [name, 'ok'] as const;
       } catch (err) {
         return [name, err instanceof Error ? err.message : String(err)] as const;

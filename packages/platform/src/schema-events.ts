@@ -1,25 +1,8 @@
 import type { PlatformEvent } from './kafka-publisher.js';
+import type { SchemaChangeCounts, SchemaVersionInfo } from './schema-versions.js';
 
-/** Changes of a schema version against the one it followed, by class. */
-export interface SchemaChangeCounts {
-  breaking: number;
-  dangerous: number;
-  safe: number;
-}
-
-/** The graph registry published a new schema version (the SchemaPublishedEvent of docs/asyncapi.yaml). */
-export interface SchemaPublished {
-  version: number;
-  /** SHA-256 of the SDL, hex. */
-  sha256: string;
-  previousVersion: number | null;
-  /** The version whose SDL a rollback published again. */
-  rollbackOf: number | null;
-  publishedAt: string;
-  /** Fingerprint of the publishing API key. */
-  publisher: string;
-  changes: SchemaChangeCounts;
-}
+/** The graph registry published a new schema version (the SchemaPublishedEvent of docs/asyncapi.yaml): its record, the counts as `changes`. */
+export type SchemaPublished = Omit<SchemaVersionInfo, 'counts'> & { changes: SchemaChangeCounts };
 
 /**
  * Key: `graph:schema`, so every version is on one partition, in order. CloudEvents id:

@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { UsageError, type CliConfig } from './config.ts';
 import { errorOf, type Answer, type RegistryClient } from './registry-client.ts';
-import { formatProblems, formatReport, formatVersion, type ChangeReport, type Problem, type VersionInfo } from './report-format.ts';
+import type { SchemaChangeReport, SchemaVersionInfo } from '@sp/platform';
+import { formatProblems, formatReport, formatVersion, type Problem } from './report-format.ts';
 
 /** Where a command writes; exit status 0 (done) or 1 (refused, invalid, breaking, not found). */
 export interface Output {
@@ -13,8 +14,8 @@ type Command = (client: RegistryClient, config: CliConfig, output: Output) => Pr
 
 interface PublishBody {
   created: boolean;
-  version: VersionInfo;
-  report: ChangeReport;
+  version: SchemaVersionInfo;
+  report: SchemaChangeReport;
 }
 
 async function readSchema(file: string | undefined): Promise<string> {
@@ -43,7 +44,7 @@ const allowHeader = (config: CliConfig): Record<string, string> => (config.allow
 function published(answer: Answer, file: string, output: Output): number {
   if (answer.status === 400) return invalid(file, answer, output);
   if (answer.status === 409) {
-    const body = answer.json as { error: string; baseVersion: number | null; report: ChangeReport };
+    const body = answer.json as { error: string; baseVersion: number | null; report: SchemaChangeReport };
     output.err(`${formatReport(body.report, body.baseVersion)}\nRefused: ${body.error}`);
     return 1;
   }
@@ -63,7 +64,7 @@ const schemaCheck: Command = async (client, config, output) => {
   const answer = await client.request('POST', '/schema?dryRun=true', { body: sdl, contentType: 'application/graphql' });
   if (answer.status === 400) return invalid(file!, answer, output);
   if (answer.status !== 200) return refused(answer, output);
-  const body = answer.json as { baseVersion: number | null; unchanged: boolean; report: ChangeReport };
+  const body = answer.json as { baseVersion: number | null; unchanged: boolean; report: SchemaChangeReport };
   output.out(body.unchanged ? `Unchanged: the schema is version ${body.baseVersion} already.` : formatReport(body.report, body.baseVersion));
   if (body.report.counts.breaking === 0) return 0;
   output.err(`${body.report.counts.breaking} breaking change(s).`);
@@ -79,7 +80,7 @@ const schemaPublish: Command = async (client, config, output) => {
 const schemaVersions: Command = async (client, config, output) => {
   const answer = await client.request('GET', `/schema/versions${config.limit === undefined ? '' : `?limit=${config.limit}`}`);
   if (answer.status !== 200) return refused(answer, output);
-  const { versions } = answer.json as { versions: VersionInfo[] };
+  const { versions } = answer.json as { versions: SchemaVersionInfo[] };
   output.out(versions.length === 0 ? 'No versions yet.' : versions.map(formatVersion).join('\n'));
   return 0;
 };

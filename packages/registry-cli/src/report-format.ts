@@ -1,18 +1,4 @@
-/** The registry's change report (openapi.yaml, ChangeReport). */
-export interface ChangeReport {
-  changes: Array<{ class: 'breaking' | 'dangerous' | 'safe'; kind: string; coordinate: string | null; message: string }>;
-  counts: { breaking: number; dangerous: number; safe: number };
-}
-
-export interface VersionInfo {
-  version: number;
-  sha256: string;
-  publishedAt: string;
-  publisher: string;
-  previousVersion: number | null;
-  rollbackOf: number | null;
-  counts: ChangeReport['counts'];
-}
+import type { SchemaChangeCounts, SchemaChangeReport, SchemaVersionInfo } from '@sp/platform';
 
 export interface Problem {
   message: string;
@@ -23,10 +9,10 @@ const LABEL = { breaking: 'BREAKING', dangerous: 'DANGEROUS', safe: 'safe' } as 
 
 const pad = (text: string, width: number): string => text.padEnd(width);
 
-export const countsLine = (counts: ChangeReport['counts']): string => `${counts.breaking} breaking, ${counts.dangerous} dangerous, ${counts.safe} safe`;
+export const countsLine = (counts: SchemaChangeCounts): string => `${counts.breaking} breaking, ${counts.dangerous} dangerous, ${counts.safe} safe`;
 
 /** The report as aligned lines, one change a line, breaking first. */
-export function formatReport(report: ChangeReport, against: number | null): string {
+export function formatReport(report: SchemaChangeReport, against: number | null): string {
   const head = against === null ? 'No earlier version to compare with.' : `Compared with version ${against}: ${countsLine(report.counts)}.`;
   if (report.changes.length === 0) return against === null ? head : `${head}\nNo changes.`;
   const kindWidth = Math.max(...report.changes.map((change) => change.kind.length));
@@ -46,7 +32,7 @@ export function formatProblems(file: string, problems: readonly Problem[]): stri
   return ['The schema is invalid:', ...lines].join('\n');
 }
 
-export function formatVersion(version: VersionInfo): string {
+export function formatVersion(version: SchemaVersionInfo): string {
   const rollback = version.rollbackOf === null ? '' : ` (rollback of ${version.rollbackOf})`;
   return `${pad(`v${version.version}`, 6)} ${version.publishedAt}  ${version.sha256.slice(0, 12)}  ${pad(version.publisher, 20)}  ${countsLine(version.counts)}${rollback}`;
 }

@@ -1,4 +1,5 @@
 import { Counter, type Registry } from 'prom-client';
+import { counterFromZero } from '@sp/platform';
 import { OTP_REFUSAL_REASONS, type OtpRefusalReason } from './otp-refusals.js';
 
 const VERIFICATION_RESULTS = ['success', 'wrong_code', 'expired', 'reused', 'too_many_attempts', 'bad_request'] as const;
@@ -33,19 +34,15 @@ const LIMIT_SCOPES: Partial<Record<OtpRefusalReason, string>> = {
 export function createAuthMetrics(registry: Registry): AuthMetrics {
   const registers = [registry];
   const issued = new Counter({ name: 'otp_issued_total', help: 'One-time passwords issued and sent', registers });
-  const verifications = new Counter({ name: 'otp_verifications_total', help: 'POST /otp/verify outcomes', labelNames: ['result'], registers });
-  const logins = new Counter({ name: 'logins_total', help: 'Logins by method and outcome', labelNames: ['method', 'result'], registers });
-  const limited = new Counter({ name: 'rate_limited_total', help: 'OTP requests refused by a resend limit or the SMS budget', labelNames: ['scope'], registers });
+  // Every known outcome at 0 from the start: panels show 0 rather than "No data", and increase()
+  // sees the first refusal or failure.
+  const verifications = counterFromZero(registry, { name: 'otp_verifications_total', help: 'POST /otp/verify outcomes', labels: { result: VERIFICATION_RESULTS } });
+  const logins = counterFromZero(registry, { name: 'logins_total', help: 'Logins by method and outcome', labels: { method: LOGIN_METHODS, result: LOGIN_RESULTS } });
+  const limited = counterFromZero(registry, { name: 'rate_limited_total', help: 'OTP requests refused by a resend limit or the SMS budget', labels: { scope: Object.values(LIMIT_SCOPES) } });
   const sent = new Counter({ name: 'auth_otp_sent_total', help: 'Codes sent, by the country of the number (ISO 3166-1 alpha-2; 001: no country)', labelNames: ['country'], registers });
   const verified = new Counter({ name: 'auth_otp_verified_total', help: 'Codes entered right, by the country of the number', labelNames: ['country'], registers });
   const monitoredSent = new Counter({ name: 'auth_otp_monitored_total', help: 'Codes sent to numbers of a monitored country (Otp__MonitoredCountries)', labelNames: ['country'], registers });
-  const refused = new Counter({ name: 'auth_otp_refused_total', help: 'POST /otp refusals by reason (the reason of the answer)', labelNames: ['reason'], registers });
-  // Every known outcome at 0 from the start: panels show 0 rather than "No data", and increase()
-  // sees the first refusal or failure.
-  for (const result of VERIFICATION_RESULTS) verifications.inc({ result }, 0);
-  for (const method of LOGIN_METHODS) for (const result of LOGIN_RESULTS) logins.inc({ method, result }, 0);
-  for (const reason of OTP_REFUSAL_REASONS) refused.inc({ reason }, 0);
-  for (const scope of Object.values(LIMIT_SCOPES)) limited.inc({ scope }, 0);
+  const refused = counterFromZero(registry, { name: 'auth_otp_refused_total', help: 'POST /otp refusals by reason (the reason of the answer)', labels: { reason: OTP_REFUSAL_REASONS } });
   return {
     otpVerification: (result) => verifications.inc({ result }),
     login: (method, result) => logins.inc({ method, result }),

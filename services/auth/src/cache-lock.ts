@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { unavailable } from '@sp/platform';
+import { poll, unavailable } from '@sp/platform';
 import type { CacheClient } from '@sp/cache-client';
 
 export interface CacheLockOptions {
@@ -11,7 +10,6 @@ export interface CacheLockOptions {
   /** Pause between two tries. */
   pollMs?: number;
 }
-
 
 /**
  * Takes `key` in the cache service when nobody holds it: a SetIfAbsent record with a unique value
@@ -30,12 +28,8 @@ export async function tryCacheLock(cache: CacheClient<unknown>, key: string, ttl
 
 /** Runs `work` while holding `key`, so one caller at a time runs it across every replica; waits for a held key. */
 export async function withCacheLock<T>(cache: CacheClient<unknown>, key: string, options: CacheLockOptions, work: () => Promise<T>): Promise<T> {
-  const giveUpAt = Date.now() + options.waitMs;
-  let release: (() => Promise<void>) | undefined;
-  while ((release = await tryCacheLock(cache, key, options.ttlMs)) === undefined) {
-    if (Date.now() >= giveUpAt) throw unavailable('a concurrent login of the same user');
-    await sleep(options.pollMs ?? 50);
-  }
+  const release = await poll(() => tryCacheLock(cache, key, options.ttlMs), { waitMs: options.waitMs, pollMs: options.pollMs ?? 50 });
+  if (release === undefined) throw unavailable('a concurrent login of the same user');
   try {
     return await work();
   } finally {

@@ -1,7 +1,7 @@
 import { accessSync, constants } from 'node:fs';
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import { env, isTrueFlag, parseEnv, type Env } from '@sp/platform';
+import { env, isTrueFlag, keycloakIssuer, operationsEnv, parseEnv, parsedBy, type Env } from '@sp/platform';
 import { parseAllowlist, type RedirectAllowlist } from './redirect-allowlist.js';
 import { KNOWN_COUNTRIES, NON_GEOGRAPHIC, NUMBER_TYPES, type NumberType } from './phone.js';
 
@@ -143,7 +143,6 @@ export interface AuthConfig {
 }
 
 const LOCALE = /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/;
-const CACHE_ADDRESS = /^(grpc:\/\/)?(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}\/?$/;
 
 const schema = {
   Auth__Port: env.port(5555),
@@ -154,14 +153,7 @@ const schema = {
     .optional(),
   Auth__AllowedRedirectUris: env
     .list()
-    .transform((items, ctx) => {
-      try {
-        return parseAllowlist(items);
-      } catch (err) {
-        ctx.addIssue({ code: 'custom', message: (err as Error).message });
-        return z.NEVER;
-      }
-    })
+    .transform(parsedBy(parseAllowlist))
     .optional(),
   Auth__TrustProxy: env.bool(false),
   Auth__ProxyHops: env.positiveInt(1),
@@ -197,7 +189,7 @@ const schema = {
   MessageBroker__NotificationsTopic: env.string().default('notifications'),
   MessageBroker__UserAuthenticationTopic: env.string().default('user-authentication'),
   MessageBroker__PublishTimeoutMs: env.positiveInt(5000),
-  Cache__Url: z.string().regex(CACHE_ADDRESS, 'must be host:port (optionally grpc://host:port)'),
+  Cache__Url: env.cacheAddress(),
   Cache__DeadlineMs: env.positiveInt(2000),
   Otp__TtlSeconds: env.positiveInt(300),
   Otp__MaxAttempts: env.positiveInt(5),
@@ -218,10 +210,7 @@ const schema = {
     .refine((items): items is NumberType[] => items.every((item) => (NUMBER_TYPES as readonly string[]).includes(item)), { message: `must list types among ${NUMBER_TYPES.join(', ')}` })
     .transform((items) => new Set(items))
     .default(new Set<NumberType>(['MOBILE', 'FIXED_LINE_OR_MOBILE'])),
-  Management__Port: env.port(9464),
-  Log__Level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  Shutdown__GracePeriodMs: env.positiveInt(10_000),
-  Otlp__Endpoint: env.url(['http', 'https']).optional(),
+  ...operationsEnv,
 };
 
 type Input = Readonly<Record<string, string>>;
@@ -294,7 +283,7 @@ type Vars = ReturnType<typeof parseEnv<typeof schema>>;
 function oidcSettings(vars: Vars, mode: AuthConfig['environment']): OidcSettings {
   const serverUrl = vars.Oidc__ServerUrl.replace(/\/+$/, '');
   return {
-    issuer: `${serverUrl}/realms/${encodeURIComponent(vars.Oidc__Realm)}`,
+    issuer: keycloakIssuer(serverUrl, vars.Oidc__Realm),
     serverUrl,
     realm: vars.Oidc__Realm,
     clientId: vars.Oidc__ClientId,
@@ -370,7 +359,7 @@ export function loadConfig(environment: Env = process.env): AuthConfig {
       userAuthenticationTopic: vars.MessageBroker__UserAuthenticationTopic,
       publishTimeoutMs: vars.MessageBroker__PublishTimeoutMs,
     },
-    cache: { address: vars.Cache__Url.replace(/^grpc:\/\//, '').replace(/\/$/, ''), deadlineMs: vars.Cache__DeadlineMs },
+    cache: { address: vars.Cache__Url, deadlineMs: vars.Cache__DeadlineMs },
     logLevel: vars.Log__Level,
     shutdownGraceMs: vars.Shutdown__GracePeriodMs,
     warnings,

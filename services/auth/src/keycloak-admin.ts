@@ -1,6 +1,7 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import KeycloakAdminClient, { NetworkError } from '@keycloak/keycloak-admin-client';
 import type { Dispatcher } from 'undici';
-import { badGateway, fromOidcError, unavailable, type AppError, type OidcTokenClient } from '@sp/platform';
+import { badGateway, fromOidcError, unavailable, withTokenRetry, type AppError, type OidcTokenClient } from '@sp/platform';
 import type { OidcSettings } from './config.js';
 import type { DirectoryUser, UserDirectory } from './user-directory.js';
 
@@ -47,18 +48,13 @@ export function createKeycloakAdmin(settings: Pick<OidcSettings, 'serverUrl' | '
     timeout: settings.timeoutMs,
     requestOptions: { dispatcher: options.dispatcher },
   });
-  let lastToken: string | undefined;
-  client.registerTokenProvider({ getAccessToken: async () => (lastToken = await options.tokens.token()) });
+  // The admin client asks for a token per request: each call hands it the one it was started with,
+  // so the token a 401 answered is the one dropped.
+  const callToken = new AsyncLocalStorage<string>();
+  client.registerTokenProvider({ getAccessToken: async () => callToken.getStore() ?? options.tokens.token() });
 
-  const call = async <T>(request: () => Promise<T>): Promise<T> => {
-    try {
-      return await request();
-    } catch (err) {
-      if (!isStatus(err, 401) || lastToken === undefined) throw err;
-      options.tokens.invalidate(lastToken);
-      return request();
-    }
-  };
+  const call = <T>(request: () => Promise<T>): Promise<T> =>
+    withTokenRetry(options.tokens, (token) => callToken.run(token, request), { error: (err) => isStatus(err, 401) });
 
   const adminCall = async <T>(request: () => Promise<T>): Promise<T> => {
     try {

@@ -1,6 +1,5 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { CacheClient } from '@sp/cache-client';
-import { AppError, unavailable, type Logger } from '@sp/platform';
+import { AppError, poll, unavailable, type Logger } from '@sp/platform';
 import { tryCacheLock } from './cache-lock.js';
 import type { IdentityProvider } from './identity-provider.js';
 import type { RenewalResult } from './session-metrics.js';
@@ -125,27 +124,25 @@ export function createSessionKeeper(deps: SessionKeeperDeps): SessionKeeper {
 
   // The token has expired: wait for a renewal, here or in the replica that holds the lock.
   const renewNow = async (tokenId: string): Promise<TokenRecord | undefined> => {
-    const deadline = now() + deps.lockTtlMs + POLL_MS;
-    for (;;) {
-      const outcome = await once(tokenId);
-      if (outcome !== BUSY) return outcome;
-      await sleep(POLL_MS);
-      const record = await tokens.read(tokenId);
-      if (record === undefined || record.expiresAtMs > now()) return record;
-      if (now() > deadline) throw unavailable('session renewal');
-    }
+    const renewed = await poll(
+      async (tries) => {
+        if (tries > 0) {
+          // Another replica held the lock: its renewal shows in the record, maybe before its lock is gone.
+          const record = await tokens.read(tokenId);
+          if (record === undefined || record.expiresAtMs > now()) return { record };
+        }
+        const outcome = await once(tokenId);
+        return outcome === BUSY ? undefined : { record: outcome };
+      },
+      { waitMs: deps.lockTtlMs + POLL_MS, pollMs: POLL_MS, now },
+    );
+    if (renewed === undefined) throw unavailable('session renewal');
+    return renewed.record;
   };
 
   /** The renewal lock, waited for at most one renewal's time (then the end goes ahead without it). */
-  const lockForEnd = async (tokenId: string): Promise<(() => Promise<void>) | undefined> => {
-    const deadline = now() + deps.lockTtlMs;
-    let release = await tryCacheLock(cache, lockKey(tokenId), deps.lockTtlMs);
-    while (release === undefined && now() < deadline) {
-      await sleep(POLL_MS);
-      release = await tryCacheLock(cache, lockKey(tokenId), deps.lockTtlMs);
-    }
-    return release;
-  };
+  const lockForEnd = (tokenId: string): Promise<(() => Promise<void>) | undefined> =>
+    poll(() => tryCacheLock(cache, lockKey(tokenId), deps.lockTtlMs), { waitMs: deps.lockTtlMs, pollMs: POLL_MS, now });
 
   return {
     async current(tokenId, record) {

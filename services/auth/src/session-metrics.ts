@@ -1,4 +1,5 @@
 import { Counter, type Registry } from 'prom-client';
+import { counterFromZero } from '@sp/platform';
 
 /** `renewed`: new tokens; `refused`: Keycloak refused the refresh token (session ended); `failed`: Keycloak or the cache service failed. */
 export type RenewalResult = 'renewed' | 'refused' | 'failed';
@@ -24,10 +25,8 @@ export interface SessionMetrics {
 export function createSessionMetrics(registry: Registry): SessionMetrics {
   const registers = [registry];
   const renewals = new Counter({ name: 'session_renewals_total', help: 'Access-token renewals by GET /auth, by outcome', labelNames: ['result'], registers });
-  const ended = new Counter({ name: 'auth_sessions_ended_total', help: 'Sessions ended by this replica, by reason (logout, user: GET/DELETE /sessions, over_bound: Auth__MaxSessionsPerUser, backchannel, login_undone)', labelNames: ['reason'], registers });
-  const backchannel = new Counter({ name: 'auth_backchannel_logouts_total', help: 'Back-channel Logout Tokens received, by result (accepted, invalid: 400)', labelNames: ['result'], registers });
-  for (const reason of END_REASONS) ended.inc({ reason }, 0);
-  for (const result of ['accepted', 'invalid'] as const) backchannel.inc({ result }, 0);
+  const ended = counterFromZero(registry, { name: 'auth_sessions_ended_total', help: 'Sessions ended by this replica, by reason (logout, user: GET/DELETE /sessions, over_bound: Auth__MaxSessionsPerUser, backchannel, login_undone)', labels: { reason: END_REASONS } });
+  const backchannel = counterFromZero(registry, { name: 'auth_backchannel_logouts_total', help: 'Back-channel Logout Tokens received, by result (accepted, invalid: 400)', labels: { result: ['accepted', 'invalid'] } });
   return {
     renewal: (result) => renewals.inc({ result }),
     ended: (reason) => ended.inc({ reason }),

@@ -56,7 +56,7 @@ export function loadConfig(environment: Env = process.env): CacheConfig {
         })
         .default([]),
       Cache__MaxValueBytes: env.positiveInt(1024 * 1024),
-      Cache__RedisUrl: env.url(['redis', 'rediss', 'redis+sentinel', 'redis+cluster']).optional(),
+      Cache__RedisUrl: env.redisUrl().optional(),
       Cache__KeyPrefix: env.string().default('cache:'),
       ...operationsEnv,
     },

@@ -1,5 +1,5 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import { backoffDelay, failedPrecondition, unavailable, type Logger, type RedisTarget } from '@sp/platform';
+import { backoffDelay, failedPrecondition, withDeadline, unavailable, type Logger, type RedisTarget } from '@sp/platform';
 import type { AppError } from '@sp/platform';
 import type { ChangeKind, InvalidationHub } from './invalidation-hub.js';
 
@@ -124,10 +124,7 @@ export interface KeyspaceWatch {
 /** The primaries of a Cluster as a live node reports them (CLUSTER SLOTS), as host:port. */
 async function clusterPrimaries(cluster: Cluster): Promise<string[] | undefined> {
   for (const node of cluster.nodes()) {
-    const slots = await Promise.race([
-      node.call('CLUSTER', 'SLOTS') as Promise<Array<[number, number, [string, number]]>>,
-      new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 500).unref()),
-    ]).catch(() => undefined);
+    const slots = await withDeadline(node.call('CLUSTER', 'SLOTS') as Promise<Array<[number, number, [string, number]]>>, 500).catch(() => undefined);
     if (slots !== undefined) return [...new Set(slots.map(([, , [host, port]]) => `${host}:${port}`))].sort();
   }
   return undefined;

@@ -3,7 +3,7 @@ import { homedir, hostname } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { env, parseEnv, type Env } from '@sp/platform';
+import { env, operationsEnv, parseEnv, type Env } from '@sp/platform';
 
 /** Where the in-cluster service account mounts its namespace. */
 /** The controller's name in its logs, metrics and the Events it records. */
@@ -79,10 +79,7 @@ const shape = {
   POD_NAME: env.string().optional(),
   KUBECONFIG: env.string().optional(),
   KUBERNETES_SERVICE_HOST: env.string().optional(),
-  Management__Port: env.port(9464),
-  Log__Level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  Shutdown__GracePeriodMs: env.positiveInt(10_000),
-  Otlp__Endpoint: env.url(['http', 'https']).optional(),
+  ...operationsEnv,
 };
 
 function inClusterNamespace(host: ConfigHost): string | undefined {

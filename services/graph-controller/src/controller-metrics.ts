@@ -1,4 +1,5 @@
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
+import { counterFromZero } from '@sp/platform';
 import type { ReconcileResult } from './reconciler.js';
 
 export type ReconcileOutcome = ReconcileResult | 'error';
@@ -13,22 +14,14 @@ const RESULTS: readonly ReconcileOutcome[] = ['registered', 'deleted', 'unchange
 
 /** The controller's counters and its leader gauge, in the service's registry. */
 export function createControllerMetrics(registry: Registry): ControllerMetrics {
-  const reconciles = new Counter({
-    name: 'graph_controller_reconciles_total',
-    help: 'Reconciles of a Service key, by result',
-    labelNames: ['result'],
-    registers: [registry],
-  });
-  for (const result of RESULTS) reconciles.inc({ result }, 0);
+  const reconciles = counterFromZero(registry, { name: 'graph_controller_reconciles_total', help: 'Reconciles of a Service key, by result', labels: { result: RESULTS } });
   const leader = new Gauge({ name: 'graph_controller_leader', help: '1 while this replica holds the lease and writes, else 0', registers: [registry] });
   leader.set(0);
-  const restarts = new Counter({
+  const restarts = counterFromZero(registry, {
     name: 'graph_controller_watch_restarts_total',
     help: 'Watches restarted: idle (silent too long, by the watchdog) or error (failed list or broken watch)',
-    labelNames: ['reason'],
-    registers: [registry],
+    labels: { reason: ['idle', 'error'] },
   });
-  for (const reason of ['idle', 'error']) restarts.inc({ reason }, 0);
   return {
     reconciled: (result) => reconciles.inc({ result }),
     setLeader: (leading) => leader.set(leading ? 1 : 0),

@@ -1,4 +1,4 @@
-import type { Logger } from '@sp/platform';
+import { withDeadline, type Logger } from '@sp/platform';
 import { LeaseConflictError, type LeaseLock, type LeaseRecord } from './lease-lock.js';
 
 export interface LeaderElectorOptions {
@@ -175,7 +175,7 @@ export function createLeaderElector(options: LeaderElectorOptions): LeaderElecto
       const wasLeader = isLeader();
       stopLeading('stopping');
       // Lease calls have timeouts of their own; still, a hung one must not hold up a shutdown.
-      await Promise.race([attempt, new Promise((resolve) => setTimeout(resolve, options.retryPeriodMs).unref())]);
+      await withDeadline(attempt ?? Promise.resolve(), options.retryPeriodMs).catch(() => undefined);
       if (wasLeader && shouldRelease) await release().catch((err: unknown) => options.logger.warn({ err }, 'could not release the lease'));
     },
     isLeader,

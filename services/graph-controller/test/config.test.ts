@@ -112,7 +112,7 @@ describe('loadConfig', () => {
       'Registry__ApiKey: is required',
       'Controller__Namespaces: "Bad_NS" is not a namespace name',
       'Controller__WatchIdleSeconds: Too small: expected number to be >0',
-      'Log__Level: Invalid option: expected one of "fatal"|"error"|"warn"|"info"|"debug"|"trace"|"silent"',
+      'Log__Level: must be fatal, error, warn, info, debug, trace or silent',
       'Controller__RenewDeadlineSeconds: must be less than Controller__LeaseDurationSeconds',
       'Controller__RetryPeriodSeconds: must be less than Controller__RenewDeadlineSeconds',
       'Controller__LeaseNamespace: is required outside a cluster (no service account namespace file)',

@@ -1,15 +1,13 @@
 import { z } from 'zod';
 import { DEFAULT_SCHEMA_CHECKER, type SchemaCheckerOptions } from './schema-checker.js';
 import { DEFAULT_SCHEMA_PUBLISHING, type SchemaPublishing } from './schema-publisher.js';
-import { env, operationsEnv, parseEnv, parseRedisUrl, type Env } from '@sp/platform';
-
-/** Where graphs are kept: Redis (the real store) or this process' memory (local runs only). */
-export type StoreConfig = { kind: 'redis'; url: string } | { kind: 'memory' };
+import { env, operationsEnv, parseEnv, type Env, type StoreConfig } from '@sp/platform';
 
 export interface GraphRegistryConfig {
   port: number;
   host: string;
   managementPort: number;
+  /** Where graphs are kept: Redis (the real store) or this process' memory (local runs only). */
   store: StoreConfig;
   /** Accepted values of X-Api-Key; more than one while a key is being rotated. */
   apiKeys: readonly string[];
@@ -21,32 +19,6 @@ export interface GraphRegistryConfig {
   brokers?: readonly string[];
 }
 
-function hasHost(url: string): boolean {
-  try {
-    return new URL(url).hostname !== '';
-  } catch {
-    return true; // not a URL at all: reported by the scheme check already
-  }
-}
-
-const plainStoreUrl = env
-  .url(['redis', 'rediss', 'redis+sentinel', 'redis+cluster', 'memory'])
-  .refine((url) => url.startsWith('memory:') || hasHost(url), { message: 'a redis:// or rediss:// URL must name a host' });
-
-/** What is wrong with a STORE_URL; Sentinel and Cluster URLs list several hosts, which WHATWG URLs cannot hold. */
-function storeUrlProblem(url: string): string | undefined {
-  if (/^redis\+(sentinel|cluster):/.test(url)) {
-    try {
-      parseRedisUrl(url);
-      return undefined;
-    } catch (err) {
-      return err instanceof Error ? err.message : String(err);
-    }
-  }
-  const plain = plainStoreUrl.safeParse(url);
-  return plain.success ? undefined : plain.error.issues[0]?.message;
-}
-
 /**
  * The only reader of the environment (the process' own unless one is given); every variable is
  * validated at start and every problem reported at once, by variable name.
@@ -54,10 +26,7 @@ function storeUrlProblem(url: string): string | undefined {
 export function loadConfig(environment: Env = process.env): GraphRegistryConfig {
   const vars = parseEnv(
     {
-      STORE_URL: env.string().superRefine((url, ctx) => {
-        const problem = storeUrlProblem(url);
-        if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
-      }),
+      STORE_URL: env.storeUrl(),
       MONITOR_API_KEY: env.list(),
       Registry__Port: env.port(5145),
       Registry__Host: env.string().default('0.0.0.0'),
@@ -76,7 +45,7 @@ export function loadConfig(environment: Env = process.env): GraphRegistryConfig 
     port: vars.Registry__Port,
     host: vars.Registry__Host,
     managementPort: vars.Management__Port,
-    store: vars.STORE_URL.startsWith('memory:') ? { kind: 'memory' } : { kind: 'redis', url: vars.STORE_URL },
+    store: vars.STORE_URL,
     apiKeys: vars.MONITOR_API_KEY,
     logLevel: vars.Log__Level,
     shutdownGraceMs: vars.Shutdown__GracePeriodMs,

@@ -1,6 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
-import type { RedisRun } from '@sp/platform';
-import { infoOf, type SchemaVersionInfo, type SchemaVersions, type StoredSchemaVersion } from './schema-versions.js';
+import type { RedisRun, SchemaVersionInfo } from '@sp/platform';
+import { infoOf, type SchemaVersions, type StoredSchemaVersion } from './schema-versions.js';
 
 /**
  * The history's keys. `graph:schema` is the current schema, as the specification names it; the

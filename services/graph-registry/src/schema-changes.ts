@@ -1,35 +1,14 @@
 import { BreakingChangeType, DangerousChangeType, findSchemaChanges, resolveSchemaCoordinate, type GraphQLSchema, type SchemaChange } from 'graphql';
 
-export type ChangeClass = 'breaking' | 'dangerous' | 'safe';
+import type { SchemaChangeClass, SchemaChangeCounts, SchemaChangeReport } from '@sp/platform';
 
-/** One difference between two schemas, as the change report lists it. */
-export interface SchemaChangeEntry {
-  class: ChangeClass;
-  /** graphql-js' change type, e.g. `FIELD_REMOVED`. */
-  kind: string;
-  /** The schema coordinate changed, e.g. `Query.user(id:)`; null when graphql-js' message names none. */
-  coordinate: string | null;
-  message: string;
-}
-
-export interface ChangeCounts {
-  breaking: number;
-  dangerous: number;
-  safe: number;
-}
-
-export interface ChangeReport {
-  changes: SchemaChangeEntry[];
-  counts: ChangeCounts;
-}
-
-export const emptyReport = (): ChangeReport => ({ changes: [], counts: { breaking: 0, dangerous: 0, safe: 0 } });
+export const emptyReport = (): SchemaChangeReport => ({ changes: [], counts: { breaking: 0, dangerous: 0, safe: 0 } });
 
 /**
  * graphql-js' own classes: findBreakingChanges and findDangerousChanges keep the changes whose
  * type is in these enums; every other change of findSchemaChanges is safe.
  */
-function classOf(change: SchemaChange): ChangeClass {
+function classOf(change: SchemaChange): SchemaChangeClass {
   if (change.type in BreakingChangeType) return 'breaking';
   if (change.type in DangerousChangeType) return 'dangerous';
   return 'safe';
@@ -66,12 +45,12 @@ function coordinateOf(change: SchemaChange, schemas: readonly GraphQLSchema[]): 
 }
 
 /** Every change from `before` to `after`, classified, breaking first, in graphql-js' order within a class. */
-export function compareSchemas(before: GraphQLSchema, after: GraphQLSchema): ChangeReport {
-  const order: Record<ChangeClass, number> = { breaking: 0, dangerous: 1, safe: 2 };
+export function compareSchemas(before: GraphQLSchema, after: GraphQLSchema): SchemaChangeReport {
+  const order: Record<SchemaChangeClass, number> = { breaking: 0, dangerous: 1, safe: 2 };
   const changes = findSchemaChanges(before, after)
     .map((change) => ({ class: classOf(change), kind: change.type, coordinate: coordinateOf(change, [after, before]), message: change.description }))
     .sort((a, b) => order[a.class] - order[b.class]);
-  const counts: ChangeCounts = { breaking: 0, dangerous: 0, safe: 0 };
+  const counts: SchemaChangeCounts = { breaking: 0, dangerous: 0, safe: 0 };
   for (const change of changes) counts[change.class] += 1;
   return { changes, counts };
 }

@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
-import { AppError } from '@sp/platform';
+import { AppError, type SchemaChangeReport } from '@sp/platform';
 import type { SchemaJob, SchemaJobResult } from './schema-job.js';
-import { emptyReport, type ChangeReport } from './schema-changes.js';
+import { emptyReport } from './schema-changes.js';
 import type { SdlProblem } from './schema-sdl.js';
 
 export interface SchemaCheckerOptions {
@@ -22,7 +22,7 @@ export interface SchemaChecker {
   /** The schema's problems (empty when valid); rejects with a 422 or 503 AppError past a limit. */
   check(sdl: string): Promise<SdlProblem[]>;
   /** The problems of `sdl` and, when there are none, its changes since `previous` (an empty report without one). */
-  compare(sdl: string, previous: string | undefined): Promise<{ problems: SdlProblem[]; report: ChangeReport }>;
+  compare(sdl: string, previous: string | undefined): Promise<{ problems: SdlProblem[]; report: SchemaChangeReport }>;
   close(): Promise<void>;
 }
 
@@ -142,7 +142,7 @@ export function createSchemaChecker(options: SchemaCheckerOptions = DEFAULT_SCHE
       for (const lane of lanes) lane.pump();
     });
   };
-  const checked = async (job: SchemaJob): Promise<{ problems: SdlProblem[]; report?: ChangeReport }> => {
+  const checked = async (job: SchemaJob): Promise<{ problems: SdlProblem[]; report?: SchemaChangeReport }> => {
     const result = await run(job);
     if (result.kind === 'too-complex') throw schemaTooComplex(result.message);
     return result.kind === 'checked' ? result : { problems: [] };

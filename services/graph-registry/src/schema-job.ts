@@ -1,4 +1,4 @@
-import type { ChangeReport } from './schema-changes.ts';
+import type { SchemaChangeReport } from '@sp/platform';
 import type { SdlProblem } from './schema-sdl.ts';
 
 /** What the main thread asks a schema worker: check `sdl` and, when valid, compare it with `previous`. */
@@ -12,6 +12,6 @@ export interface SchemaJob {
 export type SchemaJobResult =
   | { kind: 'ready' }
   /** `report` only when the schema is valid and a previous one was given. */
-  | { kind: 'checked'; problems: SdlProblem[]; report?: ChangeReport }
+  | { kind: 'checked'; problems: SdlProblem[]; report?: SchemaChangeReport }
   /** Past a complexity limit of SCHEMA_LIMITS. */
   | { kind: 'too-complex'; message: string };

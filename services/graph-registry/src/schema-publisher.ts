@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { schemaPublishedEvent, type EventPublisher, type Logger } from '@sp/platform';
-import { emptyReport, type ChangeReport } from './schema-changes.js';
+import { schemaPublishedEvent, type EventPublisher, type Logger, type SchemaChangeReport, type SchemaVersionInfo } from '@sp/platform';
+import { emptyReport } from './schema-changes.js';
 import { schemaChecksBusy, type SchemaChecker } from './schema-checker.js';
 import type { SdlProblem } from './schema-sdl.js';
-import { infoOf, type LatestSchema, type SchemaVersionInfo, type SchemaVersions } from './schema-versions.js';
+import { infoOf, type LatestSchema, type SchemaVersions } from './schema-versions.js';
 
 /** `allow`: publish and report; `reject-breaking`: refuse breaking changes unless overridden. */
 export type SchemaPolicy = 'allow' | 'reject-breaking';
@@ -31,12 +31,12 @@ export interface PublishRequest {
 export type PublishOutcome =
   | { outcome: 'invalid'; problems: SdlProblem[] }
   /** A new version. */
-  | { outcome: 'created'; version: SchemaVersionInfo; report: ChangeReport }
+  | { outcome: 'created'; version: SchemaVersionInfo; report: SchemaChangeReport }
   /** The SDL is the newest version's already: nothing stored. */
-  | { outcome: 'unchanged'; version: SchemaVersionInfo; report: ChangeReport }
-  | { outcome: 'dry-run'; baseVersion: number | null; unchanged: boolean; report: ChangeReport }
+  | { outcome: 'unchanged'; version: SchemaVersionInfo; report: SchemaChangeReport }
+  | { outcome: 'dry-run'; baseVersion: number | null; unchanged: boolean; report: SchemaChangeReport }
   /** Breaking changes under `reject-breaking`, without the override. */
-  | { outcome: 'rejected'; baseVersion: number | null; report: ChangeReport };
+  | { outcome: 'rejected'; baseVersion: number | null; report: SchemaChangeReport };
 
 export interface SchemaPublisher {
   publish(request: PublishRequest): Promise<PublishOutcome>;
@@ -89,7 +89,7 @@ export function createSchemaPublisher(deps: SchemaPublisherDeps): SchemaPublishe
   }
 
   /** What a checked, valid schema leads to before anything is written: a dry run's answer or the policy's refusal. */
-  function verdict(request: PublishRequest, latest: LatestSchema, report: ChangeReport): PublishOutcome | undefined {
+  function verdict(request: PublishRequest, latest: LatestSchema, report: SchemaChangeReport): PublishOutcome | undefined {
     const baseVersion = latest.version === 0 ? null : latest.version;
     if (request.dryRun) return { outcome: 'dry-run', baseVersion, unchanged: latest.sdl === request.sdl, report };
     const refused = deps.settings.policy === 'reject-breaking' && report.counts.breaking > 0 && !request.allowBreaking;

@@ -1,25 +1,9 @@
-import type { ChangeCounts, ChangeReport } from './schema-changes.js';
-
-/** What the history keeps of a published schema, without its text (GET /schema/versions). */
-export interface SchemaVersionInfo {
-  /** 1, 2, 3…: consecutive, never reused, also after old versions were dropped. */
-  version: number;
-  /** SHA-256 of the SDL's UTF-8 bytes, hex. */
-  sha256: string;
-  publishedAt: string;
-  /** Fingerprint of the API key that published it (never the key). */
-  publisher: string;
-  /** The version this one followed and was compared with; null for the first. */
-  previousVersion: number | null;
-  /** The version whose SDL a rollback published again; null otherwise. */
-  rollbackOf: number | null;
-  counts: ChangeCounts;
-}
+import type { SchemaChangeReport, SchemaVersionInfo } from '@sp/platform';
 
 /** A version with its SDL and its change report against `previousVersion`. */
 export interface StoredSchemaVersion extends SchemaVersionInfo {
   sdl: string;
-  report: ChangeReport;
+  report: SchemaChangeReport;
 }
 
 /** The newest version, or the schema stored before versions existed (version 0), or nothing. */

@@ -3,7 +3,8 @@
 // the sources in tests, under Node's type stripping.
 import { parentPort } from 'node:worker_threads';
 import { buildSchema, type GraphQLSchema } from 'graphql';
-import { compareSchemas, emptyReport, type ChangeReport } from './schema-changes.ts';
+import type { SchemaChangeReport } from '@sp/platform';
+import { compareSchemas, emptyReport } from './schema-changes.ts';
 import { checkSdl, SchemaTooComplex } from './schema-sdl.ts';
 import type { SchemaJob, SchemaJobResult } from './schema-job.ts';
 
@@ -20,7 +21,7 @@ function previousSchema(sdl: string): GraphQLSchema | undefined {
   }
 }
 
-function reportAgainst(previous: string, schema: GraphQLSchema): ChangeReport {
+function reportAgainst(previous: string, schema: GraphQLSchema): SchemaChangeReport {
   const before = previousSchema(previous);
   return before === undefined ? emptyReport() : compareSchemas(before, schema);
 }

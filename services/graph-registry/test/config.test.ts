@@ -14,7 +14,7 @@ describe('configuration', () => {
   });
 
   it.each([['http://redis:6379'], ['postgres://db/registry'], ['not a url']])('should refuse STORE_URL=%s', (url) => {
-    expect(problemsOf({ STORE_URL: url, MONITOR_API_KEY: 'key' })).toEqual(['STORE_URL: must be a URL with scheme redis or rediss or redis+sentinel or redis+cluster or memory']);
+    expect(problemsOf({ STORE_URL: url, MONITOR_API_KEY: 'key' })).toEqual(['STORE_URL: must be memory:// or a Redis URL (must be redis://, rediss://, redis+sentinel://host:port,.../master or redis+cluster://host:port,...)']);
   });
 
   it.each([['redis:'], ['redis:///0'], ['rediss://']])('should refuse STORE_URL=%s, which names no host', (url) => {
@@ -31,7 +31,7 @@ describe('configuration', () => {
 
   it('should report every invalid variable at once, by name', () => {
     expect(problemsOf({ STORE_URL: 'ftp://x', MONITOR_API_KEY: ',', Registry__Port: '70000', Management__Port: 'abc', Log__Level: 'loud' })).toEqual([
-      'STORE_URL: must be a URL with scheme redis or rediss or redis+sentinel or redis+cluster or memory',
+      'STORE_URL: must be memory:// or a Redis URL (must be redis://, rediss://, redis+sentinel://host:port,.../master or redis+cluster://host:port,...)',
       'MONITOR_API_KEY: must list at least one value',
       expect.stringMatching(/^Registry__Port: /),
       expect.stringMatching(/^Management__Port: /),

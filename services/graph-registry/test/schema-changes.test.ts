@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { buildSchema } from 'graphql';
-import { compareSchemas, type ChangeClass } from '../src/schema-changes.js';
+import type { SchemaChangeClass } from '@sp/platform';
+import { compareSchemas } from '../src/schema-changes.js';
 
 /** The schema every row changes one thing of. */
 const BASE = {
@@ -23,7 +24,7 @@ const sdlOf = (parts: Partial<Record<Part, string | null>>): string =>
     .join('\n');
 
 /** [change, the parts it rewrites, expected kind, class, coordinate]. */
-const CHANGES: ReadonlyArray<readonly [string, Partial<Record<Part, string | null>>, string, ChangeClass, string | null]> = [
+const CHANGES: ReadonlyArray<readonly [string, Partial<Record<Part, string | null>>, string, SchemaChangeClass, string | null]> = [
   ['field removed', { user: 'type User implements Node { id: ID!  name: String }' }, 'FIELD_REMOVED', 'breaking', 'User.age'],
   ['field type changed', { user: 'type User implements Node { id: ID!  name: Int  age: Int! }' }, 'FIELD_CHANGED_KIND', 'breaking', 'User.name'],
   ['non-null field made nullable', { user: 'type User implements Node { id: ID!  name: String  age: Int }' }, 'FIELD_CHANGED_KIND', 'breaking', 'User.age'],

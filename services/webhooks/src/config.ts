@@ -1,8 +1,5 @@
 import { z } from 'zod';
-import { env, operationsEnv, parseEnv, parseRedisUrl, type Env } from '@sp/platform';
-
-/** Where processed payment provider events are remembered: Redis (the real store) or memory (local runs only). */
-export type StoreConfig = { kind: 'redis'; url: string } | { kind: 'memory' };
+import { env, operationsEnv, parseEnv, type Env, type StoreConfig } from '@sp/platform';
 
 export interface WebhooksConfig {
   port: number;
@@ -46,6 +43,7 @@ export interface WebhooksConfig {
   localizationUrl: string;
   /** Accepted for compatibility with the specification; the service does not call it. */
   authApiUrl: string | undefined;
+  /** Where processed payment provider events are remembered: Redis (the real store) or memory (local runs only). */
   store: StoreConfig;
   cacheAddress: string;
   brokers: readonly string[];
@@ -58,18 +56,6 @@ export interface WebhooksConfig {
 }
 
 const httpUrl = (): z.ZodType<string> => env.url(['http', 'https']);
-
-/** What is wrong with a STORE_URL: memory://, or a Redis URL the platform can connect to (standalone, Sentinel, Cluster). */
-function storeUrlProblem(url: string): string | undefined {
-  if (url === 'memory://' || url === 'memory:') return undefined;
-  try {
-    const target = parseRedisUrl(url);
-    if (target.kind === 'standalone' && new URL(url).hostname === '') return 'a redis:// or rediss:// URL must name a host';
-    return undefined;
-  } catch (err) {
-    return `must be memory:// or a Redis URL (${err instanceof Error ? err.message : String(err)})`;
-  }
-}
 
 const variables = {
   Webhooks__Port: env.port(5000),
@@ -96,11 +82,8 @@ const variables = {
   GRAPHQL_API_URL: httpUrl(),
   LOCALIZATION_API_URL: httpUrl(),
   AUTH_API_URL: httpUrl().optional(),
-  STORE_URL: env.string().superRefine((url, ctx) => {
-    const problem = storeUrlProblem(url);
-    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
-  }),
-  Cache__Url: env.string().regex(/^(grpc:\/\/|dns:)?[^\s/:]+:\d{1,5}\/?$/, { message: 'must be host:port of the cache service (grpc:// or dns: prefix allowed)' }),
+  STORE_URL: env.storeUrl(),
+  Cache__Url: env.cacheAddress(),
   MessageBroker__BrokerList: env.list(),
   MessageBroker__PaymentsTopic: env.string().default('Payments'),
   MessageBroker__NotificationsTopic: env.string().default('notifications'),
@@ -153,7 +136,7 @@ export function loadConfig(environment: Env = process.env): WebhooksConfig {
     graphqlUrl: vars.GRAPHQL_API_URL,
     localizationUrl: withoutTrailingSlash(vars.LOCALIZATION_API_URL),
     authApiUrl: vars.AUTH_API_URL,
-    store: vars.STORE_URL.startsWith('memory:') ? { kind: 'memory' } : { kind: 'redis', url: vars.STORE_URL },
+    store: vars.STORE_URL,
     cacheAddress: vars.Cache__Url,
     brokers: vars.MessageBroker__BrokerList,
     topics: {

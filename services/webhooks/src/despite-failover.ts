@@ -1,5 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { toAppError } from '@sp/platform';
+import { poll, toAppError } from '@sp/platform';
 
 /**
  * Repeats a claim holder's own bookkeeping (complete, release) while the store answers 503, for up
@@ -8,13 +7,19 @@ import { toAppError } from '@sp/platform';
  * lease ran out (minutes), then let the work run a second time. The calls must be idempotent.
  */
 export async function despiteFailover(call: () => Promise<void>, waitMs: number, pollMs: number): Promise<void> {
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    try {
-      return await call();
-    } catch (err) {
-      if (toAppError(err).status !== 503 || Date.now() >= deadline) throw err;
-      await sleep(pollMs);
-    }
-  }
+  let outage: unknown;
+  const done = await poll(
+    async () => {
+      try {
+        await call();
+        return true;
+      } catch (err) {
+        if (toAppError(err).status !== 503) throw err;
+        outage = err;
+        return undefined;
+      }
+    },
+    { waitMs, pollMs },
+  );
+  if (done === undefined) throw outage;
 }

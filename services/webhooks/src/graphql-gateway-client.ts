@@ -2,13 +2,13 @@ import { unavailable } from '@sp/platform';
 import { badGateway } from '@sp/platform';
 import type { GatewayPort } from './gateway-port.js';
 import { graphqlOperations, operationNameOf, type GraphqlOperationName } from './graphql-operations.js';
-import { createHttpClient, type HttpAnswer, type HttpClient } from '@sp/platform';
-import type { TokenProvider } from './token-provider.js';
+import { createHttpClient, withTokenRetry, type HttpAnswer, type HttpClient, type OidcTokenClient } from '@sp/platform';
 
 export interface GraphqlGatewayClientOptions {
   /** GRAPHQL_API_URL: the gateway's GraphQL endpoint. */
   url: string;
-  tokens: TokenProvider;
+  /** Client-credentials tokens of the service account. */
+  tokens: OidcTokenClient;
   /** Upper bound for one call. Default 5000 ms. */
   timeoutMs?: number;
   /** Keep-alive connections to the gateway; a client of its own by default. */
@@ -59,13 +59,8 @@ export function createGraphqlGatewayClient(options: GraphqlGatewayClientOptions)
     }
   };
 
-  const send = async (name: GraphqlOperationName, variables: Record<string, unknown>): Promise<HttpAnswer> => {
-    const token = await options.tokens.token();
-    const answer = await post(name, variables, token);
-    if (answer.status !== 401) return answer;
-    options.tokens.invalidate(token);
-    return post(name, variables, await options.tokens.token());
-  };
+  const send = (name: GraphqlOperationName, variables: Record<string, unknown>): Promise<HttpAnswer> =>
+    withTokenRetry(options.tokens, (token) => post(name, variables, token), { answer: (answer) => answer.status === 401 });
 
   const execute = async <T>(name: GraphqlOperationName, variables: Record<string, unknown> = {}): Promise<T> => {
     const data = readData(name, await send(name, variables));

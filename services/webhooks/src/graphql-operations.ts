@@ -27,25 +27,23 @@ function versionedRecordMutations(type: 'Plan' | 'PriceTier', fields: string): R
 }`,
   };
 }
+/** A query of one record by one required argument (`number: Int`), named after its field: `query ClientByNumber($number: Int!) …`. */
+function lookupQuery(field: string, argument: string, fields: string): string {
+  const [name, type] = argument.split(': ') as [string, string];
+  return `query ${field[0]!.toUpperCase()}${field.slice(1)}($${name}: ${type}!) {
+  ${field}(${name}: $${name}) { ${fields} }
+}`;
+}
+
 const planMutations = versionedRecordMutations('Plan', PLAN_FIELDS);
 const priceTierMutations = versionedRecordMutations('PriceTier', PRICE_TIER_FIELDS);
 
 export const graphqlOperations = {
-  clientByProviderCustomerId: `query ClientByProviderCustomerId($providerCustomerId: String!) {
-  clientByProviderCustomerId(providerCustomerId: $providerCustomerId) { ${CLIENT_FIELDS} }
-}`,
-  clientByPhoneNumber: `query ClientByPhoneNumber($phoneNumber: String!) {
-  clientByPhoneNumber(phoneNumber: $phoneNumber) { ${CLIENT_FIELDS} }
-}`,
-  clientByNumber: `query ClientByNumber($number: Int!) {
-  clientByNumber(number: $number) { ${CLIENT_FIELDS} }
-}`,
-  planByProviderProductId: `query PlanByProviderProductId($providerProductId: String!) {
-  planByProviderProductId(providerProductId: $providerProductId) { ${PLAN_FIELDS} }
-}`,
-  priceTierByProviderPriceId: `query PriceTierByProviderPriceId($providerPriceId: String!) {
-  priceTierByProviderPriceId(providerPriceId: $providerPriceId) { ${PRICE_TIER_FIELDS} }
-}`,
+  clientByProviderCustomerId: lookupQuery('clientByProviderCustomerId', 'providerCustomerId: String', CLIENT_FIELDS),
+  clientByPhoneNumber: lookupQuery('clientByPhoneNumber', 'phoneNumber: String', CLIENT_FIELDS),
+  clientByNumber: lookupQuery('clientByNumber', 'number: Int', CLIENT_FIELDS),
+  planByProviderProductId: lookupQuery('planByProviderProductId', 'providerProductId: String', PLAN_FIELDS),
+  priceTierByProviderPriceId: lookupQuery('priceTierByProviderPriceId', 'providerPriceId: String', PRICE_TIER_FIELDS),
   subscribers: `query Subscribers($clientId: ID!, $first: Int!, $after: String) {
   subscribers(clientId: $clientId, first: $first, after: $after) { items { phoneNumber locale } nextCursor }
 }`,

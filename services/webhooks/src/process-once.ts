@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { poll, type AppError } from '@sp/platform';
 import type { ProcessingStore } from './processing-store.js';
 import { despiteFailover } from './despite-failover.js';
 import { eventInProgress } from './errors.js';
@@ -20,6 +20,9 @@ export const defaultProcessOnceOptions: ProcessOnceOptions = {
   pollMs: 50,
 };
 
+/** 409 with Retry-After: a concurrent delivery still holds the claim after `waitMs`. */
+const inProgress = (options: ProcessOnceOptions): AppError => eventInProgress(Math.ceil(options.waitMs / 1000));
+
 /**
  * Runs `work` for an event at most once to completion across all replicas and redeliveries.
  *
@@ -37,14 +40,13 @@ export async function processOnce<T>(
   work: () => Promise<T>,
   options: ProcessOnceOptions = defaultProcessOnceOptions,
 ): Promise<{ duplicate: true } | { duplicate: false; value: T }> {
-  const deadline = Date.now() + options.waitMs;
-  for (;;) {
-    const claim = await store.claim(eventId, options.leaseMs);
-    if (claim.state === 'done') return { duplicate: true };
-    if (claim.state === 'claimed') return { duplicate: false, value: await runClaimed({ store, eventId, token: claim.token }, work, options) };
-    if (Date.now() >= deadline) throw eventInProgress(Math.ceil(options.waitMs / 1000));
-    await sleep(options.pollMs);
-  }
+  const claim = await poll(async () => {
+    const outcome = await store.claim(eventId, options.leaseMs);
+    return outcome.state === 'busy' ? undefined : outcome;
+  }, options);
+  if (claim === undefined) throw inProgress(options);
+  if (claim.state === 'done') return { duplicate: true };
+  return { duplicate: false, value: await runClaimed({ store, eventId, token: claim.token }, work, options) };
 }
 
 interface Claim {
@@ -72,17 +74,14 @@ async function runClaimed<T>({ store, eventId, token }: Claim, work: () => Promi
  * the key guards the object, not one event.
  */
 export async function withClaim<T>(store: ProcessingStore, key: string, work: () => Promise<T>, options: ProcessOnceOptions = defaultProcessOnceOptions): Promise<T> {
-  const deadline = Date.now() + options.waitMs;
-  for (;;) {
-    const claim = await store.claim(key, options.leaseMs);
-    if (claim.state === 'claimed') {
-      try {
-        return await work();
-      } finally {
-        await despiteFailover(() => store.release(key, claim.token), options.waitMs, options.pollMs).catch(() => undefined); // the lease expires by itself otherwise
-      }
-    }
-    if (Date.now() >= deadline) throw eventInProgress(Math.ceil(options.waitMs / 1000));
-    await sleep(options.pollMs);
+  const claim = await poll(async () => {
+    const outcome = await store.claim(key, options.leaseMs);
+    return outcome.state === 'claimed' ? outcome : undefined;
+  }, options);
+  if (claim === undefined) throw inProgress(options);
+  try {
+    return await work();
+  } finally {
+    await despiteFailover(() => store.release(key, claim.token), options.waitMs, options.pollMs).catch(() => undefined); // the lease expires by itself otherwise
   }
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
-import { createRedisStoreBase, logRedisConnectionState, type Logger } from '@sp/platform';
+import { createRedisLeases, createRedisStoreBase, logRedisConnectionState, releaseIfHeldLua, type Logger } from '@sp/platform';
 import type { ClaimOutcome, ProcessingStore, ObjectVersion } from './processing-store.js';
 import { despiteFailover } from './despite-failover.js';
 
@@ -14,15 +14,12 @@ if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return {'claime
 return {'busy', 0}`;
 const COMPLETE = `
 redis.call('SET', KEYS[1], '1', 'PX', ARGV[2])
-if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
+local released = ${releaseIfHeldLua('KEYS[2]', 'ARGV[1]')}
 return ${REPLICAS}`;
 /** How long a claim or completion waits for a replica to acknowledge it; on a healthy set, well under a millisecond. */
 const REPLICATION_WAIT_MS = 1000;
 /** How long a claim whose replication could not be confirmed is retried to be dropped (across a failover). */
 const CLAIM_RELEASE_MS = 8000;
-const RELEASE = `
-if redis.call('GET', KEYS[2]) == ARGV[1] then return redis.call('DEL', KEYS[2]) end
-return 0`;
 
 type Connection = Redis | Cluster;
 
@@ -58,7 +55,6 @@ function parseVersion(value: string | null): ObjectVersion | null {
 interface ProcessingCommands {
   processingClaim(done: string, claim: string, token: string, leaseMs: number): Promise<[ClaimOutcome['state'], number]>;
   processingComplete(done: string, claim: string, token: string, retentionMs: number): Promise<number>;
-  processingRelease(done: string, claim: string, token: string): Promise<number>;
   processingRecordVersion(version: string, created: number, deleted: '1' | '0', retentionMs: number): Promise<number>;
 }
 
@@ -66,7 +62,6 @@ interface ProcessingCommands {
 function defineCommands(redis: Connection): Connection & ProcessingCommands {
   redis.defineCommand('processingClaim', { numberOfKeys: 2, lua: CLAIM });
   redis.defineCommand('processingComplete', { numberOfKeys: 2, lua: COMPLETE });
-  redis.defineCommand('processingRelease', { numberOfKeys: 2, lua: RELEASE });
   redis.defineCommand('processingRecordVersion', { numberOfKeys: 1, lua: RECORD_VERSION });
   return redis as Connection & ProcessingCommands;
 }
@@ -83,8 +78,9 @@ export function createRedisProcessingStore(connection: Connection, logger: Logge
   const redis = defineCommands(connection);
   const keys = (eventId: string): [string, string] => [`${prefix}{${eventId}}:done`, `${prefix}{${eventId}}:claim`];
   const { run, check, close } = createRedisStoreBase(connection, { dependency: 'store' });
+  const leases = createRedisLeases(connection, run);
   const versionKey = (objectKey: string): string => `${prefix}{${objectKey}}:version`;
-  const release = (eventId: string, token: string): Promise<number> => run(() => redis.processingRelease(...keys(eventId), token));
+  const release = (eventId: string, token: string): Promise<boolean> => leases.release(keys(eventId)[1], token);
   /**
    * The claim may have reached the replica now promoted: drop it there, so redeliveries are not
    * blocked for the lease. In the background, so the delivery still fails fast with 503.

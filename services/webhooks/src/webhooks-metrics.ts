@@ -1,4 +1,5 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { counterFromZero } from '@sp/platform';
 
 const PROVIDERS = ['stripe', 'twilio'] as const;
 export type WebhookProvider = (typeof PROVIDERS)[number];
@@ -52,22 +53,18 @@ export function createWebhooksMetrics(registry: Registry): WebhooksMetrics {
     labelNames: ['provider', 'type', 'result'],
     registers: [registry],
   });
-  const signatureFailures = new Counter({
+  // At 0 from the start for both providers: the alert on increase() sees the first refusals.
+  const signatureFailures = counterFromZero(registry, {
     name: 'webhook_signature_failures_total',
     help: 'Webhook deliveries refused because their signature did not verify',
-    labelNames: ['provider'],
-    registers: [registry],
-  });
-  // At 0 from the start for both providers: the alert on increase() sees the first refusals.
-  for (const provider of PROVIDERS) signatureFailures.inc({ provider }, 0);
-  const livemodeMismatches = new Counter({
-    name: 'webhook_livemode_mismatches_total',
-    help: 'Payment provider events refused because their livemode differs from the mode of the configured API key (a misconfiguration)',
-    labelNames: ['event_mode'],
-    registers: [registry],
+    labels: { provider: PROVIDERS },
   });
   // At 0 for both modes, so an alert on increase() sees the first mismatch.
-  for (const mode of ['live', 'test']) livemodeMismatches.inc({ event_mode: mode }, 0);
+  const livemodeMismatches = counterFromZero(registry, {
+    name: 'webhook_livemode_mismatches_total',
+    help: 'Payment provider events refused because their livemode differs from the mode of the configured API key (a misconfiguration)',
+    labels: { event_mode: ['live', 'test'] },
+  });
   const commands = new Counter({ name: 'sms_commands_total', help: 'Incoming SMS by command', labelNames: ['command'], registers: [registry] });
   const announcements = new Counter({ name: 'announcements_sent_total', help: 'Announcements confirmed and sent', registers: [registry] });
   const recipients = new Counter({
@@ -75,15 +72,12 @@ export function createWebhooksMetrics(registry: Registry): WebhooksMetrics {
     help: 'SMS notification events published for announcements (one per subscriber)',
     registers: [registry],
   });
-  const reconciled = new Counter({
+  const reconciled = counterFromZero(registry, {
     name: 'webhook_reconciled_events_total',
     help: 'Payment provider events run through the pipeline by the reconciliation sweep or an operator\'s replay, by result',
-    labelNames: ['source', 'result'],
-    registers: [registry],
+    labels: { source: ['reconcile', 'replay'], result: RECONCILED_RESULTS },
   });
-  for (const source of ['reconcile', 'replay']) for (const result of RECONCILED_RESULTS) reconciled.inc({ source, result }, 0);
-  const sweeps = new Counter({ name: 'webhook_reconcile_sweeps_total', help: 'Reconciliation sweeps by how they ended', labelNames: ['result'], registers: [registry] });
-  for (const result of ['completed', 'failed', 'skipped']) sweeps.inc({ result }, 0);
+  const sweeps = counterFromZero(registry, { name: 'webhook_reconcile_sweeps_total', help: 'Reconciliation sweeps by how they ended', labels: { result: ['completed', 'failed', 'skipped'] } });
   return {
     event: (provider, type, result) => events.inc({ provider, type, result }),
     reconciled: (source, result) => reconciled.inc({ source, result }),

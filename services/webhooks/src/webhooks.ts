@@ -1,6 +1,6 @@
 import type Koa from 'koa';
 import { createCacheClient, stringSerializer } from '@sp/cache-client';
-import { createKafkaPublisher, createOidcTokenClient, type EventPublisher, type Logger, type ReadinessCheck, type Registry } from '@sp/platform';
+import { createKafkaPublisher, createOidcTokenClient, keycloakIssuer, type EventPublisher, type Logger, type ReadinessCheck, type Registry } from '@sp/platform';
 import { createWebhooksApp, webhooksReadiness, type WebhooksAppDeps } from './app.js';
 import type { WebhooksConfig } from './config.js';
 import type { ProcessingStore } from './processing-store.js';
@@ -51,9 +51,6 @@ export interface Webhooks {
 /** What the root reads of the configuration: the listeners, the log level and the grace period are serveHttp's and bootService's. */
 export type WebhooksSettings = Omit<WebhooksConfig, 'port' | 'host' | 'managementPort' | 'logLevel' | 'shutdownGraceMs'>;
 
-/** openid-client refuses plain-http issuers; the configuration accepts an http Keycloak (a cluster-internal URL). */
-const keycloakIssuer = (oidc: WebhooksConfig['oidc']): string => `${oidc.serverUrl}/realms/${encodeURIComponent(oidc.realm)}`;
-
 /** The Kafka producer of the service's three topics. */
 function createPublisher(config: WebhooksSettings, runtime: WebhooksRuntime, publishMs: number | undefined): EventPublisher {
   return createKafkaPublisher({
@@ -73,10 +70,11 @@ function createPublisher(config: WebhooksSettings, runtime: WebhooksRuntime, pub
 
 /** The GraphQL gateway's client, each call with a Keycloak client-credentials token. */
 function createGateway(config: WebhooksSettings, timeoutMs: number | undefined): GatewayPort {
-  const issuer = keycloakIssuer(config.oidc);
+  const issuer = keycloakIssuer(config.oidc.serverUrl, config.oidc.realm);
   const tokens = createOidcTokenClient({
     issuer,
     grant: { type: 'client_credentials', clientId: config.oidc.clientId, clientSecret: config.oidc.clientSecret },
+    // openid-client refuses plain-http issuers; the configuration accepts an http Keycloak (a cluster-internal URL).
     allowInsecureHttp: issuer.startsWith('http:'),
   });
   return createGraphqlGatewayClient({ url: config.graphqlUrl, tokens, ...(timeoutMs === undefined ? {} : { timeoutMs }) });

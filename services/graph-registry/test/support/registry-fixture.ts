@@ -1,9 +1,8 @@
 import { createServer, type Server } from 'node:http';
-import { closeGracefully, createRegistry, type EventPublisher, listen, requestListener, startManagementServer, type ManagementServer, type Registry } from '@sp/platform';
+import { closeGracefully, createRegistry, type EventPublisher, listen, requestListener, startManagementServer, type ManagementServer, type Registry, type StoreConfig } from '@sp/platform';
 import { createGraphRegistry } from '../../src/graph-registry.js';
 import { DEFAULT_SCHEMA_CHECKER, type SchemaCheckerOptions } from '../../src/schema-checker.js';
 import { DEFAULT_SCHEMA_PUBLISHING, type SchemaPublishing } from '../../src/schema-publisher.js';
-import type { StoreConfig } from '../../src/config.js';
 import type { GraphStore } from '../../src/graph-store.js';
 import { silentLogger as quietLogger } from '../../../../test/support/silent-logger.js';
 import { assertDocumented } from './openapi-contract.js';
