@@ -387,6 +387,7 @@ describe('graph controller processes (main.ts, built) on the real kube-apiserver
       name: `graph-controller-${identity}`,
       cwd: npmStart('graph-controller').cwd,
       args: ['dist/main.js'],
+      timeoutMs: 60_000,
       env: {
         KUBECONFIG: writeKubeconfig(dir, controllerKube),
         Registry__Url: registry.url,
