@@ -6,11 +6,11 @@ import { adminKubeConfig, ensureNamespace, uniqueName } from '../support/kube-ap
 import { infra } from '../support/infra.js';
 import { startGraphqlGateway, type GraphqlGatewayFixture } from '../support/graphql-gateway.js';
 import { startLocalizationService, type LocalizationServiceFixture } from '../support/localization-service.js';
-import { startArgs } from './support/build.js';
+import { npmStart, startService, type ServiceProcess } from '../support/service-process.js';
 import { dockerignore, execForm, parseDockerfile } from './support/dockerfile.js';
 import { assembleImage, type ImageBundle } from './support/image-bundle.js';
 import { repoRoot, services, type Service } from './support/service-config.js';
-import { serviceEnv, startService, type Dependencies, type RunningService } from './support/service-process.js';
+import { serviceEnv, type Dependencies } from './support/service-env.js';
 
 const dockerfilePath = join(repoRoot, 'Dockerfile');
 
@@ -72,7 +72,7 @@ describe('the Dockerfile', () => {
     const keyword = (name: string) => final.instructions.filter((i) => i.keyword === name);
     expect(keyword('USER').map((i) => i.args)).toEqual(['1000:1000']);
     expect(keyword('WORKDIR').map((i) => i.args)).toEqual(['/app/services/${SERVICE}']);
-    expect(execForm(keyword('ENTRYPOINT')[0]!.args)).toEqual(['node', ...startArgs(service)]);
+    expect(execForm(keyword('ENTRYPOINT')[0]!.args)).toEqual(['node', ...npmStart(service).args]);
     expect(file.text).not.toMatch(/^\s*HEALTHCHECK/m);
     expect(keyword('COPY').map((i) => i.args)).toEqual(['--from=production /bundle/ /app/']);
     expect(keyword('EXPOSE').map((i) => i.args)).toEqual(['9464']);
@@ -103,7 +103,7 @@ describe('the Dockerfile', () => {
 describe('the images built without a container engine', () => {
   let workdir: string;
   const bundles = new Map<Service, ImageBundle>();
-  const running = new Map<Service, RunningService>();
+  const running = new Map<Service, ServiceProcess>();
   const exitCodes = new Map<Service, number | null>();
   let gateway: GraphqlGatewayFixture | undefined;
   let localization: LocalizationServiceFixture | undefined;
@@ -199,7 +199,7 @@ describe('the images built without a container engine', () => {
 
   it.each(withEntryPoint)('should stop %s cleanly on SIGTERM, as Kubernetes stops a pod', async (service) => {
     const process = running.get(service)!;
-    if (!exitCodes.has(service)) exitCodes.set(service, await process.stop(15_000));
+    if (!exitCodes.has(service)) exitCodes.set(service, (await process.stop(15_000)).code);
     expect({ service, exit: exitCodes.get(service) }).toEqual({ service, exit: 0 });
   });
 });

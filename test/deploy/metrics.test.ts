@@ -11,11 +11,12 @@ import { infra } from '../support/infra.js';
 import { startGraphqlGateway, type GraphqlGatewayFixture } from '../support/graphql-gateway.js';
 import { startLocalizationService, type LocalizationServiceFixture } from '../support/localization-service.js';
 import { stripeEvent } from '../support/stripe-event.js';
-import { buildService, startArgs } from './support/build.js';
+import { npmStart, startService, type ServiceProcess } from '../support/service-process.js';
+import { buildService } from './support/build.js';
 import { addExposition, EXTERNAL_METRICS, queryProblems, type Catalog } from './support/metrics-check.js';
 import { alertQueries, dashboardQueries, dashboards } from './support/promql.js';
 import { repoRoot, services, type Service } from './support/service-config.js';
-import { serviceEnv, startService, TEST_ACCOUNT_SID, TEST_KEYS, type RunningService } from './support/service-process.js';
+import { serviceEnv, TEST_ACCOUNT_SID, TEST_KEYS } from './support/service-env.js';
 
 /**
  * Starts every service that has an entry point the way its container does (`node --import
@@ -25,16 +26,16 @@ import { serviceEnv, startService, TEST_ACCOUNT_SID, TEST_KEYS, type RunningServ
  */
 
 const withEntryPoint = services.filter((service) => existsSync(join(repoRoot, 'services', service, 'src/main.ts')));
-const running = new Map<Service, RunningService>();
+const running = new Map<Service, ServiceProcess>();
 const catalog: Catalog = new Map();
 const expositions = new Map<Service, string>();
 let gateway: GraphqlGatewayFixture | undefined;
 let localization: LocalizationServiceFixture | undefined;
 let tmp: string;
 
-async function start(service: Service, deps: Parameters<typeof serviceEnv>[1]): Promise<RunningService> {
+async function start(service: Service, deps: Parameters<typeof serviceEnv>[1]): Promise<ServiceProcess> {
   await buildService(service);
-  const started = await startService({ name: service, cwd: join(repoRoot, 'services', service), args: startArgs(service), env: serviceEnv(service, deps) });
+  const started = await startService({ name: service, ...npmStart(service), env: serviceEnv(service, deps) });
   running.set(service, started);
   return started;
 }
@@ -68,7 +69,7 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: (
 }
 
 /** Traffic that gives each labelled metric of the dashboards and alerts a sample. */
-const traffic: Record<Service, (service: RunningService) => Promise<void>> = {
+const traffic: Record<Service, (service: ServiceProcess) => Promise<void>> = {
   async cache(service) {
     const client = createCacheClient<string>({ address: `127.0.0.1:${service.port}` }, stringSerializer);
     try {
@@ -156,7 +157,7 @@ beforeAll(async () => {
  */
 async function publishFailure(deps: Parameters<typeof serviceEnv>[1]): Promise<void> {
   const env = { ...serviceEnv('auth', deps), MessageBroker__BrokerList: '127.0.0.1:9', MessageBroker__PublishTimeoutMs: '1000' };
-  const auth = await startService({ name: 'auth', cwd: join(repoRoot, 'services/auth'), args: startArgs('auth'), env });
+  const auth = await startService({ name: 'auth', ...npmStart('auth'), env });
   try {
     expect(await httpsPost(auth.port!, '/otp', { phoneNumber: '+14155552672' })).toBe(503);
     addExposition(catalog, 'auth', (await auth.management('/metrics')).body);

@@ -19,7 +19,7 @@ import { stepRecord, SMS_WEBHOOK_PATH, PAYMENT_WEBHOOK_PATH, type JourneyPlan, t
 import { runJourneyOn, type JourneyRun } from './journey-run.js';
 import { http, jwtClaims } from './journey-support.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
-import type { ServiceExit } from './service-processes.js';
+import type { ServiceExit } from '../support/service-process.js';
 import { startTestPlatform, type TestPlatform } from './test-platform.js';
 import { cacheCallsUnder, parseTraceparent, producerSpanOf, serverSpans } from './traces.js';
 

@@ -27,7 +27,8 @@ import { PAYMENT_WEBHOOK_PATH, type JourneyPlan, type JourneyRecord } from './jo
 import { runJourneyOn, type JourneyRun } from './journey-run.js';
 import { httpsClient } from './journey-support.js';
 import { liveQueryProblems, podChoices, type DashboardVariables } from './live-queries.js';
-import { startService, type ServiceProcess } from './service-processes.js';
+import type { ServiceProcess } from '../support/service-process.js';
+import { startPlatformService } from './platform-service.js';
 import { startTestPlatform, type TestPlatform } from './test-platform.js';
 
 const NAMESPACE = 'e2e';
@@ -76,7 +77,7 @@ async function annotatedService(): Promise<void> {
 }
 
 function startController(registryUrl: string): Promise<ServiceProcess> {
-  return startService({
+  return startPlatformService({
     name: 'graph-controller',
     env: () => ({
       Registry__Url: registryUrl,
@@ -92,7 +93,7 @@ function startController(registryUrl: string): Promise<ServiceProcess> {
 
 /** A cache of its own on a Redis of its own, with a steady trickle of lookups, for the Redis fault. */
 async function startFaultCache(redisUrl: string): Promise<ServiceProcess> {
-  const cache = await startService({ name: 'cache', env: () => ({ Cache__Host: '127.0.0.1', Cache__Backend: 'redis', Cache__RedisUrl: redisUrl, Cache__KeyPrefix: `prom-e2e-${run}:` }) });
+  const cache = await startPlatformService({ name: 'cache', env: () => ({ Cache__Host: '127.0.0.1', Cache__Backend: 'redis', Cache__RedisUrl: redisUrl, Cache__KeyPrefix: `prom-e2e-${run}:` }) });
   const client = createCacheClient<string>({ address: `127.0.0.1:${cache.port}`, deadlineMs: 1000 }, stringSerializer);
   cacheTraffic = { client, timer: setInterval(() => void client.get('steady').catch(() => undefined), 100) };
   return cache;

@@ -12,7 +12,8 @@ import { infra } from '../support/infra.js';
 import { startLocalizationService, type LocalizationServiceFixture } from '../support/localization-service.js';
 import { DEFAULT_TOPICS, type JourneyTargets } from './journey.js';
 import { sharedKeycloakAdmin } from './journey-support.js';
-import { startService, stopServices, type ServiceExit, type ServiceName, type ServiceProcess } from './service-processes.js';
+import { stopServices, type ServiceExit, type ServiceProcess } from '../support/service-process.js';
+import { startPlatformService, type ServiceName } from './platform-service.js';
 
 /** The four services of the platform's API (the graph controller runs in a cluster, or beside them in `make up`). */
 export type PlatformServiceName = Exclude<ServiceName, 'graph-controller'>;
@@ -137,13 +138,13 @@ export async function startTestPlatform(
   const tls = await authCertificate();
   try {
     fixtures = await startFixtures();
-    const cacheService = keep(await startService({ name: 'cache', env: withCommon(() => ({ Cache__Host: '127.0.0.1', Cache__Backend: 'memory' }), 'cache') }));
+    const cacheService = keep(await startPlatformService({ name: 'cache', env: withCommon(() => ({ Cache__Host: '127.0.0.1', Cache__Backend: 'memory' }), 'cache') }));
     const cacheAddress = `127.0.0.1:${cacheService.port}`;
     const registryEnv = withCommon(() => ({ Registry__Host: '127.0.0.1', STORE_URL: registryStoreUrl, MONITOR_API_KEY: localSecrets.registryApiKey }), 'graph-registry');
     const [registry, auth, webhooks] = await Promise.all([
-      startService({ name: 'graph-registry', env: registryEnv }).then(keep),
-      startService({ name: 'auth', env: withCommon(authEnv(cacheAddress, tls, brokers), 'auth') }).then(keep),
-      startService({ name: 'webhooks', env: withCommon(webhooksEnv(cacheAddress, fixtures, brokers), 'webhooks') }).then(keep),
+      startPlatformService({ name: 'graph-registry', env: registryEnv }).then(keep),
+      startPlatformService({ name: 'auth', env: withCommon(authEnv(cacheAddress, tls, brokers), 'auth') }).then(keep),
+      startPlatformService({ name: 'webhooks', env: withCommon(webhooksEnv(cacheAddress, fixtures, brokers), 'webhooks') }).then(keep),
     ]);
     return platformOf({ cache: cacheService, 'graph-registry': registry, auth, webhooks }, fixtures, { registryStoreUrl, authCa: tls.cert, brokers });
   } catch (err) {

@@ -170,14 +170,7 @@ down() {
   for name in kubelet kube-proxy; do stop_bg "cluster-$name" 10; done
   kill_containers
   for name in containerd coredns kube-network-policies kube-scheduler kube-controller-manager; do stop_bg "cluster-$name" 10; done
-  # SIGKILL: on SIGTERM the apiserver drains open watches for up to 60 s.
-  for name in kube-apiserver etcd; do
-    if [ -f "$RUN/cluster-$name.pid" ]; then
-      pid=$(cat "$RUN/cluster-$name.pid")
-      kill -KILL -- "-$pid" 2> /dev/null || true
-      rm -f "$RUN/cluster-$name.pid"
-    fi
-  done
+  kill_bg cluster-kube-apiserver cluster-etcd
   # Shims left by a containerd that died: they name its socket on their command line.
   for pid in $(pgrep -f "containerd-shim.*-address $CTR_SOCK" || true); do kill -KILL "$pid" 2> /dev/null || true; done
   restore_machine
@@ -360,7 +353,7 @@ start_control_plane() {
     --listen-client-urls "http://127.0.0.1:$etcd_client" --advertise-client-urls "http://127.0.0.1:$etcd_client" \
     --listen-peer-urls "http://127.0.0.1:$etcd_peer" --initial-advertise-peer-urls "http://127.0.0.1:$etcd_peer" \
     --initial-cluster "local=http://127.0.0.1:$etcd_peer" --log-level warn --unsafe-no-fsync
-  wait_for_port cluster-etcd "$etcd_client" 30
+  await_start cluster-etcd 30 "open port $etcd_client" port_open "$etcd_client"
   mkdir -p "$CL/apiserver"
   start_bg cluster-kube-apiserver "$BIN/kube-apiserver" \
     --etcd-servers "http://127.0.0.1:$etcd_client" \
@@ -375,14 +368,9 @@ start_control_plane() {
     --service-cluster-ip-range "$SERVICE_CIDR" \
     --kubelet-preferred-address-types InternalIP \
     --allow-privileged=false --profiling=false --v=1
-  local i token
+  local token
   token=$(awk -F, '$2 == "kube-admin" {print $1}' "$CL/pki/tokens.csv")
-  for ((i = 0; i < 300; i++)); do
-    curl -fsS -k -o /dev/null --max-time 2 -H "Authorization: Bearer $token" "https://$NODE_IP:$APISERVER_PORT/readyz" 2> /dev/null && break
-    is_running cluster-kube-apiserver || die "kube-apiserver exited (log: $RUN/cluster-kube-apiserver.log)"
-    sleep 0.2
-  done
-  ((i < 300)) || die "kube-apiserver not ready within 60s (log: $RUN/cluster-kube-apiserver.log)"
+  await_start cluster-kube-apiserver 60 "get ready" http_ok -k -H "Authorization: Bearer $token" "https://$NODE_IP:$APISERVER_PORT/readyz"
   kubeconfig admin kube-admin
   kubeconfig kubelet "system:node:$NODE_NAME"
   kubeconfig kube-proxy system:kube-proxy
@@ -415,13 +403,16 @@ import_images() {
   timing "images imported" "$t0"
 }
 
+# The node reports Ready.
+node_ready() {
+  [ "$("$BIN/kubectl" --kubeconfig "$CL/admin.kubeconfig" get node "$NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]
+}
+
 start_node() {
   local t0=$SECONDS
   containerd_config
   start_bg cluster-containerd containerd --config "$CL/containerd/config.toml"
-  local i
-  for ((i = 0; i < 150; i++)); do [ -S "$CTR_SOCK" ] && break; sleep 0.2; done
-  [ -S "$CTR_SOCK" ] || die "containerd did not start (log: $RUN/cluster-containerd.log)"
+  await_start cluster-containerd 30 "open its socket" test -S "$CTR_SOCK"
   import_images
   kubelet_config
   start_bg cluster-kubelet "$BIN/kubelet" --config "$CL/kubelet/config.yaml" \
@@ -431,13 +422,7 @@ start_node() {
     --hostname-override "$NODE_NAME" --bind-address "$NODE_IP" --cluster-cidr "$POD_CIDR" \
     --proxy-mode iptables --masquerade-all --metrics-bind-address "127.0.0.1:$(free_port)" --healthz-bind-address "127.0.0.1:$(free_port)" \
     --conntrack-max-per-core 0 --v=1
-  local kc="$CL/admin.kubeconfig"
-  for ((i = 0; i < 300; i++)); do
-    [ "$("$BIN/kubectl" --kubeconfig "$kc" get node "$NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2> /dev/null)" = True ] && break
-    is_running cluster-kubelet || die "the kubelet exited (log: $RUN/cluster-kubelet.log)"
-    sleep 0.2
-  done
-  ((i < 300)) || die "node $NODE_NAME not Ready within 60s (log: $RUN/cluster-kubelet.log)"
+  await_start cluster-kubelet 60 "get node $NODE_NAME Ready" node_ready
   timing "node Ready" "$t0"
 }
 
@@ -497,12 +482,7 @@ endpoints: [{addresses: ["$NODE_IP"], conditions: {ready: true}}]
 ports: [{name: dns, port: 53, protocol: UDP}, {name: dns-tcp, port: 53, protocol: TCP}]
 YAML
   start_bg cluster-coredns "$BIN/coredns" -conf "$CL/Corefile"
-  local i
-  for ((i = 0; i < 100; i++)); do
-    (exec 3<> "/dev/tcp/$NODE_IP/53") 2> /dev/null && break
-    is_running cluster-coredns || die "coredns exited (log: $RUN/cluster-coredns.log)"
-    sleep 0.2
-  done
+  await_start cluster-coredns 20 "listen on $NODE_IP:53" port_open 53 "$NODE_IP"
   timing "cluster DNS" "$t0"
 }
 
@@ -512,7 +492,7 @@ YAML
 # KUBERNETES_SERVICE_*): they are laid out on a tmpfs over /run in a mount namespace of its own,
 # so nothing is written to the machine's /run.
 start_network_policies() {
-  local t0=$SECONDS sa="$CL/netpol-sa" i
+  local t0=$SECONDS sa="$CL/netpol-sa"
   list_watch_role system:kube-network-policies '"":[pods, namespaces, nodes]' 'networking.k8s.io:[networkpolicies]'
   mkdir -p "$sa"
   (umask 077 && awk -F, '$2 == "system:kube-network-policies" {printf "%s", $1}' "$CL/pki/tokens.csv" > "$sa/token")
@@ -524,12 +504,7 @@ start_network_policies() {
     "$BIN/kube-network-policies" --hostname-override "$NODE_NAME" --disable-nri --nfqueue-id "$NETPOL_QUEUE" \
     --metrics-bind-address "127.0.0.1:$(free_port)" --v=1
   # It reads the queue once its informers have synced, right after it tried its nftables rules.
-  for ((i = 0; i < 300; i++)); do
-    grep -q 'Syncing nftables rules' "$RUN/cluster-kube-network-policies.log" 2> /dev/null && break
-    is_running cluster-kube-network-policies || die "kube-network-policies exited (log: $RUN/cluster-kube-network-policies.log)"
-    sleep 0.2
-  done
-  ((i < 300)) || die "kube-network-policies did not start within 60s (log: $RUN/cluster-kube-network-policies.log)"
+  await_start cluster-kube-network-policies 60 "sync its rules" grep -q 'Syncing nftables rules' "$RUN/cluster-kube-network-policies.log"
   network_policies
   timing "network policies" "$t0"
 }

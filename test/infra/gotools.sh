@@ -69,14 +69,7 @@ install_tool() {
   local name=$1 pkg=$2 version=$3 key=$4; shift 4
   local target="$BIN/$name-$version" link="$BIN/$name"
   go_build_once "$target" build_tool "$name" "$pkg" "$version" "$target"
-  if [ "$(readlink "$link" 2> /dev/null)" != "$name-$version" ]; then
-    ln -sfn "$name-$version" "$link.tmp.$$" && mv -Tf "$link.tmp.$$" "$link"
-    # Check the fresh link once: the binary runs and reports the pinned version.
-    local out
-    out=$("$link" "$@" 2>&1) || die "$link $* failed: $out"
-    grep -qF "${version#v}" <<< "$out" || die "$link $* does not report $version: $out"
-    log "$name: $(head -n 1 <<< "$out")"
-  fi
+  link_pinned "$link" "$name-$version" "$version" "$@"
   env_set "$key" "$link"
 }
 

@@ -269,14 +269,7 @@ stop() {
   env_unset KAFKA_BROKERS
 }
 
-status() {
-  if is_running "$NAME"; then
-    echo "kafka running (pid $(cat "$RUN/$NAME.pid"), KAFKA_BROKERS=$(env_get KAFKA_BROKERS))"
-  else
-    echo "kafka not running"
-    return 1
-  fi
-}
+status() { report_status "$NAME" "KAFKA_BROKERS=$(env_get KAFKA_BROKERS)"; }
 
 case "${1:-}" in
   install) install ;;

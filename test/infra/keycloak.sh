@@ -342,14 +342,7 @@ cmd_stop() {
   log "keycloak: stopped"
 }
 
-cmd_status() {
-  if is_running "$KC_NAME"; then
-    echo "keycloak: running (pid $(cat "$RUN/$KC_NAME.pid")) at $(env_get KEYCLOAK_URL)"
-  else
-    echo "keycloak: not running"
-    return 1
-  fi
-}
+cmd_status() { report_status "$KC_NAME" "KEYCLOAK_URL=$(env_get KEYCLOAK_URL)"; }
 
 # A Keycloak home of its own (a copy of the built one): the data directory is a link inside the
 # home, so two servers cannot share one.

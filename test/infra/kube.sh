@@ -63,10 +63,24 @@ build_kubernetes() {
   log "built ${KUBE_COMMANDS[*]} $KUBE_VERSION in $((SECONDS - t0))s"
 }
 
-build_etcd() {
-  local src="$SRC/etcd-$ETCD_VERSION" t0=$SECONDS
+# build_required NAME VERSION MODULE PACKAGE [MAIN_GO]: builds PACKAGE into $BIN/NAME-VERSION in a
+# throwaway module that requires MODULE@VERSION (PACKAGE ".": the main MAIN_GO holds).
+build_required() {
+  local name=$1 version=$2 module=$3 pkg=$4 src="$SRC/$1-$2" t0=$SECONDS
   rm -rf "$src" && mkdir -p "$src"
-  cat > "$src/main.go" <<'GO'
+  [ -z "${5:-}" ] || printf '%s\n' "$5" > "$src/main.go"
+  log "building $name $version"
+  (cd "$src" && "$GO" mod init "local/$name" > /dev/null 2>&1 \
+    && "$GO" get "$module@$version" > /dev/null \
+    && "$GO" build -trimpath -ldflags "-s -w" -o "$BIN/$name-$version" "$pkg") \
+    || die "building $name $version failed"
+  rm -rf "$src"
+  log "built $name $version in $((SECONDS - t0))s"
+}
+
+# etcd has no buildable main package in a published module: a three-line main calls etcdmain.Main.
+build_etcd() {
+  build_required etcd "$ETCD_VERSION" go.etcd.io/etcd/server/v3 . "$(cat <<'GO'
 package main
 
 import (
@@ -77,40 +91,18 @@ import (
 
 func main() { etcdmain.Main(os.Args) }
 GO
-  log "building etcd $ETCD_VERSION"
-  (cd "$src" && "$GO" mod init local/etcd > /dev/null 2>&1 \
-    && "$GO" get "go.etcd.io/etcd/server/v3@$ETCD_VERSION" > /dev/null \
-    && "$GO" build -trimpath -ldflags "-s -w" -o "$BIN/etcd-$ETCD_VERSION" .) \
-    || die "building etcd $ETCD_VERSION failed"
-  rm -rf "$src"
-  log "built etcd $ETCD_VERSION in $((SECONDS - t0))s"
+)"
 }
 
 build_coredns() {
-  local src="$SRC/coredns-$COREDNS_VERSION" t0=$SECONDS
-  rm -rf "$src" && mkdir -p "$src"
-  log "building coredns $COREDNS_VERSION"
-  (cd "$src" && "$GO" mod init local/coredns > /dev/null 2>&1 \
-    && "$GO" get "github.com/coredns/coredns@$COREDNS_VERSION" > /dev/null \
-    && "$GO" build -trimpath -ldflags "-s -w" -o "$BIN/coredns-$COREDNS_VERSION" github.com/coredns/coredns) \
-    || die "building coredns $COREDNS_VERSION failed"
-  rm -rf "$src"
-  log "built coredns $COREDNS_VERSION in $((SECONDS - t0))s"
+  build_required coredns "$COREDNS_VERSION" github.com/coredns/coredns github.com/coredns/coredns
 }
 
 # kube-network-policies (kubernetes-sigs): decides each new connection of a pod against the
 # NetworkPolicies, in user space, from an NFQUEUE. Its module has no main package at the root:
 # the command is sigs.k8s.io/kube-network-policies/cmd.
 build_network_policies() {
-  local src="$SRC/kube-network-policies-$NETWORK_POLICIES_VERSION" t0=$SECONDS
-  rm -rf "$src" && mkdir -p "$src"
-  log "building kube-network-policies $NETWORK_POLICIES_VERSION"
-  (cd "$src" && "$GO" mod init local/kube-network-policies > /dev/null 2>&1 \
-    && "$GO" get "sigs.k8s.io/kube-network-policies@$NETWORK_POLICIES_VERSION" > /dev/null \
-    && "$GO" build -trimpath -ldflags "-s -w" -o "$BIN/kube-network-policies-$NETWORK_POLICIES_VERSION" sigs.k8s.io/kube-network-policies/cmd) \
-    || die "building kube-network-policies $NETWORK_POLICIES_VERSION failed"
-  rm -rf "$src"
-  log "built kube-network-policies $NETWORK_POLICIES_VERSION in $((SECONDS - t0))s"
+  build_required kube-network-policies "$NETWORK_POLICIES_VERSION" sigs.k8s.io/kube-network-policies sigs.k8s.io/kube-network-policies/cmd
 }
 
 # link NAME VERSION KEY: .cache/bin/NAME -> NAME-VERSION, recorded in infra.env.
@@ -250,15 +242,8 @@ start() {
 }
 
 stop() {
-  # SIGKILL: on SIGTERM the apiserver drains open watches for up to 60 s. Nothing is kept.
-  local name pid
-  for name in kube-apiserver kube-etcd; do
-    if [ -f "$RUN/$name.pid" ]; then
-      pid=$(cat "$RUN/$name.pid")
-      kill -KILL -- "-$pid" 2> /dev/null || true
-      rm -f "$RUN/$name.pid"
-    fi
-  done
+  # Nothing is kept.
+  kill_bg kube-apiserver kube-etcd
   rm -rf "$STATE/etcd" "$STATE/apiserver"
   env_unset KUBE_APISERVER_URL
   env_unset KUBECONFIG_PATH

@@ -47,7 +47,8 @@ await_start() {
   die "$name did not $what within ${seconds}s (log: $RUN/$name.log)"
 }
 
-port_open() { (exec 3<> "/dev/tcp/127.0.0.1/$1") 2> /dev/null; }
+# port_open PORT [HOST]: something listens there (HOST: 127.0.0.1).
+port_open() { (exec 3<> "/dev/tcp/${2:-127.0.0.1}/$1") 2> /dev/null; }
 http_ok() { curl -fsS -o /dev/null --max-time 2 "$@" 2> /dev/null; }
 
 # wait_for_port NAME PORT [SECONDS]
@@ -120,6 +121,28 @@ stop_bg() {
   rm -f "$RUN/$name.pid"
 }
 
+# kill_bg NAME...: SIGKILL each process group start_bg started, without a grace period (an
+# apiserver given SIGTERM drains open watches for up to 60 s), and remove its pid file.
+kill_bg() {
+  local name
+  for name in "$@"; do
+    [ -f "$RUN/$name.pid" ] || continue
+    kill -KILL -- "-$(cat "$RUN/$name.pid")" 2> /dev/null || true
+    rm -f "$RUN/$name.pid"
+  done
+}
+
+# report_status NAME DETAIL: whether start_bg NAME runs, on stdout: "NAME running (pid P, DETAIL)",
+# or "NAME not running" and status 1.
+report_status() {
+  if is_running "$1"; then
+    echo "$1 running (pid $(cat "$RUN/$1.pid"), $2)"
+  else
+    echo "$1 not running"
+    return 1
+  fi
+}
+
 # stop_component NAME KEY...: stops what start_bg NAME started, removes its .port file and its KEYs
 # from the address file.
 stop_component() {
@@ -148,6 +171,18 @@ apt_install() {
   fi
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
     -o Dir::Cache::archives="$CACHE/apt/archives" "${missing[@]}" >&2
+}
+
+# link_pinned LINK FILE VERSION VERSION_ARGS...: points LINK at FILE (a name in LINK's folder);
+# when it pointed elsewhere, checks once that `LINK VERSION_ARGS...` runs and reports VERSION.
+link_pinned() {
+  local link=$1 file=$2 version=$3 out
+  shift 3
+  [ "$(readlink "$link" 2> /dev/null)" != "$file" ] || return 0
+  ln -sfn "$file" "$link.tmp.$$" && mv -Tf "$link.tmp.$$" "$link"
+  out=$("$link" "$@" 2>&1) || die "$link $* failed: $out"
+  grep -qF "${version#v}" <<< "$out" || die "$link $* does not report $version: $out"
+  log "$(basename "$link"): $(head -n 1 <<< "$out")"
 }
 
 # go_env [GOFLAG...]: the machine's go (PATH or /usr/local/go/bin/go) as $GO, with everything it

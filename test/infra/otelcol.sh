@@ -58,13 +58,7 @@ install_otelcol() {
   hash=$(sha256sum "$MANIFEST" | cut -c 1-12)
   target="$BIN/otelcol-sp-$OTELCOL_VERSION-$hash"
   go_build_once "$target" build_otelcol "$target"
-  if [ "$(readlink "$link" 2> /dev/null)" != "$(basename "$target")" ]; then
-    ln -sfn "$(basename "$target")" "$link.tmp.$$" && mv -Tf "$link.tmp.$$" "$link"
-    local out
-    out=$("$link" --version 2>&1) || die "$link --version failed: $out"
-    grep -qF "${OTELCOL_VERSION#v}" <<< "$out" || die "$link --version does not report $OTELCOL_VERSION: $out"
-    log "otelcol-sp: $out"
-  fi
+  link_pinned "$link" "$(basename "$target")" "$OTELCOL_VERSION" --version
   env_set OTELCOL_BIN "$link"
 }
 

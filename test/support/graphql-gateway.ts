@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { json } from 'node:stream/consumers';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { buildSchema, execute as executeDocument, Kind, parse, validate, type DocumentNode, type GraphQLError, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
@@ -236,21 +237,6 @@ function rootValue(data: GatewayData, nextId: (kind: string) => string): Record<
   };
 }
 
-function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.once('error', reject);
-    req.once('end', () => {
-      try {
-        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>);
-      } catch (err) {
-        reject(err instanceof Error ? err : new Error(String(err)));
-      }
-    });
-  });
-}
-
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(JSON.stringify(body));
@@ -368,7 +354,7 @@ export async function startGraphqlGateway(options: GraphqlGatewayOptions = {}): 
   };
 
   const execute = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const body = await readJson(req);
+    const body = (await json(req)) as Record<string, unknown>;
     const query = typeof body.query === 'string' ? body.query : '';
     const operationName = typeof body.operationName === 'string' ? body.operationName : undefined;
     const variables = (body.variables ?? {}) as Record<string, unknown>;

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { json } from 'node:stream/consumers';
 
 /** A translation request as the fixture received it. */
 export interface TranslationRequest {
@@ -28,21 +29,6 @@ export function fixtureTranslation(text: string, locale: string): string {
   return `[${locale}] ${text}`;
 }
 
-function readJson(req: IncomingMessage): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.once('error', reject);
-    req.once('end', () => {
-      try {
-        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
-      } catch (err) {
-        reject(err instanceof Error ? err : new Error(String(err)));
-      }
-    });
-  });
-}
-
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(JSON.stringify(body));
@@ -67,7 +53,7 @@ export async function startLocalizationService(options: { port?: number } = {}):
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (req.method !== 'POST' || req.url !== '/translate') return sendJson(res, 404, { error: 'not found' });
-    const body = await readJson(req).catch(() => undefined);
+    const body = await json(req).catch(() => undefined);
     if (!isTranslationRequest(body)) return sendJson(res, 400, { error: 'text and targetLocale are required' });
     requests.push({ text: body.text, targetLocale: body.targetLocale });
     const failing = failByLocale.get(body.targetLocale) ?? failAll;

@@ -195,3 +195,14 @@ export async function expectValidOpenApi31(document: OpenApiDocument): Promise<v
   expect(result.valid).toBe(true);
   expect(document.openapi).toMatch(/^3\.1\./);
 }
+
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+/** The document's operations as [`METHOD /path`, operation], seen as `O` (a service's narrower view of an operation). */
+export function operationsOf<O = OperationObject>(document: OpenApiDocument): Array<readonly [string, O]> {
+  return Object.entries(document.paths).flatMap(([path, item]) =>
+    Object.entries(item)
+      .filter(([method]) => HTTP_METHODS.includes(method))
+      .map(([method, operation]) => [`${method.toUpperCase()} ${path}`, operation as O] as const),
+  );
+}

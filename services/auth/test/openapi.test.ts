@@ -4,14 +4,10 @@ import { MAX_REDIRECT_URI_LENGTH } from '../src/redirect-allowlist.js';
 import { routeTable } from '../src/router.js';
 import type { AuthServices } from '../src/services.js';
 import { openapi } from './support/openapi-contract.js';
-import { expectValidOpenApi31 } from '../../../test/support/openapi-contract.js';
+import { expectValidOpenApi31, operationsOf } from '../../../test/support/openapi-contract.js';
 
 type Operation = { responses: Record<string, unknown>; requestBody?: Record<string, unknown>; parameters?: Array<{ name: string; schema?: { maxLength?: number } }> };
-const operations = Object.entries(openapi.paths).flatMap(([path, item]) =>
-  Object.entries(item)
-    .filter(([method]) => ['get', 'post', 'put', 'delete', 'patch'].includes(method))
-    .map(([method, operation]) => [`${method.toUpperCase()} ${path}`, operation as Operation] as const),
-);
+const operations = operationsOf<Operation>(openapi);
 
 describe('openapi.yaml', () => {
   it('should be a valid OpenAPI 3.1 document', async () => {

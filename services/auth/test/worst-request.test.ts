@@ -1,11 +1,10 @@
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Agent, fetch, type Dispatcher } from 'undici';
 import { HTTPS_REQUEST, hostileWorker } from '../../../test/support/hostile-worker.js';
 import { latencyUnderLoad } from '../../../test/support/latency-under-load.js';
-import { buildService, startArgs } from '../../../test/deploy/support/build.js';
-import { repoRoot } from '../../../test/deploy/support/service-config.js';
-import { serviceEnv, startService, type RunningService } from '../../../test/deploy/support/service-process.js';
+import { buildService } from '../../../test/deploy/support/build.js';
+import { serviceEnv } from '../../../test/deploy/support/service-env.js';
+import { npmStart, startService, type ServiceProcess } from '../../../test/support/service-process.js';
 import { cookieValue } from './support/https-client.js';
 import { authClient, deleteUsersNamed } from './support/keycloak.js';
 import { newPhoneNumber } from './support/phones.js';
@@ -40,8 +39,8 @@ const hostileRequests: Array<[string, Hostile]> = [
 ];
 
 describe('the authentication service under its worst requests', () => {
-  let cache: RunningService;
-  let auth: RunningService;
+  let cache: ServiceProcess;
+  let auth: ServiceProcess;
   let baseUrl: string;
   const dispatchers: Agent[] = [];
   const phoneNumbers: string[] = [];
@@ -56,12 +55,11 @@ describe('the authentication service under its worst requests', () => {
 
   beforeAll(async () => {
     await Promise.all([buildService('cache'), buildService('auth')]);
-    cache = await startService({ name: 'cache', cwd: join(repoRoot, 'services/cache'), args: startArgs('cache'), env: serviceEnv('cache', {}) });
+    cache = await startService({ name: 'cache', ...npmStart('cache'), env: serviceEnv('cache', {}) });
     const client = authClient();
     auth = await startService({
       name: 'auth',
-      cwd: join(repoRoot, 'services/auth'),
-      args: startArgs('auth'),
+      ...npmStart('auth'),
       env: {
         ...serviceEnv('auth', { cacheAddress: `127.0.0.1:${cache.port!}` }),
         Oidc__ClientId: client.clientId,

@@ -1,13 +1,12 @@
 import { connect, constants as h2, type ClientHttp2Stream } from 'node:http2';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { status } from '@grpc/grpc-js';
 import { cacheServiceDefinition } from '@sp/cache-client';
 import { latencyUnderLoad } from '../../../test/support/latency-under-load.js';
-import { buildService, startArgs } from '../../../test/deploy/support/build.js';
-import { repoRoot } from '../../../test/deploy/support/service-config.js';
-import { serviceEnv, startService, type RunningService } from '../../../test/deploy/support/service-process.js';
+import { buildService } from '../../../test/deploy/support/build.js';
+import { serviceEnv } from '../../../test/deploy/support/service-env.js';
+import { npmStart, startService, type ServiceProcess } from '../../../test/support/service-process.js';
 import { GRPC_REQUEST, hostileWorker } from '../../../test/support/hostile-worker.js';
 import { rawCall, rawClient, requestWithKeyBytes, type RawClient } from './cache-fixture.js';
 import { MAX_CONCURRENT_STREAMS } from '../src/server.js';
@@ -24,14 +23,14 @@ const ownConnection = { 'grpc.use_local_subchannel_pool': 1 };
  * keeps its p99 under 100 ms.
  */
 describe('the cache service under its worst requests', () => {
-  let cache: RunningService;
+  let cache: ServiceProcess;
   let address: string;
   const clients: RawClient[] = [];
   const closers: Array<() => void> = [];
 
   beforeAll(async () => {
     await buildService('cache');
-    cache = await startService({ name: 'cache', cwd: join(repoRoot, 'services/cache'), args: startArgs('cache'), env: serviceEnv('cache', {}) });
+    cache = await startService({ name: 'cache', ...npmStart('cache'), env: serviceEnv('cache', {}) });
     address = `127.0.0.1:${cache.port!}`;
   }, 120_000);
 

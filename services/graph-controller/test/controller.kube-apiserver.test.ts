@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,7 +11,8 @@ import { createGraphController } from '../src/graph-controller.js';
 import { PooledKubeConfig } from '../src/kube-client.js';
 import { RECORD_LABEL, SHARD_LABEL } from '../src/ownership-records.js';
 import { adminKubeConfig, applyObjects, ensureNamespace, serviceAccountKubeConfig, startPrivateApiserver, uniqueName, type PrivateApiserver } from '../../../test/support/kube-apiserver.js';
-import { freePort, startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
+import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
+import { npmStart, startService, type ServiceProcess } from '../../../test/support/service-process.js';
 import { silentLogger } from '../../../test/support/silent-logger.js';
 import { eventually, sleep } from '../../../test/support/eventually.js';
 import { startController, testConfig, type ControllerFixtureOptions, type RunningController } from './support/controller-fixture.js';
@@ -32,7 +32,6 @@ const API_KEY = 'controller-key-0123456789';
 /** Keys of the replicas run as processes, so the registry can tell who wrote what. */
 const PROCESS_KEYS = { 'replica-a': 'key-replica-a-0123456789', 'replica-b': 'key-replica-b-0123456789' } as const;
 type ProcessIdentity = keyof typeof PROCESS_KEYS;
-const MAIN = join(import.meta.dirname, '../dist/main.js');
 
 let redis: PrivateRedis;
 let registry: RegistryServer;
@@ -370,23 +369,26 @@ function writeKubeconfig(dir: string, kube: KubeConfig): string {
 }
 
 describe('graph controller processes (main.ts, built) on the real kube-apiserver', () => {
-  const children: ChildProcess[] = [];
+  const children: ServiceProcess[] = [];
   let dir: string;
 
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'graph-controller-'));
   });
 
-  afterAll(() => {
-    for (const child of children) child.kill('SIGKILL');
+  afterAll(async () => {
+    await Promise.all(children.map((child) => child.stop(0)));
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function replicaProcess(identity: ProcessIdentity, watch: string): Promise<ChildProcess> {
-    const child = spawn(process.execPath, [MAIN], {
-      stdio: 'ignore',
+  async function replicaProcess(identity: ProcessIdentity, watch: string): Promise<ServiceProcess> {
+    // From its build: `node dist/main.js`.
+    const child = await startService({
+      name: `graph-controller-${identity}`,
+      cwd: npmStart('graph-controller').cwd,
+      args: ['dist/main.js'],
+      timeoutMs: 60_000,
       env: {
-        PATH: process.env.PATH,
         KUBECONFIG: writeKubeconfig(dir, controllerKube),
         Registry__Url: registry.url,
         Registry__ApiKey: PROCESS_KEYS[identity],
@@ -397,8 +399,8 @@ describe('graph controller processes (main.ts, built) on the real kube-apiserver
         Controller__RenewDeadlineSeconds: '4',
         Controller__RetryPeriodSeconds: '1',
         POD_NAME: identity,
-        Management__Port: String(await freePort()),
-        Log__Level: 'silent',
+        Management__Port: '0',
+        Log__Level: 'info',
       },
     });
     children.push(child);
@@ -424,7 +426,7 @@ describe('graph controller processes (main.ts, built) on the real kube-apiserver
     await eventually(() => writers('orders').length > 0, 2000, 'the write logged'); // logged when the response has finished
     expect(writers('orders')).toEqual([leader]);
 
-    replicas[leader].kill('SIGKILL');
+    await replicas[leader].stop(0);
     const killedAt = Date.now();
     await createService(shop!, 'billing', graph('billing'));
     await deleteService(shop!, 'orders');
@@ -435,8 +437,7 @@ describe('graph controller processes (main.ts, built) on the real kube-apiserver
     expect(writers('billing')).toEqual([follower]);
     expect(writers('orders')).toEqual([leader, follower]);
     process.stdout.write(`takeover after SIGKILL of the leader: ${Date.now() - killedAt} ms\n`);
-    replicas[follower].kill('SIGTERM');
-    await new Promise((resolve) => replicas[follower].once('exit', resolve));
+    await replicas[follower].stop(60_000);
     expect(await holder()).toBeUndefined(); // a graceful stop released the lease
   }, 90_000);
 });

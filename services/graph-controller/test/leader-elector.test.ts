@@ -73,6 +73,15 @@ function elector(lock: LeaseLock, identity: string, log: string[], timings = { l
   return created;
 }
 
+/** A fresh lease that replica `a` (default timings) has just acquired, and the log both replicas write to. */
+async function leaseHeldByA(): Promise<{ lease: ReturnType<typeof memoryLease>; log: string[]; a: LeaderElector }> {
+  const lease = memoryLease();
+  const log: string[] = [];
+  const a = elector(lease.lock, 'a', log);
+  await until(() => a.isLeader(), 0);
+  return { lease, log, a };
+}
+
 /** Stops an elector while the clock runs (its stop waits at most one retry period for an attempt in flight). */
 async function stop(target: LeaderElector, release: boolean): Promise<void> {
   const stopping = target.stop({ release });
@@ -82,10 +91,7 @@ async function stop(target: LeaderElector, release: boolean): Promise<void> {
 
 describe('leader elector', () => {
   it('should acquire an absent lease and keep renewing it', async () => {
-    const lease = memoryLease();
-    const log: string[] = [];
-    const a = elector(lease.lock, 'a', log);
-    await until(() => a.isLeader(), 0);
+    const { lease, log } = await leaseHeldByA();
     expect(lease.current()).toMatchObject({ holderIdentity: 'a', leaseDurationSeconds: 1, leaseTransitions: 0 });
     const { renewTime, acquireTime } = lease.current()!;
     // One renewal each retry period.
@@ -97,10 +103,7 @@ describe('leader elector', () => {
   });
 
   it('should not take a lease another replica keeps renewing', async () => {
-    const lease = memoryLease();
-    const log: string[] = [];
-    const a = elector(lease.lock, 'a', log);
-    await until(() => a.isLeader(), 0);
+    const { lease, log } = await leaseHeldByA();
     const b = elector(lease.lock, 'b', log);
     await jest.advanceTimersByTimeAsync(5000); // five lease durations
     expect(b.isLeader()).toBe(false);
@@ -109,10 +112,7 @@ describe('leader elector', () => {
   });
 
   it('should take over a lease that was not renewed for its duration', async () => {
-    const lease = memoryLease();
-    const log: string[] = [];
-    const a = elector(lease.lock, 'a', log);
-    await until(() => a.isLeader(), 0);
+    const { lease, log, a } = await leaseHeldByA();
     const b = elector(lease.lock, 'b', log);
     await jest.advanceTimersByTimeAsync(150);
     await stop(a, false); // a crash, as far as b can tell
@@ -125,10 +125,7 @@ describe('leader elector', () => {
   });
 
   it('should hand the lease over at once when the leader releases it', async () => {
-    const lease = memoryLease();
-    const log: string[] = [];
-    const a = elector(lease.lock, 'a', log);
-    await until(() => a.isLeader(), 0);
+    const { lease, log, a } = await leaseHeldByA();
     const b = elector(lease.lock, 'b', log);
     await jest.advanceTimersByTimeAsync(150);
     await stop(a, true);
@@ -139,10 +136,7 @@ describe('leader elector', () => {
   });
 
   it('should stop leading when renewals fail past the renew deadline', async () => {
-    const lease = memoryLease();
-    const log: string[] = [];
-    const a = elector(lease.lock, 'a', log);
-    await until(() => a.isLeader(), 0);
+    const { lease, log, a } = await leaseHeldByA();
     await jest.advanceTimersByTimeAsync(50);
     lease.state.fail = true;
     const lastRenewal = lease.current()!.renewTime!.getTime();
@@ -157,10 +151,7 @@ describe('leader elector', () => {
   });
 
   it('should stop leading at the renew deadline even while a renewal hangs', async () => {
-    const lease = memoryLease();
-    const log: string[] = [];
-    const a = elector(lease.lock, 'a', log);
-    await until(() => a.isLeader(), 0);
+    const { lease, log, a } = await leaseHeldByA();
     await jest.advanceTimersByTimeAsync(50);
     lease.state.hang = true;
     const lastRenewal = lease.current()!.renewTime!.getTime();

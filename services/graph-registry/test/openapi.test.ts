@@ -3,14 +3,10 @@ import { GRAPH_NAME_PATTERN as NAME_PATTERN } from '@sp/platform';
 import { URL_BODY_LIMIT_BYTES } from '../src/graph-handlers.js';
 import { SCHEMA_BODY_LIMIT_BYTES } from '../src/schema-handlers.js';
 import { openapi, templateOf } from './support/openapi-contract.js';
-import { expectValidOpenApi31 } from '../../../test/support/openapi-contract.js';
+import { expectValidOpenApi31, operationsOf } from '../../../test/support/openapi-contract.js';
 
 type Operation = { security?: unknown[]; responses: Record<string, unknown>; requestBody?: Record<string, unknown> };
-const operations = Object.entries(openapi.paths).flatMap(([path, item]) =>
-  Object.entries(item)
-    .filter(([method]) => ['get', 'post', 'put', 'delete', 'patch', 'head', 'options'].includes(method))
-    .map(([method, operation]) => [`${method.toUpperCase()} ${path}`, operation as Operation] as const),
-);
+const operations = operationsOf<Operation>(openapi);
 
 describe('openapi.yaml', () => {
   it('should be a valid OpenAPI 3.1 document', async () => {

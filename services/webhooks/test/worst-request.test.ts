@@ -3,28 +3,34 @@ import { readFileSync } from 'node:fs';
 import twilio from 'twilio';
 import { hostileWorker } from '../../../test/support/hostile-worker.js';
 import { latencyUnderLoad } from '../../../test/support/latency-under-load.js';
+import { npmStart, startService, type ServiceProcess } from '../../../test/support/service-process.js';
 import { PAYMENT_WEBHOOK_PATH, SMS_WEBHOOK_PATH } from '../src/app.js';
 import { PAYMENT_BODY_LIMIT_BYTES, PAYMENT_BODY_MAX_SEPARATORS } from '../src/payment-webhook.js';
 import { SMS_BODY_LIMIT_BYTES } from '../src/sms-webhook.js';
 import { freshPhone } from './support/sms-suite.js';
 import { signStripe, stripeEvent } from './support/stripe-events.js';
-import { API_KEY, postSms, postStripeEvent, PUBLIC_BASE_URL, replyText, smsForm, startDependencies, STRIPE_SECRETS, TWILIO_TOKENS, type Dependencies } from './support/webhooks-env.js';
-import { startWebhooksProcess, type WebhooksProcess } from './support/webhooks-process.js';
+import { API_KEY, postSms, postStripeEvent, PUBLIC_BASE_URL, replyText, smsForm, startDependencies, STRIPE_SECRETS, testEnvironment, TWILIO_TOKENS, type Dependencies } from './support/webhooks-env.js';
 
 let deps: Dependencies;
-/** The service as its own process: the figures are its event loop's, not the test's. */
-let service: WebhooksProcess;
+/**
+ * The service as a process of its own (from its build, `node dist/main.js`), on the test
+ * environment's dependencies: the figures are its event loop's, not the test's.
+ */
+let service: ServiceProcess;
+let baseUrl: string;
 let owner: string;
 
 beforeAll(async () => {
   deps = await startDependencies();
-  service = await startWebhooksProcess(deps);
+  const env = { ...testEnvironment(deps), Webhooks__Port: '0', Webhooks__Host: '127.0.0.1', Management__Port: '0', Log__Level: 'info' };
+  service = await startService({ name: 'webhooks', cwd: npmStart('webhooks').cwd, args: ['dist/main.js'], env, timeoutMs: 30_000 });
+  baseUrl = `http://127.0.0.1:${service.port!}`;
   owner = freshPhone();
   deps.gateway.addClient({ number: 8, name: 'Hostile Shop', phoneNumber: owner });
 }, 60_000);
 
 afterAll(async () => {
-  await service?.close();
+  await service?.stop();
   await deps?.close();
 });
 
@@ -93,13 +99,13 @@ function hostileRequests(): PreparedRequest[] {
     Array.from({ length: PER_KIND }, (): PreparedRequest => {
       const payload = body.replaceAll(ID, `evt_hostile_${Date.now()}_${++counter}`);
       const signature = signed ? signStripe(payload, STRIPE_SECRETS[0]) : `t=${Math.floor(Date.now() / 1000)},v1=${'0'.repeat(64)}`;
-      return { name, url: `${service.baseUrl}${PAYMENT_WEBHOOK_PATH}${query}`, method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': signature }, body: payload, status };
+      return { name, url: `${baseUrl}${PAYMENT_WEBHOOK_PATH}${query}`, method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': signature }, body: payload, status };
     }),
   );
   const sms = (name: string, text: string): PreparedRequest => {
     const form = smsForm(owner, text);
     const signature = twilio.getExpectedTwilioSignature(TWILIO_TOKENS[0], `${PUBLIC_BASE_URL}${SMS_WEBHOOK_PATH}${query}`, form);
-    return { name, url: `${service.baseUrl}${SMS_WEBHOOK_PATH}${query}`, method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signature }, body: new URLSearchParams(form).toString(), status: 200 };
+    return { name, url: `${baseUrl}${SMS_WEBHOOK_PATH}${query}`, method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signature }, body: new URLSearchParams(form).toString(), status: 200 };
   };
   // A client's longest accepted message (1600 emoji, a ~19 KiB form, stored as a draft) and the largest form, refused as too long.
   const texts = Array.from({ length: PER_KIND }, () => [sms('longest draft', '🍞'.repeat(1600)), sms('too long', 'x'.repeat(SMS_BODY_LIMIT_BYTES - 1024))]).flat();
@@ -117,11 +123,11 @@ let victimCounter = 0;
 /** Another caller: an unlisted Stripe event (signature, envelope, ignored) or an SMS asking for the commands. */
 async function victimRequest(): Promise<void> {
   if (++victimCounter % 2 === 0) {
-    const answer = await postSms(service.baseUrl, smsForm(freshPhone(), 'COMMANDS'));
+    const answer = await postSms(baseUrl, smsForm(freshPhone(), 'COMMANDS'));
     expect(replyText(answer)).toMatch(/^Commands:/);
     return;
   }
-  const answer = await postStripeEvent(service.baseUrl, stripeEvent('customer.updated', { id: 'cus_1', object: 'customer' }), { secret: STRIPE_SECRETS[1] });
+  const answer = await postStripeEvent(baseUrl, stripeEvent('customer.updated', { id: 'cus_1', object: 'customer' }), { secret: STRIPE_SECRETS[1] });
   expect(answer.json).toEqual({ received: true, result: 'ignored' });
 }
 

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, rmdirSync } from 'node:fs';
+import { mkdirSync, rmdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -39,12 +39,4 @@ export async function buildService(service: Service): Promise<void> {
       throw new Error(`tsc --build services/${service} failed:\n${failure.stdout ?? ''}${failure.stderr ?? ''}`);
     }
   });
-}
-
-/** The arguments of the service's `npm start` after `node` (package.json scripts.start). */
-export function startArgs(service: Service): string[] {
-  const pkg = JSON.parse(readFileSync(join(repoRoot, 'services', service, 'package.json'), 'utf8')) as { scripts?: { start?: string } };
-  const [node, ...args] = (pkg.scripts?.start ?? '').split(/\s+/);
-  if (node !== 'node') throw new Error(`services/${service}: the start script does not run node: ${pkg.scripts?.start}`);
-  return args;
 }

@@ -24,22 +24,39 @@ export interface KeycloakUser {
   attributes?: Record<string, string[]>;
 }
 
+/** A realm's admin through `admin-cli`: the test realm's own (platform-admin) or the master realm's. */
+function adminCredentials(realm: string): { username: string; password: string } {
+  return realm === 'master'
+    ? { username: infra('KEYCLOAK_MASTER_ADMIN_USERNAME'), password: infra('KEYCLOAK_MASTER_ADMIN_PASSWORD') }
+    : { username: infra('KEYCLOAK_ADMIN_USERNAME'), password: infra('KEYCLOAK_ADMIN_PASSWORD') };
+}
+
+/**
+ * The test realm's admin API (`/admin/realms/<realm>/…`) as the admin of `adminRealm`: the realm's
+ * own admin (platform-admin) manages its users; the master realm's admin may also manage its
+ * clients. The token is fetched once and again shortly before it expires.
+ */
+function realmAdminApi(adminRealm = infra('KEYCLOAK_REALM')): (path: string, init?: RequestInit) => Promise<Response> {
+  const base = `${keycloakUrl()}/admin/realms/${infra('KEYCLOAK_REALM')}`;
+  let token: { value: string; renewAt: number } | undefined;
+  const authorization = async (): Promise<string> => {
+    if (token === undefined || Date.now() >= token.renewAt) {
+      const response = await fetch(`${keycloakUrl()}/realms/${adminRealm}/protocol/openid-connect/token`, {
+        method: 'POST',
+        body: new URLSearchParams({ grant_type: 'password', client_id: 'admin-cli', ...adminCredentials(adminRealm) }),
+      });
+      if (!response.ok) throw new Error(`the ${adminRealm} admin's token: ${response.status} ${await response.text()}`);
+      const { access_token: value, expires_in: seconds } = (await response.json()) as { access_token: string; expires_in: number };
+      token = { value, renewAt: Date.now() + (seconds - 10) * 1000 };
+    }
+    return `Bearer ${token.value}`;
+  };
+  return async (path, init = {}) => fetch(`${base}${path}`, { ...init, headers: { authorization: await authorization(), 'content-type': 'application/json' } });
+}
+
 /** The realm's admin API as the realm admin (platform-admin), for arranging and checking users. */
 export function keycloakAdmin() {
-  const base = `${keycloakUrl()}/admin/realms/${infra('KEYCLOAK_REALM')}`;
-  let token: string | undefined;
-  const authorization = async (): Promise<string> => {
-    if (token === undefined) {
-      const response = await fetch(`${issuer()}/protocol/openid-connect/token`, {
-        method: 'POST',
-        body: new URLSearchParams({ grant_type: 'password', client_id: 'admin-cli', username: infra('KEYCLOAK_ADMIN_USERNAME'), password: infra('KEYCLOAK_ADMIN_PASSWORD') }),
-      });
-      token = ((await response.json()) as { access_token: string }).access_token;
-    }
-    return `Bearer ${token}`;
-  };
-  const call = async (path: string, init: RequestInit = {}): Promise<Response> =>
-    fetch(`${base}${path}`, { ...init, headers: { authorization: await authorization(), 'content-type': 'application/json' } });
+  const call = realmAdminApi();
 
   return {
     async usersNamed(username: string): Promise<KeycloakUser[]> {
@@ -92,15 +109,6 @@ export async function passwordAccepted(username: string, password: string | unde
   return response.ok;
 }
 
-/** A bearer token of Keycloak's master admin, who may manage the realm's clients. */
-async function masterAdminToken(): Promise<string> {
-  const response = await fetch(`${keycloakUrl()}/realms/master/protocol/openid-connect/token`, {
-    method: 'POST',
-    body: new URLSearchParams({ grant_type: 'password', client_id: 'admin-cli', username: infra('KEYCLOAK_MASTER_ADMIN_USERNAME'), password: infra('KEYCLOAK_MASTER_ADMIN_PASSWORD') }),
-  });
-  return ((await response.json()) as { access_token: string }).access_token;
-}
-
 /**
  * A client of the test's own in the realm, a copy of `platform-auth` (realm.json) under another id
  * and secret with the given attributes added (a back-channel logout URL of the instance under
@@ -109,30 +117,29 @@ async function masterAdminToken(): Promise<string> {
  */
 export async function createAuthClientCopy(clientId: string, attributes: Record<string, string>): Promise<{ clientId: string; secret: string; remove(): Promise<void> }> {
   const secret = `${clientId}-secret`;
-  const base = `${keycloakUrl()}/admin/realms/${infra('KEYCLOAK_REALM')}/clients`;
-  const headers = { authorization: `Bearer ${await masterAdminToken()}`, 'content-type': 'application/json' };
+  const call = realmAdminApi('master');
   // The live client, not realm.json: keycloak.sh configure adds what the file cannot hold (the
   // verified phone direct grant flow override the OTP login needs).
-  const [live] = (await (await fetch(`${base}?clientId=platform-auth`, { headers })).json()) as Array<Record<string, unknown> & { attributes?: Record<string, string> }>;
+  const [live] = (await (await call('/clients?clientId=platform-auth')).json()) as Array<Record<string, unknown> & { attributes?: Record<string, string> }>;
   if (live === undefined) throw new Error('client platform-auth not found');
   // Ids belong to the original; Keycloak assigns the copy's.
   const withoutId = (entry: Record<string, unknown>): Record<string, unknown> => Object.fromEntries(Object.entries(entry).filter(([name]) => name !== 'id'));
   const template = { ...withoutId(live), protocolMappers: (live.protocolMappers as Array<Record<string, unknown>> | undefined)?.map(withoutId) } as Record<string, unknown> & { attributes?: Record<string, string> };
-  const response = await fetch(base, { method: 'POST', headers, body: JSON.stringify({ ...template, clientId, secret, attributes: { ...template.attributes, ...attributes } }) });
+  const response = await call('/clients', { method: 'POST', body: JSON.stringify({ ...template, clientId, secret, attributes: { ...template.attributes, ...attributes } }) });
   if (response.status !== 201) throw new Error(`creating client ${clientId}: ${response.status} ${await response.text()}`);
   const id = response.headers.get('location')!.split('/').pop()!;
   return {
     clientId,
     secret,
     remove: async () => {
-      await (await fetch(`${base}/${id}`, { method: 'DELETE', headers: { authorization: `Bearer ${await masterAdminToken()}` } })).body?.cancel();
+      await (await call(`/clients/${id}`, { method: 'DELETE' })).body?.cancel();
     },
   };
 }
 
 /** Signs a user out of every Keycloak session through the admin API (`POST /users/{id}/logout`). */
 export async function signOutUser(userId: string): Promise<void> {
-  const response = await fetch(`${keycloakUrl()}/admin/realms/${infra('KEYCLOAK_REALM')}/users/${userId}/logout`, { method: 'POST', headers: { authorization: `Bearer ${await masterAdminToken()}` } });
+  const response = await realmAdminApi('master')(`/users/${userId}/logout`, { method: 'POST' });
   if (response.status !== 204) throw new Error(`signing out ${userId}: ${response.status}`);
 }
 
