@@ -145,7 +145,8 @@ const requestsPerSecond = (run: RunFigures): number => run.opsPerSecond;
 // so a disturbance of the shared machine hits every target alike; each figure is the median round.
 const loadAtStart = load();
 const redisUrl = infraEnv().REDIS_URL!;
-const lines: string[] = [];
+/** Prints a part's figures as soon as it has them (a long run cut short keeps what it measured). */
+const print = (...lines: string[]): void => void process.stdout.write(`${lines.join('\n')}\n`);
 const results: Record<string, unknown> = {};
 
 if (runs('get') || runs('ops')) {
@@ -176,7 +177,7 @@ if (runs('get') || runs('ops')) {
       redisRequestsVsBare: vs('redisBackend', 'bareGrpcServer', requestsPerSecond),
     };
     const medians = Object.fromEntries(TARGET_NAMES.map((name) => [name, median(comparison.rounds.map((r: GetRound) => r[name]!))]));
-    lines.push(
+    print(
       `cache Get, one call each (${GET_ROUNDS} interleaved rounds of ${GET_DURATION_MS / 1000} s, median round; load average ${loadAtStart} at start, after each round ${comparison.loadAverages.join(', ')}): requests/s, p99, server CPU per call, and that CPU against grpc-go's (median of the ratios within a round, lowest–highest round)`,
       ...TARGET_NAMES.map((name) => {
         const get = medians[name]!;
@@ -219,7 +220,7 @@ if (runs('get') || runs('ops')) {
       redisIncrementVsGet: ratio(redis!.increment!.opsPerSecond, redis!.get.opsPerSecond),
       redisSetIfAbsentVsGet: ratio(redis!.setIfAbsent!.opsPerSecond, redis!.get.opsPerSecond),
     };
-    lines.push(
+    print(
       `caller CPU per get, coalesced vs one call each (${ROUNDS} rounds, median of the ratios within a round; load average ${opsLoadAtStart} → ${load()}): memory ${memory!.getCoalesced!.clientCpuMicrosPerOp} vs ${memory!.get.clientCpuMicrosPerOp} µs (${ratios.memoryCallerCpuCoalescedVsPerCall}×, target ≤ 0.5), redis ${redis!.getCoalesced!.clientCpuMicrosPerOp} vs ${redis!.get.clientCpuMicrosPerOp} µs (${ratios.redisCallerCpuCoalescedVsPerCall}×); service CPU per coalesced get ${memory!.getCoalesced!.serverCpuMicrosPerOp} µs (${ratios.memoryServiceCpuCoalescedVsGrpcGo}× grpc-go's per call)`,
     );
     Object.assign(results, figures, { ratios });
@@ -246,7 +247,7 @@ if (runs('invalidation')) {
   const loadAfter = load();
   const ms = (figures: { p50Ms: number; p99Ms: number; maxMs: number }): string => `p50 ${figures.p50Ms}, p99 ${figures.p99Ms}, max ${figures.maxMs} ms`;
   const described = (figures: LatencyFigures): string => `${ms(figures)}, missed ${figures.missed}; the Set's own round trip ${ms(figures.setRoundTrip)}`;
-  lines.push(
+  print(
     `invalidation latency, Set start → every stream (${INVALIDATION_WRITES} writes; load average ${loadBefore} → ${loadAfter}; target p99 ≤ 50 ms):`,
     `  redis, 2 replicas, 2 streams: ${described(redisLatency)}`,
     `    Redis' notification read directly here: ${ms(redisLatency.redisDirect!)}; what the service added per stream: ${ms(redisLatency.serviceAdded!)}`,
@@ -264,9 +265,9 @@ if (runs('profile')) {
     bareGrpcServer: await profileGets((nodeOptions) => startPeer(process.execPath, [...nodeOptions, bareServer]), PROFILE_DURATION_MS),
     rawHttp2Server: await profileGets((nodeOptions) => startPeer(process.execPath, [...nodeOptions, rawHttp2Server]), PROFILE_DURATION_MS),
   };
-  lines.push(`CPU profiles of Get, one call each (node --cpu-prof, ${PROFILE_DURATION_MS / 1000} s of load, idle samples left out; load average ${load()}):`);
+  print(`CPU profiles of Get, one call each (node --cpu-prof, ${PROFILE_DURATION_MS / 1000} s of load, idle samples left out; load average ${load()}):`);
   for (const [name, summary] of Object.entries(profiles)) {
-    lines.push(
+    print(
       `  ${LABELS[name as TargetName]}, ${summary.samples} samples`,
       `    by origin: ${summary.byOrigin.slice(0, 8).map((share) => `${share.name} ${share.percent}%`).join(', ')}`,
       ...summary.topFrames.slice(0, 10).map((share) => `    ${String(share.percent).padStart(5)}%  ${share.name}`),
@@ -275,8 +276,6 @@ if (runs('profile')) {
   results.cpuProfiles = profiles;
 }
 const loadAtEnd = load();
-
-process.stdout.write(`${lines.join('\n')}\n`);
 
 writeResults('cache', {
   date: new Date().toISOString(),
