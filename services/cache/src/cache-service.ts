@@ -1,7 +1,7 @@
 import { status, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
 import { badRequest, toGrpcStatus, type Logger } from '@sp/platform';
 import type { CacheGrpcServiceHandlers, CacheRequest__Output, CacheResponse, GetManyRequest__Output, GetManyResponse, IncrementRequest__Output, IncrementResponse } from '@sp/cache-client';
-import type { CacheStore } from './store.js';
+import type { CacheStore, Entry } from './store.js';
 import type { CacheMetrics } from './cache-metrics.js';
 import { validateIncrement, validateKey, validateKeyAndValue, validateSet } from './validation.js';
 import { keysAreUtf8 } from './utf8-keys.js';
@@ -13,27 +13,33 @@ export interface CacheServiceDeps {
   maxValueBytes: number;
 }
 
-/** An RPC on the decoded request (every field present: `defaults: true`). */
+/**
+ * An RPC on the decoded request (every field present: `defaults: true`). It may throw a refusal
+ * synchronously (validation) instead of rejecting.
+ */
 type Handler<Req, Res> = (request: Req) => Promise<Res>;
 
 const EMPTY = Buffer.alloc(0);
+/** A miss; the service never changes a response after answering it, so one object serves all. */
+const MISS: CacheResponse = Object.freeze({ found: false, value: EMPTY, expiresAtUnixMs: 0 });
 export const MAX_GET_MANY_KEYS = 1000;
 
 /** The unary RPCs of cache.v1.CacheGrpcService over a store (Subscribe is subscribe-rpc's). */
 export function createCacheService(deps: CacheServiceDeps): Omit<CacheGrpcServiceHandlers, 'Subscribe'> {
   const { store, metrics, logger, maxValueBytes } = deps;
 
-  const read = async (key: string): Promise<CacheResponse> => {
-    const entry = await store.get(key);
+  // Get is the hot call: one promise per call (the store's), no async function around it.
+  const answer = (entry: Entry | undefined): CacheResponse => {
     if (entry === undefined) {
       metrics.misses.inc();
-      return { found: false, value: EMPTY, expiresAtUnixMs: 0 };
+      return MISS;
     }
     metrics.hits.inc();
     return { found: true, value: entry.value, expiresAtUnixMs: entry.expiresAtUnixMs };
   };
+  const read = (key: string): Promise<CacheResponse> => store.get(key).then(answer);
 
-  const get: Handler<CacheRequest__Output, CacheResponse> = async (request) => read(validateKey(request));
+  const get: Handler<CacheRequest__Output, CacheResponse> = (request) => read(validateKey(request));
 
   const getMany: Handler<GetManyRequest__Output, GetManyResponse> = async (request) => {
     const { keys } = request;
@@ -85,20 +91,27 @@ export function createCacheService(deps: CacheServiceDeps): Omit<CacheGrpcServic
    */
   const unary = <Req, Res>(method: string, handler: Handler<Req, Res>) => {
     const ok = metrics.rpcDuration.labels({ method, code: 'OK' });
+    const failed = (err: unknown, started: number, callback: sendUnaryData<Res>): void => {
+      const grpcStatus = toGrpcStatus(err);
+      metrics.rpcDuration.observe({ method, code: status[grpcStatus.code] }, (performance.now() - started) / 1000);
+      if (grpcStatus.code === status.UNKNOWN || grpcStatus.code === status.UNAVAILABLE) logger.error({ err, method }, 'rpc failed');
+      callback(grpcStatus);
+    };
     return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
       const started = performance.now();
-      const seconds = (): number => (performance.now() - started) / 1000;
-      handler(call.request).then(
+      let pending: Promise<Res>;
+      try {
+        pending = handler(call.request);
+      } catch (err) {
+        failed(err, started, callback);
+        return;
+      }
+      pending.then(
         (response) => {
-          ok.observe(seconds());
+          ok.observe((performance.now() - started) / 1000);
           callback(null, response);
         },
-        (err: unknown) => {
-          const grpcStatus = toGrpcStatus(err);
-          metrics.rpcDuration.observe({ method, code: status[grpcStatus.code] }, seconds());
-          if (grpcStatus.code === status.UNKNOWN || grpcStatus.code === status.UNAVAILABLE) logger.error({ err, method }, 'rpc failed');
-          callback(grpcStatus);
-        },
+        (err: unknown) => failed(err, started, callback),
       );
     };
   };

@@ -116,7 +116,10 @@ export function createMemoryStore(options: MemoryStoreOptions): CacheStore {
   return {
     get(key) {
       const compact = live(key);
-      return Promise.resolve(compact === undefined ? undefined : decodeEntry(fromCompactString(compact)));
+      if (compact === undefined) return Promise.resolve(undefined);
+      // The value's bytes alone (one small pooled Buffer), the expiry read from the string: no
+      // Buffer of the whole entry, no view on it and no BigInt per read.
+      return Promise.resolve({ value: Buffer.from(compact.substring(HEADER_BYTES), 'latin1'), expiresAtUnixMs: expiryOfCompact(compact) });
     },
     set(key, value, ttlMs) {
       const setNow = (): Entry => {

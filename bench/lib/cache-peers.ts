@@ -1,0 +1,115 @@
+// The cache benchmark's servers and its interleaved Get comparison: the cache service and its
+// peers started as child processes, Gets driven on each in rotating rounds, and CPU profiles.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { bufferSerializer, createCacheClient } from '@sp/cache-client';
+import { summarizeProfileDir, type ProfileSummary } from './cpu-profile.ts';
+import { drive, freePort, medianOf, startChild, stopChild, type RunFigures } from './stats.ts';
+
+export const CONCURRENCY = 32;
+export const KEYS = 1000;
+export const VALUE = Buffer.alloc(100, 'v');
+export const GET_WARMUP_MS = 1000;
+
+const cacheMain = fileURLToPath(new URL('../../services/cache/dist/main.js', import.meta.url));
+/** grpc-js serving the proto with handlers that answer a constant: the framework's ceiling. */
+export const bareServer = fileURLToPath(new URL('./bare-cache-server.ts', import.meta.url));
+/** Get and Set by hand on node:http2 with protobufjs, no gRPC library: the floor of a Node server. */
+export const rawHttp2Server = fileURLToPath(new URL('./raw-http2-cache-server.ts', import.meta.url));
+
+export const load = (): number => Number(loadavg()[0]!.toFixed(2));
+
+export interface Server {
+  address: string;
+  pid: number;
+  stop: () => Promise<void>;
+}
+
+export async function startCacheService(env: Record<string, string>, nodeOptions: string[] = []): Promise<Server> {
+  const port = await freePort();
+  const child = await startChild(
+    process.execPath,
+    [...nodeOptions, cacheMain],
+    { Cache__Port: String(port), Cache__Host: '127.0.0.1', Management__Port: String(await freePort()), ...env },
+    /listening/,
+  );
+  return { address: `127.0.0.1:${port}`, stop: () => stopChild(child), pid: child.pid! };
+}
+
+/** A peer server: `command` listens on 127.0.0.1:$PORT and prints `listening`. */
+export async function startPeer(command: string, args: string[] = []): Promise<Server> {
+  const port = await freePort();
+  const child = await startChild(command, args, { PORT: String(port) }, /listening/);
+  return { address: `127.0.0.1:${port}`, stop: () => stopChild(child), pid: child.pid! };
+}
+
+/** The grpc-go peer, built (once, cached under .cache) by bench/lib/go-peer.sh. */
+export function buildGoPeer(): string {
+  const script = fileURLToPath(new URL('./go-peer.sh', import.meta.url));
+  return execFileSync('bash', [script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+}
+
+/** One round of the Get comparison: each target's figures by its name. */
+export type GetRound = Record<string, RunFigures>;
+
+/**
+ * Get, one call each, on every target in each of `rounds` rounds of `durationMs` (the order
+ * rotates, so none is always first after a pause); the targets' keys are filled first. Answers
+ * each round's figures by target and the 1-minute load average when the round ended.
+ */
+export async function getRounds(targets: ReadonlyArray<Server & { name: string }>, rounds: number, durationMs: number): Promise<{ rounds: GetRound[]; loadAverages: number[] }> {
+  const clients = targets.map((target) => createCacheClient<Buffer>({ address: target.address, deadlineMs: 5000, retries: 0, coalesce: false }, bufferSerializer));
+  for (const client of clients) for (let i = 0; i < KEYS; i++) await client.set(`key-${i}`, VALUE);
+  const results: GetRound[] = [];
+  const loadAverages: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    const figures: GetRound = {};
+    for (let k = 0; k < targets.length; k++) {
+      const index = (r + k) % targets.length;
+      const client = clients[index]!;
+      figures[targets[index]!.name] = await drive((i) => client.get(`key-${i % KEYS}`), CONCURRENCY, durationMs, targets[index]!.pid, GET_WARMUP_MS);
+    }
+    results.push(figures);
+    loadAverages.push(load());
+  }
+  clients.forEach((client) => client.close());
+  return { rounds: results, loadAverages };
+}
+
+export interface RatioRange {
+  median: number;
+  min: number;
+  max: number;
+}
+
+const rounded = (value: number): number => Number(value.toFixed(3));
+
+/** The median, lowest and highest over the rounds of `a`'s figure divided by `b`'s in the same round. */
+export function roundRatios(rounds: GetRound[], a: string, b: string, figure: (run: RunFigures) => number): RatioRange {
+  const ratios = rounds.map((round) => figure(round[a]!) / figure(round[b]!));
+  return { median: rounded(medianOf(ratios)), min: rounded(Math.min(...ratios)), max: rounded(Math.max(...ratios)) };
+}
+
+/**
+ * A server started by `start` under `node --cpu-prof`, loaded with Gets for `durationMs`,
+ * stopped: the top frames of the load alone (what it sampled before the warm-up ended is left out).
+ */
+export async function profileGets(start: (nodeOptions: string[]) => Promise<Server>, durationMs: number): Promise<ProfileSummary> {
+  const dir = mkdtempSync(join(tmpdir(), 'cache-bench-profile-'));
+  try {
+    const spawned = performance.now();
+    const server = await start(['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+    const client = createCacheClient<Buffer>({ address: server.address, deadlineMs: 5000, retries: 0, coalesce: false }, bufferSerializer);
+    for (let i = 0; i < KEYS; i++) await client.set(`key-${i}`, VALUE);
+    const loadedAfterMs = performance.now() - spawned + GET_WARMUP_MS;
+    await drive((i) => client.get(`key-${i % KEYS}`), CONCURRENCY, durationMs, server.pid, GET_WARMUP_MS);
+    client.close();
+    await server.stop();
+    return summarizeProfileDir(dir, 25, loadedAfterMs);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
