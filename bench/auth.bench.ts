@@ -14,6 +14,8 @@
 // Also: end-to-end throughput of POST /otp (cache + Kafka) and POST /otp/verify (cache + Keycloak
 // admin API + the verified phone direct grant + Kafka), for new and for returning users.
 // BENCH_AUTH_PARTS (default `forward-auth,otp`) picks the parts; BENCH_PEERS=0 leaves oauth2-proxy out.
+// BENCH_KEYCLOAK_URL and BENCH_KEYCLOAK_PID point the run at another Keycloak of the same realm
+// (`test/infra/keycloak.sh start-private`) instead of the shared one, e.g. to compare its settings.
 // Results: bench/results/auth.json.
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -354,7 +356,7 @@ async function otpRuns(bench: Bench, ctx: { otp: OtpClient; authPid: number; cac
   process.stdout.write(`POST /otp: ${otpIssue.opsPerSecond}/s, p50 ${otpIssue.p50Ms} ms, p99 ${otpIssue.p99Ms} ms\n`);
   const phones = Array.from({ length: VERIFY_USERS }, (_, i) => phone(i, 30_000_000));
   ctx.usersToDelete.push(...phones);
-  const pids = { auth: ctx.authPid, cache: ctx.cachePid, keycloak: infraPid('keycloak'), kafka: infraPid('kafka') };
+  const pids = { auth: ctx.authPid, cache: ctx.cachePid, keycloak: keycloakPid(), kafka: infraPid('kafka') };
   const verifyRun = async () => {
     const codes = await Promise.all(phones.map((phoneNumber, i) => otp.issue(phoneNumber, 100_000 + i)));
     return cpuPerOperation(pids, () => runBatch(phones.length, VERIFY_CONCURRENCY, async (i) => void (await otp.verify(phones[i]!, codes[i]!))));
@@ -389,8 +391,10 @@ async function otpRuns(bench: Bench, ctx: { otp: OtpClient; authPid: number; cac
   };
 }
 
+const keycloakPid = (): number | undefined => (process.env.BENCH_KEYCLOAK_PID === undefined ? infraPid('keycloak') : Number(process.env.BENCH_KEYCLOAK_PID));
+
 async function main(): Promise<void> {
-  const infra = infraEnv();
+  const infra = { ...infraEnv(), ...(process.env.BENCH_KEYCLOAK_URL === undefined ? {} : { KEYCLOAK_URL: process.env.BENCH_KEYCLOAK_URL }) };
   const dir = mkdtempSync(join(tmpdir(), 'auth-bench-'));
   const credentials = await generateSelfSignedCertificate();
   const bench: Bench = { certPath: join(dir, 'tls.crt'), keyPath: join(dir, 'tls.key'), cachePort: await freePort(), infra, client: { clientId: '', secret: '' } };

@@ -14,6 +14,13 @@
 #                                    key, signed by CA (PEM files); prints its URL. For a test that needs an
 #                                    identity provider over TLS (the cluster suite's Production auth).
 #   test/infra/keycloak.sh stop-https NAME
+#   test/infra/keycloak.sh start-private NAME [KEYCLOAK_OPTION...]
+#                                    the same over http, with these Keycloak options (JVM options through
+#                                    JAVA_OPTS_APPEND); prints its URL, its pid is .cache/run/NAME.pid.
+#                                    KEYCLOAK_PRIVATE_IMPORT=1: imports realm.json into an empty database
+#                                    instead of copying the seed (slower; sees realm.json as it is now).
+#                                    For experiments and benchmarks beside the shared server.
+#   test/infra/keycloak.sh stop-private NAME
 #
 # How start is kept fast (measured on 2 cores, see test/infra/keycloak/README.md):
 #   - `kc.sh build` runs once at install time, `start --optimized` skips the Quarkus re-augmentation
@@ -344,29 +351,48 @@ cmd_stop() {
 
 cmd_status() { report_status "$KC_NAME" "KEYCLOAK_URL=$(env_get KEYCLOAK_URL)"; }
 
-# A Keycloak home of its own (a copy of the built one): the data directory is a link inside the
-# home, so two servers cannot share one.
-cmd_start_https() {
-  local name=$1 cert=$2 key=$3 ca=${4:-} home="$KC_BASE/$1-home" data="$RUN/$1-data" realm port mport url
-  [ -f "$cert" ] && [ -f "$key" ] && [ -f "$ca" ] || die "usage: $0 start-https NAME CERT_FILE KEY_FILE CA_FILE"
+# private_home NAME [import]: a Keycloak home of its own (a copy of the built one) on a fresh copy of
+# the seed, or with `import` on an empty database and realm.json to import (what the seed would be
+# now: the seed of a running shared server is not renewed); the data directory is a link inside the
+# home, so two servers cannot share one. Sets PRIVATE_HOME.
+private_home() {
+  local name=$1 data="$RUN/$1-data"
+  PRIVATE_HOME="$KC_BASE/$1-home"
   stop_bg "$name" 5
   cmd_install
-  rm -rf "$home" "$data"
-  cp -a "$KC_HOME" "$home"
-  rm -rf "$home/data"
-  mkdir -p "$data/h2"
-  cp "$KC_SEED/keycloakdb.mv.db" "$data/h2/keycloakdb.mv.db"
-  ln -s "$data" "$home/data"
+  rm -rf "$PRIVATE_HOME" "$data"
+  cp -a "$KC_HOME" "$PRIVATE_HOME"
+  rm -rf "$PRIVATE_HOME/data"
+  if [ "${2:-}" = import ]; then
+    mkdir -p "$data/import"
+    cp "$KC_REALM_FILE" "$data/import/realm.json"
+  else
+    mkdir -p "$data/h2"
+    cp "$KC_SEED/keycloakdb.mv.db" "$data/h2/keycloakdb.mv.db"
+  fi
+  ln -s "$data" "$PRIVATE_HOME/data"
+}
+
+# private_launch NAME [kc args...]: start the private home of NAME with our JVM options (plus
+# JAVA_OPTS_APPEND, which kc.sh adds after them) and the master admin.
+private_launch() {
+  local name=$1
+  shift
+  start_bg "$name" env JAVA_HOME="$KC_JAVA_HOME" JAVA_OPTS="$(kc_java_opts)" \
+    KC_BOOTSTRAP_ADMIN_USERNAME="$KC_MASTER_USER" KC_BOOTSTRAP_ADMIN_PASSWORD="$KC_MASTER_PASSWORD" \
+    bash "$PRIVATE_HOME/bin/kc.sh" start --optimized --http-host=127.0.0.1 --hostname-strict=false --cache=local "$@"
+}
+
+cmd_start_https() {
+  local name=$1 cert=$2 key=$3 ca=${4:-} realm port mport url
+  [ -f "$cert" ] && [ -f "$key" ] && [ -f "$ca" ] || die "usage: $0 start-https NAME CERT_FILE KEY_FILE CA_FILE"
+  private_home "$name"
   realm=$(realm_name)
   port=$(pick_port)
   mport=$(pick_port "$port")
   url="https://127.0.0.1:$port"
-  start_bg "$name" env JAVA_HOME="$KC_JAVA_HOME" JAVA_OPTS="$(kc_java_opts)" \
-    KC_BOOTSTRAP_ADMIN_USERNAME="$KC_MASTER_USER" KC_BOOTSTRAP_ADMIN_PASSWORD="$KC_MASTER_PASSWORD" \
-    bash "$home/bin/kc.sh" start --optimized \
-    --http-enabled=false --http-host=127.0.0.1 --https-port="$port" \
-    --https-certificate-file="$cert" --https-certificate-key-file="$key" \
-    --http-management-port="$mport" --hostname-strict=false --cache=local
+  private_launch "$name" --http-enabled=false --https-port="$port" \
+    --https-certificate-file="$cert" --https-certificate-key-file="$key" --http-management-port="$mport"
   await_start "$name" "$KC_START_TIMEOUT" "answer $url" http_ok --cacert "$ca" "$url/realms/$realm/.well-known/openid-configuration"
   # No AOT cache here (it is tied to the seed's home): the first calls would load their classes
   # while a service waits on them, past its timeout on a busy machine.
@@ -376,7 +402,26 @@ cmd_start_https() {
   printf '%s\n' "$url"
 }
 
-cmd_stop_https() {
+# For experiments and benchmarks that must not disturb the shared server: http on a free loopback
+# port, Keycloak options from the command line, JVM options added through JAVA_OPTS_APPEND.
+cmd_start_private() {
+  local name=$1 realm port mport url
+  shift
+  [ -n "$name" ] || die "usage: $0 start-private NAME [KEYCLOAK_OPTION...]"
+  private_home "$name" "$([ "${KEYCLOAK_PRIVATE_IMPORT:-0}" = 1 ] && echo import)"
+  [ "${KEYCLOAK_PRIVATE_IMPORT:-0}" = 1 ] && set -- --import-realm "$@"
+  realm=$(realm_name)
+  port=$(pick_port)
+  mport=$(pick_port "$port")
+  url="http://127.0.0.1:$port"
+  private_launch "$name" --http-enabled=true --http-port="$port" --http-management-port="$mport" "$@"
+  await_start "$name" "$KC_START_TIMEOUT" "answer $url" http_ok "$url/realms/$realm/.well-known/openid-configuration"
+  typical_requests "$url"
+  configure_realm "$url"
+  printf '%s\n' "$url"
+}
+
+cmd_stop_private() {
   stop_bg "$1" 20
   rm -rf "$KC_BASE/$1-home" "$RUN/$1-data"
 }
@@ -384,10 +429,11 @@ cmd_stop_https() {
 case "${1:-}" in
   install) cmd_install ;;
   start-https) shift; cmd_start_https "$@" ;;
-  stop-https) cmd_stop_https "$2" ;;
+  stop-https | stop-private) cmd_stop_private "$2" ;;
+  start-private) shift; cmd_start_private "$@" ;;
   start) cmd_start ;;
   stop) cmd_stop ;;
   configure) is_running "$KC_NAME" || die "keycloak is not running"; configure_realm "$(env_get KEYCLOAK_URL)" ;;
   status) cmd_status ;;
-  *) echo "usage: $0 install|start|stop|configure|status|start-https NAME CERT KEY CA|stop-https NAME" >&2; exit 2 ;;
+  *) echo "usage: $0 install|start|stop|configure|status|start-https NAME CERT KEY CA|stop-https NAME|start-private NAME [OPTION...]|stop-private NAME" >&2; exit 2 ;;
 esac
