@@ -51,6 +51,8 @@ interface Figures extends LoadFigures {
   /** CPU time (user + system) per request of the server process, and of its session store (the cache service for the auth service, Redis for oauth2-proxy's Redis store). */
   serverCpuMicrosPerRequest?: number;
   storeCpuMicrosPerRequest?: number;
+  /** The machine's 1-minute load average at the end of the run (the others' work on the shared cores). */
+  loadAverage?: number;
 }
 
 /**
@@ -109,6 +111,7 @@ async function measure(target: Target): Promise<Figures> {
   const figures: Figures = await load({ url: target.url, headers: target.headers, seconds: DURATION_SECONDS, connections: CONNECTIONS });
   figures.serverCpuMicrosPerRequest = Number(((treeCpuMicros(target.pid) - cpu) / figures.requests).toFixed(1));
   if (target.storePid !== undefined) figures.storeCpuMicrosPerRequest = Number(((cpuMicros(target.storePid) - storeCpu) / figures.requests).toFixed(1));
+  figures.loadAverage = Number(loadavg()[0]!.toFixed(1));
   return figures;
 }
 
@@ -280,7 +283,7 @@ async function forwardAuthRounds(bench: Bench, ctx: { authUrl: string; authPid: 
       for (const target of round % 2 === 0 ? targets : [...targets].reverse()) {
         const figures = await measure(target);
         runs[target.name].push(figures);
-        process.stdout.write(`round ${round + 1} ${target.name}: ${figures.requestsPerSecond} req/s, p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms, ${figures.serverCpuMicrosPerRequest} µs server CPU/request${figures.storeCpuMicrosPerRequest === undefined ? '' : ` + ${figures.storeCpuMicrosPerRequest} µs session store`}\n`);
+        process.stdout.write(`round ${round + 1} ${target.name}: ${figures.requestsPerSecond} req/s, p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms, ${figures.serverCpuMicrosPerRequest} µs server CPU/request${figures.storeCpuMicrosPerRequest === undefined ? '' : ` + ${figures.storeCpuMicrosPerRequest} µs session store`} (load average ${figures.loadAverage})\n`);
       }
     }
     return forwardAuthResults(runs);
