@@ -89,7 +89,7 @@ function summarize(runs: Figures[]): Omit<Figures, 'non2xx' | 'errors' | 'reques
   return summary;
 }
 
-type TargetName = 'auth' | 'authWithoutLocalCache' | 'authWorkers' | 'bare' | 'bareWithToken' | 'bareNodeWithToken' | 'oauth2ProxyCookie' | 'oauth2ProxyRedis';
+type TargetName = 'auth' | 'authWithoutLocalCache' | 'authWithoutLocalCacheWorkers' | 'authWorkers' | 'bare' | 'bareWithToken' | 'bareNodeWithToken' | 'oauth2ProxyCookie' | 'oauth2ProxyRedis';
 
 interface Target {
   name: TargetName;
@@ -263,7 +263,8 @@ async function forwardAuthRounds(bench: Bench, ctx: { authUrl: string; authPid: 
   const bareWithToken = await startBare(bench, session.bearer);
   const bareNodeWithToken = await startBare(bench, session.bearer, true);
   const workers = await startAuthService(bench, { Auth__Workers: '2' });
-  ctx.children.push(uncached.child, bare.child, bareWithToken.child, bareNodeWithToken.child, workers.child);
+  const uncachedWorkers = await startAuthService(bench, { Auth__SessionNearCacheEntries: '0', Auth__Workers: '2' });
+  ctx.children.push(uncached.child, bare.child, bareWithToken.child, bareNodeWithToken.child, workers.child, uncachedWorkers.child);
   const headers = { cookie: session.cookie };
   const targets: Target[] = [
     { name: 'auth', url: `${ctx.authUrl}/auth`, headers, pid: ctx.authPid, storePid: ctx.cachePid },
@@ -272,6 +273,7 @@ async function forwardAuthRounds(bench: Bench, ctx: { authUrl: string; authPid: 
     { name: 'bareWithToken', url: `${bareWithToken.url}/auth`, headers, pid: bareWithToken.child.pid! },
     { name: 'bareNodeWithToken', url: `${bareNodeWithToken.url}/auth`, headers, pid: bareNodeWithToken.child.pid! },
     { name: 'authWorkers', url: `${workers.url}/auth`, headers, pid: workers.child.pid!, storePid: ctx.cachePid },
+    { name: 'authWithoutLocalCacheWorkers', url: `${uncachedWorkers.url}/auth`, headers, pid: uncachedWorkers.child.pid!, storePid: ctx.cachePid },
   ];
   const peers = WITH_PEERS ? await startPeers(bench, ctx.ca, ctx.runId, ctx.usersToDelete) : [];
   try {
@@ -312,6 +314,7 @@ function forwardAuthResults(runs: Record<TargetName, Figures[]>): Record<string,
     ratioBareWithToken: throughputRatio('bareWithToken', 'bare'),
     target: 0.7,
     authWorkers: { ...summarize(runs.authWorkers), runs: runs.authWorkers },
+    authWithoutLocalCacheWorkers: { ...summarize(runs.authWithoutLocalCacheWorkers), runs: runs.authWithoutLocalCacheWorkers },
     bareNodeWithToken: { ...summarize(runs.bareNodeWithToken), runs: runs.bareNodeWithToken },
     workersVersusBareNode: {
       note: 'Auth__Workers=2 (primary + 2 workers, CPU of all three and of the cache service) vs node:https answering the same Authorization header: CPU µs per request above it (median of rounds; target ≤ 25), requests/s ratio',
@@ -332,6 +335,8 @@ function forwardAuthResults(runs: Record<TargetName, Figures[]>): Record<string,
       authVsCookieStore: versus('auth', 'oauth2ProxyCookie'),
       authVsRedisStore: versus('auth', 'oauth2ProxyRedis'),
       authWithoutLocalCacheVsRedisStore: versus('authWithoutLocalCache', 'oauth2ProxyRedis'),
+      // A replica may use both cores, as oauth2-proxy's Go runtime does.
+      authWithoutLocalCacheWorkersVsRedisStore: versus('authWithoutLocalCacheWorkers', 'oauth2ProxyRedis'),
       targets: { cookieStoreCpu: 2.0, cookieStoreRequestsPerSecond: 1.5, withoutLocalCacheVsRedisStoreRequestsPerSecond: 1.0 },
     };
   }
@@ -433,6 +438,7 @@ async function main(): Promise<void> {
           bareWithToken: 'the same answering the same Authorization header as /auth (the ~1.4 KB bearer token): what the contract itself costs',
           bareNodeWithToken: 'node:https without Koa answering the same Authorization header',
           authWorkers: 'the auth service with Auth__Workers=2 (node:cluster primary + 2 workers; CPU of the three processes and the cache service)',
+          authWithoutLocalCacheWorkers: 'the auth service with the near cache off and Auth__Workers=2: a replica on both cores reading every session through',
           oauth2ProxyCookie: 'oauth2-proxy v7.15.6 /oauth2/auth (202 + X-Auth-Request-Access-Token), cookie session store, same realm (platform-web client), same certificate',
           oauth2ProxyRedis: 'the same with --session-store-type=redis on a private redis-server (its CPU counted as the session store)',
         },
@@ -463,7 +469,7 @@ function printRatios(results: Record<string, unknown>): void {
   if (workers !== undefined) process.stdout.write(`Auth__Workers=2 vs bare node:https with the header: ${workers.cpuMicrosAboveBareNode} µs CPU per request above it, requests/s ratio ${workers.requestsPerSecond}\n`);
   const versus = results.versusOAuth2Proxy as Record<string, { requestsPerSecond: number; cpuPerRequest: number; p99: number }> | undefined;
   if (versus === undefined) return;
-  for (const pair of ['authVsCookieStore', 'authVsRedisStore', 'authWithoutLocalCacheVsRedisStore']) {
+  for (const pair of ['authVsCookieStore', 'authVsRedisStore', 'authWithoutLocalCacheVsRedisStore', 'authWithoutLocalCacheWorkersVsRedisStore']) {
     const ratios = versus[pair]!;
     process.stdout.write(`${pair}: requests/s ours/theirs ${ratios.requestsPerSecond}, CPU per request theirs/ours ${ratios.cpuPerRequest}, p99 ours/theirs ${ratios.p99} (load average ${loadavg()[0]!.toFixed(1)})\n`);
   }
