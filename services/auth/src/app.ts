@@ -1,7 +1,7 @@
 import type Koa from 'koa';
-import { createHttpApp, notFound, type ReadinessCheck } from '@sp/platform';
+import { createHttpApp, notFound, type Registry } from '@sp/platform';
 import { parameterRoutes, routeTable } from './router.js';
-import { createAuthServices, type AuthDeps } from './services.js';
+import type { AuthServices } from './services.js';
 
 /**
  * Headers on every answer: nothing here may be cached (tokens, cookies, codes); no MIME
@@ -14,27 +14,13 @@ const SECURITY_HEADERS = { 'Cache-Control': 'no-store', 'X-Content-Type-Options'
  * (`Auth__TrustProxy`) the client IP is taken from X-Forwarded-For, counting `Auth__ProxyHops`
  * entries from the right: the ones the trusted proxies appended, never what the client sent.
  */
-export function createAuthApp(deps: AuthDeps): Koa {
-  const services = createAuthServices(deps);
-  const app = createHttpApp({ logger: deps.logger, registry: deps.registry, proxy: deps.settings.proxyHops > 0, headers: SECURITY_HEADERS, routes: routeTable(services) });
-  app.maxIpsCount = deps.settings.proxyHops;
+export function createAuthApp(services: AuthServices, registry: Registry): Koa {
+  const { proxyHops } = services.settings;
+  const app = createHttpApp({ logger: services.logger, registry, proxy: proxyHops > 0, headers: SECURITY_HEADERS, routes: routeTable(services) });
+  app.maxIpsCount = proxyHops;
   app.use(parameterRoutes(services));
   app.use(() => {
     throw notFound();
   });
   return app;
-}
-
-/** What /readyz checks: the cache service, the Kafka broker and Keycloak's discovery document. */
-export function authReadiness(deps: Pick<AuthDeps, 'cache' | 'publisher' | 'identityProvider'>): ReadinessCheck[] {
-  return [
-    {
-      name: 'cache',
-      check: async () => {
-        await deps.cache.get('readiness:auth');
-      },
-    },
-    { name: 'kafka', check: () => deps.publisher.check() },
-    { name: 'keycloak', check: () => deps.identityProvider.check() },
-  ];
 }

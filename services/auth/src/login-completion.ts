@@ -1,6 +1,6 @@
 import type Koa from 'koa';
-import { badGateway, type EventPublisher, type Logger } from '@sp/platform';
-import { userLoggedInEvent, type LoginFacts } from './events.js';
+import { badGateway, userLoggedInEvent, type EventPublisher, type Logger } from '@sp/platform';
+import type { LoginFacts } from './events.js';
 import type { LoginTokens } from './identity-provider.js';
 import { sessionCookie } from './session-cookie.js';
 import type { SessionPolicy } from './session-policy.js';

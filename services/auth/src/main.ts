@@ -6,22 +6,15 @@ import { createAuthServer } from './server.js';
 import { loadTlsCredentials } from './tls.js';
 import { superviseWorkers } from './workers.js';
 
+// Load the configuration, create the service, serve it: docs/development.md, "One shape for every
+// service". With Auth__Workers > 1 the primary only supervises; each worker creates and serves.
 const { config, logger, registry } = bootService('auth', loadConfig);
 if (config.workers > 1 && cluster.isPrimary) {
   superviseWorkers(config.workers, logger);
 } else {
-  await serve();
-}
-
-/** The service itself: the only process, or one of the workers. */
-async function serve(): Promise<void> {
-  for (const warning of config.warnings) logger.warn(warning);
-  if (config.allowedRedirects.entries.length === 0) logger.warn('Auth__AllowedRedirectUris is empty: every GET /login is refused with 400');
-
   const auth = createAuth(config, { logger, registry });
-  const server = createAuthServer(auth.app, await loadTlsCredentials(config, logger));
   const ports = await serveHttp({
-    server,
+    server: createAuthServer(auth.app, await loadTlsCredentials(config, logger)),
     config,
     registry,
     readiness: auth.readiness,

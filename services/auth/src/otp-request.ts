@@ -1,6 +1,6 @@
 import type Koa from 'koa';
 import { ipRateLimitKey } from './client-ip.js';
-import { sendSmsNotificationEvent } from './events.js';
+import { loginCodeSmsEvent } from './events.js';
 import { readJsonObject } from './json-body.js';
 import { resolveLocale } from './locale.js';
 import { newOtpSecret, otpCode } from './otp-codes.js';
@@ -45,7 +45,7 @@ export function requestOtp(deps: RequestOtpDeps): Koa.Middleware {
     const code = await otpCode(secret, deps.now());
     try {
       await deps.otps.issue(phoneNumber, secret);
-      await deps.publisher.publish(deps.settings.kafka.notificationsTopic, sendSmsNotificationEvent({ phoneNumber, code, locale }));
+      await deps.publisher.publish(deps.settings.kafka.notificationsTopic, loginCodeSmsEvent({ phoneNumber, code, locale }));
     } catch (err) {
       const undo = await Promise.allSettled([deps.otps.discard(phoneNumber, secret), deps.limiter.release(admission)]);
       for (const outcome of undo) if (outcome.status === 'rejected') deps.logger.error({ err: outcome.reason as unknown }, 'removing an unsent code failed');

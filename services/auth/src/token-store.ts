@@ -102,7 +102,7 @@ export const SESSION_KEY_PREFIX = 'token:';
 
 /**
  * Sessions in the cache service under `token:{tokenId}`; a malformed id never reaches the cache.
- * The cache client's near cache (adapters.ts) answers a session it read from memory for as long
+ * The cache client's near cache (auth.ts) answers a session it read from memory for as long
  * as the cache service's invalidation stream vouches for it: a change or removal through any
  * replica drops it within milliseconds, and while the stream is down every read goes through.
  * That is what lets every authenticated request's GET /auth skip the gRPC round trip

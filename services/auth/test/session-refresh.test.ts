@@ -7,17 +7,25 @@ import { cookieValue, type Reply } from './support/https-client.js';
 import { authClient, deleteUsersNamed, introspect, keycloakUrl, revokeAtKeycloak, userinfo } from './support/keycloak.js';
 import { newPhoneNumber } from './support/phones.js';
 import { startTcpProxy } from '../../../test/support/tcp-proxy.js';
-import { runningClock } from '../../../test/support/test-clock.js';
+import { runningClock, type TestClock } from '../../../test/support/test-clock.js';
 
 /** The realm's client with 30 s access tokens; every other client keeps the realm's 5 minutes. */
 const shortLived = authClient('platform-auth-short-lived');
 const shortLivedEnvironment = { Oidc__ClientId: shortLived.clientId, Oidc__ClientSecret: shortLived.secret };
 
+const claimsOf = (accessToken: string): { exp: number; iat: number } => JSON.parse(Buffer.from(accessToken.split('.')[1]!, 'base64url').toString('utf8')) as { exp: number; iat: number };
+
 /** The `exp` claim of a JWT access token, in Unix ms. */
-function expiryOf(accessToken: string): number {
-  const payload = JSON.parse(Buffer.from(accessToken.split('.')[1]!, 'base64url').toString('utf8')) as { exp: number };
-  return payload.exp * 1000;
-}
+const expiryOf = (accessToken: string): number => claimsOf(accessToken).exp * 1000;
+
+/** How long a JWT access token lives (`exp` - `iat`), in ms. */
+const lifespanOf = (accessToken: string): number => (claimsOf(accessToken).exp - claimsOf(accessToken).iat) * 1000;
+
+/**
+ * The real pause between two rounds of requests while a test moves the replicas' clock: time for
+ * a background renewal's calls (the cache service, Keycloak), which run in real time.
+ */
+const ROUND_PAUSE_MS = 100;
 
 const bearerOf = (reply: Reply): string => reply.headers.get('authorization')!.slice('Bearer '.length);
 
@@ -40,7 +48,7 @@ describe('sessions: the access token renewed behind the TokenId cookie, lifetime
   });
 
   async function start(overrides: Record<string, string> = {}, now?: () => number): Promise<RunningAuth> {
-    const auth = await startAuth(cacheService.address, { Otp__ResendCooldownSeconds: '0', ...overrides }, undefined, now);
+    const auth = await startAuth(cacheService.address, { Otp__ResendCooldownSeconds: '0', ...overrides }, undefined, now === undefined ? {} : { now });
     started.push(auth);
     return auth;
   }
@@ -58,12 +66,25 @@ describe('sessions: the access token renewed behind the TokenId cookie, lifetime
     return { tokenId, cookie: `TokenId=${tokenId}`, setCookie: verified.cookies[0]! };
   }
 
-  /** GET /auth, which must answer 200 with a token that has not expired when the answer arrives. */
-  async function liveToken(auth: RunningAuth, cookie: string): Promise<string> {
+  /** When each token was first served, on the replicas' clock (see liveToken). */
+  const firstServed = new Map<string, number>();
+
+  /**
+   * GET /auth, which must answer 200 with a token that has not expired when the answer arrives.
+   * With the replicas' clock, also on that clock: a token was issued no later than it was first
+   * served, so its life there ends at the latest its own lifespan after that.
+   */
+  async function liveToken(auth: RunningAuth, cookie: string, clock?: TestClock): Promise<string> {
     const reply = await auth.client.get('/auth', { cookie });
     expect(reply.status).toBe(200);
     const token = bearerOf(reply);
     expect(expiryOf(token)).toBeGreaterThan(Date.now());
+    if (clock !== undefined) {
+      const at = clock.now();
+      const since = firstServed.get(token) ?? at;
+      firstServed.set(token, since);
+      expect(at).toBeLessThan(since + lifespanOf(token));
+    }
     return token;
   }
 
@@ -82,9 +103,10 @@ describe('sessions: the access token renewed behind the TokenId cookie, lifetime
       const tokens = new Set<string>([first]);
 
       // Steady use, alternating replicas, several requests at once: every answer a live token.
+      // A round every 1.5 s of the replicas' clock, which the test moves instead of waiting.
       const use = async (seconds: number): Promise<void> => {
-        for (const until = Date.now() + seconds * 1000; Date.now() < until; await sleep(1500)) {
-          for (const token of await Promise.all([a, b, a, b].map((auth) => liveToken(auth, session.cookie)))) tokens.add(token);
+        for (const until = clock.now() + seconds * 1000; clock.now() < until; clock.advance(1500), await sleep(ROUND_PAUSE_MS)) {
+          for (const token of await Promise.all([a, b, a, b].map((auth) => liveToken(auth, session.cookie, clock)))) tokens.add(token);
         }
       };
       const began = clock.now();
@@ -98,7 +120,7 @@ describe('sessions: the access token renewed behind the TokenId cookie, lifetime
       await sleep(5_000);
       clock.advance(33_000);
       const before = await renewals();
-      const burst = await Promise.all(Array.from({ length: 20 }, (_, i) => liveToken(i % 2 === 0 ? a : b, session.cookie)));
+      const burst = await Promise.all(Array.from({ length: 20 }, (_, i) => liveToken(i % 2 === 0 ? a : b, session.cookie, clock)));
       expect(new Set(burst).size).toBe(1);
       expect((await renewals()) - before).toBe(1);
       expect(tokens.has(burst[0]!)).toBe(false);
@@ -110,7 +132,7 @@ describe('sessions: the access token renewed behind the TokenId cookie, lifetime
       // this last request may start in turn is not counted, and its token is not asked for.
       await sleep(5_000);
       const renewed = (await counterValue(a.registry, 'session_renewals_total', { result: 'renewed' })) + (await counterValue(b.registry, 'session_renewals_total', { result: 'renewed' }));
-      const last = await liveToken(b, session.cookie);
+      const last = await liveToken(b, session.cookie, clock);
       tokens.add(last);
 
       // 30 s tokens over two minutes: renewed many times, each one later than the one before.
@@ -165,36 +187,45 @@ describe('sessions: the access token renewed behind the TokenId cookie, lifetime
   });
 
   it('should end the session (401) when Keycloak refuses its refresh token, serving no expired token meanwhile', async () => {
-    const auth = await start(shortLivedEnvironment);
+    // The replica's clock, which the test moves in 500 ms steps instead of waiting; the token is
+    // issued before the first step, so its `exp` is a time on that clock too.
+    const clock = runningClock();
+    const auth = await start(shortLivedEnvironment, clock.now);
     const session = await login(auth);
-    const { refreshToken, expiresAtMs } = (await auth.cache.get(`token:${session.tokenId}`)) as { refreshToken: string; expiresAtMs: number };
+    const { refreshToken, expiresAtMs, renewAtMs } = (await auth.cache.get(`token:${session.tokenId}`)) as { refreshToken: string; expiresAtMs: number; renewAtMs: number };
     await revokeAtKeycloak(refreshToken, shortLived);
-    // Renewal is due half-way through the 30 s token; until Keycloak has refused it, the live token is served.
+    // Renewal is due half-way through the 30 s token; until Keycloak has refused it, the live
+    // token is served. From then on each step leaves the refusal real time to arrive.
     let reply: Reply;
-    const deadline = Date.now() + 40_000;
+    const deadline = clock.now() + 40_000;
     do {
       reply = await auth.client.get('/auth', { cookie: session.cookie });
-      if (reply.status === 200) expect(expiryOf(bearerOf(reply))).toBeGreaterThan(Date.now());
-      await sleep(500);
-    } while (reply.status === 200 && Date.now() < deadline);
+      if (reply.status === 200) expect(expiryOf(bearerOf(reply))).toBeGreaterThan(clock.now());
+      clock.advance(500);
+      await sleep(clock.now() < renewAtMs ? 0 : 4 * ROUND_PAUSE_MS);
+    } while (reply.status === 200 && clock.now() < deadline);
     expect(reply.status).toBe(401);
     // Ended by the refusal, not by the token's expiry.
-    expect(Date.now()).toBeLessThan(expiresAtMs);
+    expect(clock.now()).toBeLessThan(expiresAtMs);
     expect(await auth.cache.get(`token:${session.tokenId}`)).toBeUndefined();
   }, 60_000);
 
   it('should serve the live token while Keycloak is unreachable, never once expired (503), and renew when it is back', async () => {
     const keycloak = await startTcpProxy(new URL(keycloakUrl()));
     try {
-      const auth = await start({ ...shortLivedEnvironment, Oidc__ServerUrl: keycloak.url, Oidc__TimeoutMs: '2000' });
+      // The replica's clock, which the test moves in 500 ms steps instead of waiting; the first
+      // token is issued before the first step, so its `exp` is a time on that clock too.
+      const clock = runningClock();
+      const auth = await start({ ...shortLivedEnvironment, Oidc__ServerUrl: keycloak.url, Oidc__TimeoutMs: '2000' }, clock.now);
       const session = await login(auth);
       const first = await liveToken(auth, session.cookie);
       await keycloak.cut();
       const seen: Array<{ at: number; status: number; token?: string }> = [];
-      while (Date.now() < expiryOf(first) + 3000) {
+      while (clock.now() < expiryOf(first) + 3000) {
         const reply = await auth.client.get('/auth', { cookie: session.cookie });
-        seen.push({ at: Date.now(), status: reply.status, ...(reply.status === 200 ? { token: bearerOf(reply) } : {}) });
-        await sleep(500);
+        seen.push({ at: clock.now(), status: reply.status, ...(reply.status === 200 ? { token: bearerOf(reply) } : {}) });
+        clock.advance(500);
+        await sleep(ROUND_PAUSE_MS);
       }
       // Renewal was due from half-way and failed: the same token, live, until it expires; then 503.
       const served = seen.filter((answer) => answer.status === 200);

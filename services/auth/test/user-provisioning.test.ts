@@ -1,12 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createRegistry } from '@sp/platform';
 import { startCacheService, type RunningCacheService } from '../../../test/support/cache-service.js';
-import { silentLogger } from '../../../test/support/silent-logger.js';
-import { createAuthAdapters, type AuthAdapters } from '../src/adapters.js';
-import { loadConfig } from '../src/config.js';
 import { loginByPhone, type ProvisioningDeps } from '../src/user-provisioning.js';
-import { testEnvironment } from './support/auth-fixture.js';
+import { createTestAuth } from './support/auth-fixture.js';
 import { keycloakAdmin, userinfo } from './support/keycloak.js';
 import { newPhoneNumber } from './support/phones.js';
 
@@ -17,20 +13,23 @@ import { newPhoneNumber } from './support/phones.js';
  */
 describe('first-login provisioning against real Keycloak', () => {
   let cacheService: RunningCacheService;
-  const replicas: Array<AuthAdapters & ProvisioningDeps> = [];
+  const replicas: Array<ProvisioningDeps & { close(): Promise<void> }> = [];
   const admin = keycloakAdmin();
   const createdUsers: string[] = [];
 
   beforeAll(async () => {
     cacheService = await startCacheService();
     // Oidc__TimeoutMs as deployed by default: 5 s.
-    const config = loadConfig(testEnvironment(cacheService.address, { Oidc__TimeoutMs: '5000' }));
-    for (let i = 0; i < 2; i++) replicas.push({ ...createAuthAdapters(config, { logger: silentLogger('auth'), registry: createRegistry('auth') }), keycloakTimeoutMs: config.oidc.timeoutMs });
+    for (let i = 0; i < 2; i++) {
+      const { auth, config } = createTestAuth(cacheService.address, { Oidc__TimeoutMs: '5000' });
+      const { users, identityProvider, cache } = auth.services;
+      replicas.push({ users, identityProvider, cache, keycloakTimeoutMs: config.oidc.timeoutMs, close: () => auth.close() });
+    }
   });
 
   afterAll(async () => {
     await Promise.all(createdUsers.map((id) => admin.deleteUser(id)));
-    await Promise.all(replicas.map((adapters) => adapters.close()));
+    await Promise.all(replicas.map((replica) => replica.close()));
     await cacheService.close();
   });
 

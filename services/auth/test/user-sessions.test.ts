@@ -1,14 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createRegistry } from '@sp/platform';
 import type { RunningCacheService } from '../../../test/support/cache-service.js';
 import { eventually } from '../../../test/support/eventually.js';
 import type { EventCollector } from '../../../test/support/kafka.js';
-import { silentLogger } from '../../../test/support/silent-logger.js';
-import { createAuthAdapters, type AuthAdapters } from '../src/adapters.js';
-import { loadConfig } from '../src/config.js';
-import { createAuthServices, type AuthServices } from '../src/services.js';
+import type { Auth } from '../src/auth.js';
 import { newSessionId, type TokenRecord } from '../src/token-store.js';
-import { counterValue, testEnvironment, type RunningAuth } from './support/auth-fixture.js';
+import { counterValue, createTestAuth, type RunningAuth } from './support/auth-fixture.js';
 import { authClient, deleteUsersNamed, introspect } from './support/keycloak.js';
 import { newPhoneNumber } from './support/phones.js';
 import { startReplicaPair, type ReplicaPair } from './support/replica-pair.js';
@@ -135,21 +131,16 @@ describe('a user\'s sessions, over two auth replicas on two cache replicas of on
   }, 120_000);
 
   describe('20 concurrent logins of one user over two replicas', () => {
-    const replicas: Array<{ adapters: AuthAdapters; services: AuthServices }> = [];
+    const replicas: Auth[] = [];
 
     beforeAll(() => {
       // Two replicas as createAuth builds them, one on each cache replica: their login
       // completion's registration of a session is what runs concurrently.
-      for (const cache of caches) {
-        const config = loadConfig(testEnvironment(cache.address, settings));
-        const runtime = { logger: silentLogger('auth'), registry: createRegistry('auth') };
-        const adapters = createAuthAdapters(config, runtime);
-        replicas.push({ adapters, services: createAuthServices({ settings: config, ...adapters, ...runtime }) });
-      }
+      for (const cache of caches) replicas.push(createTestAuth(cache.address, settings).auth);
     });
 
     afterAll(async () => {
-      for (const replica of replicas) await replica.adapters.close();
+      for (const replica of replicas) await replica.close();
     });
 
     it(`should keep exactly ${MAX} live, listed sessions`, async () => {

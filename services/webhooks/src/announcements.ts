@@ -1,13 +1,13 @@
 import { sendSmsNotificationEvent, unavailable, type EventPublisher, type Logger } from '@sp/platform';
 import type { AnnouncementDrafts, Draft } from './announcement-drafts.js';
-import type { Topics } from './events.js';
-import type { Gateway, Subscriber } from './gateway.js';
+import type { Topics } from './topics.js';
+import type { GatewayPort, Subscriber } from './gateway-port.js';
 import type { Localization } from './localization.js';
 import { smsReplies } from './sms-replies.js';
 import type { WebhooksMetrics } from './webhooks-metrics.js';
 
 export interface AnnouncementDeps {
-  gateway: Gateway;
+  gateway: GatewayPort;
   drafts: AnnouncementDrafts;
   localization: Localization;
   publisher: EventPublisher;
@@ -36,7 +36,7 @@ export async function draftAnnouncement({ from, messageSid }: IncomingMessage, t
   return smsReplies.draftSaved(deps.draftTtlMs);
 }
 
-async function allSubscribers(gateway: Gateway, clientId: string): Promise<Subscriber[]> {
+async function allSubscribers(gateway: GatewayPort, clientId: string): Promise<Subscriber[]> {
   const subscribers: Subscriber[] = [];
   let after: string | undefined;
   do {

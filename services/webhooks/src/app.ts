@@ -5,10 +5,10 @@ import { byMethod, createHttpApp, notFound, requireApiKey, type EventPublisher, 
 import { ADMIN_EVENTS_PATH, getEvent, listEvents, replayEvent } from './admin-events.js';
 import { createCacheAnnouncementDrafts } from './announcement-drafts.js';
 import { requireCode } from './api-code.js';
-import type { DedupStore } from './dedup-store.js';
+import type { ProcessingStore } from './processing-store.js';
 import type { EventLog } from './event-log.js';
-import type { Topics } from './events.js';
-import type { Gateway } from './gateway.js';
+import type { Topics } from './topics.js';
+import type { GatewayPort } from './gateway-port.js';
 import type { Localization } from './localization.js';
 import type { PaymentProvider } from './payment-provider.js';
 import { paymentProviderWebhook } from './payment-webhook.js';
@@ -28,8 +28,8 @@ export interface WebhooksAppDeps {
   /** Whether PAYMENT_PROVIDER_API_KEY is a live-mode key: events of the other mode are refused. */
   livemode: boolean;
   smsProvider: SmsProvider;
-  gateway: Gateway;
-  dedup: DedupStore;
+  gateway: GatewayPort;
+  processing: ProcessingStore;
   eventLog: EventLog;
   /** WEBHOOKS_ADMIN_API_KEY values accepted in `X-Api-Key` on the admin API; undefined: no admin API (404). */
   adminApiKeys: readonly string[] | undefined;
@@ -49,9 +49,9 @@ export interface WebhooksAppDeps {
  * What /readyz checks: every dependency a webhook cannot be handled without. The localization
  * service is not among them: without it announcements go out in the original text.
  */
-export function webhooksReadiness(deps: Pick<WebhooksAppDeps, 'dedup' | 'cache' | 'publisher' | 'gateway'>): ReadinessCheck[] {
+export function webhooksReadiness(deps: Pick<WebhooksAppDeps, 'processing' | 'cache' | 'publisher' | 'gateway'>): ReadinessCheck[] {
   return [
-    { name: 'store', check: () => deps.dedup.check() },
+    { name: 'store', check: () => deps.processing.check() },
     { name: 'cache', check: async () => void (await deps.cache.get('webhooks:readiness')) },
     { name: 'broker', check: () => deps.publisher.check() },
     { name: 'gateway', check: () => deps.gateway.check() },

@@ -1,7 +1,7 @@
 import { paymentConfirmedEvent } from '@sp/platform';
 import { notSynchronized } from './errors.js';
 import type { CheckoutSessionObject, ValidEvent } from './event-schemas.js';
-import type { Client, Plan } from './gateway.js';
+import type { Client, Plan } from './gateway-port.js';
 import type { CheckoutSessionDetails, InvoiceDetails } from './payment-provider.js';
 import type { ActionResult, PaymentActionDeps, PaymentEventAction } from './payment-action.js';
 import { processOnce } from './process-once.js';
@@ -84,7 +84,7 @@ function confirmCheckout(paidByEvent: boolean): PaymentEventAction<CheckoutSessi
     const session = await deps.paymentProvider.retrieveCheckoutSession(event.object.id);
     const paid = paidByEvent || PAID.has(event.object.payment_status) || PAID.has(session.paymentStatus);
     if (!paid) return 'deferred';
-    const outcome = await processOnce(deps.dedup, `checkout-session:${event.object.id}`, () => fulfil(event, session, deps), deps.processOnceOptions);
+    const outcome = await processOnce(deps.processing, `checkout-session:${event.object.id}`, () => fulfil(event, session, deps), deps.processOnceOptions);
     return outcome.duplicate ? 'duplicate' : outcome.value;
   };
 }

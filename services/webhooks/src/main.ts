@@ -3,14 +3,11 @@ import { bootService, requestListener, serveHttp } from '@sp/platform';
 import { loadConfig } from './config.js';
 import { createWebhooks } from './webhooks.js';
 
+// Load the configuration, create the service, serve it: docs/development.md, "One shape for every service".
 const { config, logger, registry } = bootService('webhooks', loadConfig);
-
-if (!config.smsProvider.validateSignature) logger.warn('SmsProvider__ValidateSignature is false: SMS webhooks are not authenticated by signature; never do this in production');
-
 const webhooks = createWebhooks(config, { logger, registry });
-const server = createServer(requestListener(webhooks.app));
 const ports = await serveHttp({
-  server,
+  server: createServer(requestListener(webhooks.app)),
   config,
   registry,
   readiness: webhooks.readiness,
@@ -19,6 +16,4 @@ const ports = await serveHttp({
   closeReserveMs: 2000,
   close: () => webhooks.close(),
 });
-logger.info({ ...ports, store: webhooks.dedup.name, topics: config.topics, reconcileIntervalMs: config.reconcileIntervalMs, adminApi: config.adminApiKeys !== undefined }, 'webhooks service listening');
-// Stopped by webhooks.close(), the shutdown's adapters step: after the API drained, before the producer is flushed.
-webhooks.sweeper.start();
+logger.info({ ...ports, store: webhooks.processing.name, topics: config.topics, reconcileIntervalMs: config.reconcileIntervalMs, adminApi: config.adminApiKeys !== undefined }, 'webhooks service listening');

@@ -1,4 +1,4 @@
-import type { ObjectVersion } from './dedup-store.js';
+import type { ObjectVersion } from './processing-store.js';
 import type { PaymentActionDeps } from './payment-action.js';
 import { defaultProcessOnceOptions, withClaim } from './process-once.js';
 
@@ -22,14 +22,14 @@ export function orderOf(version: ObjectVersion | null, created: number): EventOr
  * on the same object, so two changes of one object are never applied in an interleaved order.
  */
 export async function withObjectVersion<T>(deps: PaymentActionDeps, objectKey: string, work: (version: ObjectVersion | null) => Promise<T>): Promise<T> {
-  return withClaim(deps.dedup, `object:${objectKey}`, async () => work(await deps.dedup.readVersion(objectKey)), deps.processOnceOptions);
+  return withClaim(deps.processing, `object:${objectKey}`, async () => work(await deps.processing.readVersion(objectKey)), deps.processOnceOptions);
 }
 
 const retentionOf = (deps: PaymentActionDeps): number => (deps.processOnceOptions ?? defaultProcessOnceOptions).retentionMs;
 
 /** Remembers that the object's state as of `created` (Unix seconds) is applied. */
 export function recordApplied(deps: PaymentActionDeps, objectKey: string, created: number): Promise<void> {
-  return deps.dedup.recordVersion(objectKey, { created, deleted: false }, retentionOf(deps));
+  return deps.processing.recordVersion(objectKey, { created, deleted: false }, retentionOf(deps));
 }
 
 /**
@@ -38,5 +38,5 @@ export function recordApplied(deps: PaymentActionDeps, objectKey: string, create
  * longer than the provider retries.
  */
 export function recordDeleted(deps: PaymentActionDeps, objectKey: string, version: ObjectVersion | null, created: number): Promise<void> {
-  return deps.dedup.recordVersion(objectKey, { created: Math.max(version?.created ?? 0, created), deleted: true }, retentionOf(deps));
+  return deps.processing.recordVersion(objectKey, { created: Math.max(version?.created ?? 0, created), deleted: true }, retentionOf(deps));
 }

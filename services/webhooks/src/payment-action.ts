@@ -1,8 +1,8 @@
 import type { EventPublisher, Logger } from '@sp/platform';
-import type { DedupStore } from './dedup-store.js';
+import type { ProcessingStore } from './processing-store.js';
 import type { ValidEvent } from './event-schemas.js';
-import type { Topics } from './events.js';
-import type { Gateway } from './gateway.js';
+import type { Topics } from './topics.js';
+import type { GatewayPort } from './gateway-port.js';
 import type { PaymentProvider } from './payment-provider.js';
 import type { ProcessOnceOptions } from './process-once.js';
 
@@ -10,13 +10,13 @@ import type { ProcessOnceOptions } from './process-once.js';
 // dispatch table (payment-event-actions.ts) imports every action, so it stands on its own.
 
 export interface PaymentActionDeps {
-  gateway: Gateway;
+  gateway: GatewayPort;
   paymentProvider: PaymentProvider;
   publisher: EventPublisher;
   topics: Topics;
   logger: Logger;
   /** Processed events, checkout sessions fulfilled, and the applied version of each provider object. */
-  dedup: DedupStore;
+  processing: ProcessingStore;
   processOnceOptions?: ProcessOnceOptions;
 }
 

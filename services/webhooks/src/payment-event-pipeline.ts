@@ -65,7 +65,7 @@ export async function runPaymentEvent(event: Envelope, source: EventSource, deps
       return 'ignored';
     }
     const work = handler.prepare(event);
-    const outcome = await processOnce(deps.dedup, event.id, () => work(deps), deps.processOnceOptions);
+    const outcome = await processOnce(deps.processing, event.id, () => work(deps), deps.processOnceOptions);
     const result = outcome.duplicate ? 'duplicate' : outcome.value;
     count(deps, source, event.type, result);
     await logAttempt(deps, { ...attempt, result });

@@ -1,6 +1,6 @@
 import { notSynchronized } from './errors.js';
 import type { PriceObject } from './event-schemas.js';
-import type { PriceTier } from './gateway.js';
+import type { PriceTier } from './gateway-port.js';
 import type { PaymentActionDeps } from './payment-action.js';
 import { productKey } from './product-actions.js';
 import { versionedDelete, versionedUpsert, type VersionedObject, type VersionedWrite } from './versioned-object-actions.js';
@@ -36,7 +36,7 @@ const prices: VersionedObject<PriceObject, PriceTier> = {
   current: (id, deps) => deps.paymentProvider.retrievePrice(id),
   apply: applyPrice,
   remove: (tier, deps) => deps.gateway.deletePriceTier(tier.id),
-  orphaned: async (price, deps) => (await deps.dedup.readVersion(productKey(price.product)))?.deleted === true,
+  orphaned: async (price, deps) => (await deps.processing.readVersion(productKey(price.product)))?.deleted === true,
 };
 
 export const priceCreated = versionedUpsert(prices);

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { DedupStore } from './dedup-store.js';
+import type { ProcessingStore } from './processing-store.js';
 import { despiteFailover } from './despite-failover.js';
 import { eventInProgress } from './errors.js';
 
@@ -32,7 +32,7 @@ export const defaultProcessOnceOptions: ProcessOnceOptions = {
  * So a 2xx is only ever answered for an event whose processing finished.
  */
 export async function processOnce<T>(
-  store: DedupStore,
+  store: ProcessingStore,
   eventId: string,
   work: () => Promise<T>,
   options: ProcessOnceOptions = defaultProcessOnceOptions,
@@ -48,7 +48,7 @@ export async function processOnce<T>(
 }
 
 interface Claim {
-  store: DedupStore;
+  store: ProcessingStore;
   eventId: string;
   token: string;
 }
@@ -71,7 +71,7 @@ async function runClaimed<T>({ store, eventId, token }: Claim, work: () => Promi
  * for up to `waitMs`, then 409 with Retry-After. The claim is dropped afterwards, never completed:
  * the key guards the object, not one event.
  */
-export async function withClaim<T>(store: DedupStore, key: string, work: () => Promise<T>, options: ProcessOnceOptions = defaultProcessOnceOptions): Promise<T> {
+export async function withClaim<T>(store: ProcessingStore, key: string, work: () => Promise<T>, options: ProcessOnceOptions = defaultProcessOnceOptions): Promise<T> {
   const deadline = Date.now() + options.waitMs;
   for (;;) {
     const claim = await store.claim(key, options.leaseMs);

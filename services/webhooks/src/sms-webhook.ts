@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 import { badRequest, forbidden, readBody, toAppError } from '@sp/platform';
 import { confirmAnnouncement, draftAnnouncement, type AnnouncementDeps, type IncomingMessage } from './announcements.js';
-import type { DedupStore } from './dedup-store.js';
+import type { ProcessingStore } from './processing-store.js';
 import { defaultProcessOnceOptions, processOnce, type ProcessOnceOptions } from './process-once.js';
 import type { SmsProvider } from './sms-provider.js';
 import { parseSmsCommand, type SmsCommand } from './sms-commands.js';
@@ -30,7 +30,7 @@ export interface SmsWebhookDeps extends AnnouncementDeps {
   publicBaseUrl: string;
   links: ReplyLinks;
   /** Remembers processed MessageSids (the store shared by the replicas, as for payment events). */
-  dedup: DedupStore;
+  processing: ProcessingStore;
   /** How long a MessageSid is remembered: a replay within it is a duplicate. */
   messageRetentionMs: number;
   processOnceOptions?: ProcessOnceOptions;
@@ -109,7 +109,7 @@ function tryLater(err: unknown, deps: SmsWebhookDeps, context: Record<string, st
 async function replyOnce(command: SmsCommand, sms: IncomingSms, deps: SmsWebhookDeps): Promise<{ duplicate: boolean; text: string | undefined }> {
   const options = { ...(deps.processOnceOptions ?? defaultProcessOnceOptions), retentionMs: deps.messageRetentionMs };
   try {
-    const outcome = await processOnce(deps.dedup, `twilio-message:${sms.messageSid}`, () => reply(command, sms, deps), options);
+    const outcome = await processOnce(deps.processing, `twilio-message:${sms.messageSid}`, () => reply(command, sms, deps), options);
     return outcome.duplicate ? { duplicate: true, text: undefined } : { duplicate: false, text: outcome.value };
   } catch (err) {
     return { duplicate: false, text: tryLater(err, deps, { messageSid: sms.messageSid, failed: 'store of processed messages' }) };

@@ -1,43 +1,44 @@
 import { connectRedis, parseRedisUrl, type Logger } from '@sp/platform';
-import type { StoreConfig } from './config.js';
-import type { DedupStore } from './dedup-store.js';
-import type { EventLog, EventLogOptions } from './event-log.js';
-import { createMemoryDedupStore } from './memory-dedup-store.js';
+import type { WebhooksConfig } from './config.js';
+import { STRIPE_RETRY_WINDOW_MS, type EventLog } from './event-log.js';
+import type { ProcessingStore } from './processing-store.js';
+import { createMemoryProcessingStore } from './memory-processing-store.js';
 import { createMemoryEventLog } from './memory-event-log.js';
 import { createMemoryReconcileState } from './memory-reconcile-state.js';
 import type { ReconcileState } from './reconcile-state.js';
-import { createRedisDedupStore } from './redis-dedup-store.js';
+import { createRedisProcessingStore } from './redis-processing-store.js';
 import { createRedisEventLog } from './redis-event-log.js';
 import { createRedisReconcileState } from './redis-reconcile-state.js';
 
 /** What the service keeps in STORE_URL, shared by the replicas. */
 export interface Stores {
   /** Processed events, checkout sessions fulfilled, object versions, SMS message ids. */
-  dedup: DedupStore;
+  processing: ProcessingStore;
   eventLog: EventLog;
   reconcile: ReconcileState;
 }
 
 /** Key prefixes in Redis; each store's own by default (tests give each run its own). */
 export interface StorePrefixes {
-  dedup?: string;
+  processing?: string;
   eventLog?: string;
   reconcile?: string;
 }
 
 /**
- * The stores chosen by configuration, on one Redis connection (closed by `dedup.close()`); the
- * memory ones warn, since they are for local runs only.
+ * The stores chosen by configuration (STORE_URL, the event log's bounds), on one Redis connection
+ * (closed by `processing.close()`); the memory ones warn, since they are for local runs only.
  */
-export function createStores(config: StoreConfig, eventLogOptions: EventLogOptions, logger: Logger, prefixes: StorePrefixes = {}): Stores {
-  if (config.kind === 'redis') {
-    const connection = connectRedis(parseRedisUrl(config.url));
+export function createStores(config: Pick<WebhooksConfig, 'store' | 'eventLog'>, logger: Logger, prefixes: StorePrefixes = {}): Stores {
+  const eventLogOptions = { ...config.eventLog, retryWindowMs: STRIPE_RETRY_WINDOW_MS };
+  if (config.store.kind === 'redis') {
+    const connection = connectRedis(parseRedisUrl(config.store.url));
     return {
-      dedup: createRedisDedupStore(connection, logger, prefixes.dedup),
+      processing: createRedisProcessingStore(connection, logger, prefixes.processing),
       eventLog: createRedisEventLog(connection, eventLogOptions, prefixes.eventLog),
       reconcile: createRedisReconcileState(connection, prefixes.reconcile),
     };
   }
   logger.warn('STORE_URL is memory://: processed payment events, the event log and SMS are remembered in this process only; use redis:// outside local runs');
-  return { dedup: createMemoryDedupStore(), eventLog: createMemoryEventLog(eventLogOptions), reconcile: createMemoryReconcileState() };
+  return { processing: createMemoryProcessingStore(), eventLog: createMemoryEventLog(eventLogOptions), reconcile: createMemoryReconcileState() };
 }

@@ -3,90 +3,119 @@ import { createCacheClient, stringSerializer } from '@sp/cache-client';
 import { createKafkaPublisher, createOidcTokenClient, type EventPublisher, type Logger, type ReadinessCheck, type Registry } from '@sp/platform';
 import { createWebhooksApp, webhooksReadiness, type WebhooksAppDeps } from './app.js';
 import type { WebhooksConfig } from './config.js';
-import type { DedupStore } from './dedup-store.js';
-import { STRIPE_RETRY_WINDOW_MS, type EventLog } from './event-log.js';
-import { createGraphqlGateway } from './graphql-gateway.js';
+import type { ProcessingStore } from './processing-store.js';
+import type { EventLog } from './event-log.js';
+import type { GatewayPort } from './gateway-port.js';
+import { createGraphqlGatewayClient } from './graphql-gateway-client.js';
 import { createLocalizationClient } from './localization-client.js';
 import { createStripePaymentProvider } from './stripe-payment-provider.js';
 import { createSweeper, defaultSweeperOptions, type Sweeper, type SweeperOptions } from './reconcile-sweeper.js';
-import { createStores, type StorePrefixes } from './stores.js';
+import { createStores, type Stores } from './stores.js';
 import { createTwilioSmsProvider } from './twilio-sms-provider.js';
 import { createWebhooksMetrics, registerDeadLetterGauge } from './webhooks-metrics.js';
 
 export interface WebhooksRuntime {
   logger: Logger;
   registry: Registry;
-  /** Kafka client id. Default `webhooks`. */
-  clientId?: string;
-  /** Prefixes of the keys in Redis; each store's own by default. */
-  keyPrefixes?: StorePrefixes;
-  /** The sweeper's settings besides its interval (from the configuration); the defaults unless given. */
-  sweeper?: Partial<Omit<SweeperOptions, 'intervalMs'>>;
+}
+
+/**
+ * What a test brings itself instead of what the configuration names: adapters (the test closes
+ * those it brings), and the bounds of the adapters the root builds where a test needs them shorter.
+ */
+export interface WebhooksOverrides {
+  /** The stores, e.g. on key prefixes of the test's own (`createStores`). */
+  stores?: Stores;
+  publisher?: EventPublisher;
+  gateway?: GatewayPort;
   /** Upper bounds of outbound calls; the adapters' defaults unless given. */
   timeouts?: { publishMs?: number; gatewayMs?: number; localizationMs?: number };
+  /** The sweeper's settings besides its interval (from the configuration); the defaults unless given. */
+  sweeper?: Partial<Omit<SweeperOptions, 'intervalMs'>>;
 }
 
 export interface Webhooks {
+  /** The HTTP app, to be served (main.ts: the platform's serveHttp). */
   app: Koa;
   /** What /readyz checks. */
   readiness: ReadinessCheck[];
-  dedup: DedupStore;
+  processing: ProcessingStore;
   eventLog: EventLog;
   publisher: EventPublisher;
-  /** The reconciliation sweeper; `start()` begins its schedule (main.ts calls it once listening). */
+  /** The reconciliation sweeper, already started on the configured interval (`sweepOnce()` for a sweep now). */
   sweeper: Sweeper;
-  /** Stops the sweeper, flushes the broker and closes every outbound connection, in order. */
+  /** Stops the sweeper, flushes the broker and closes every outbound connection it opened, in order (shutdown). */
   close(): Promise<void>;
 }
+
+/** What the root reads of the configuration: the listeners, the log level and the grace period are serveHttp's and bootService's. */
+export type WebhooksSettings = Omit<WebhooksConfig, 'port' | 'host' | 'managementPort' | 'logLevel' | 'shutdownGraceMs'>;
 
 /** openid-client refuses plain-http issuers; the configuration accepts an http Keycloak (a cluster-internal URL). */
 const keycloakIssuer = (oidc: WebhooksConfig['oidc']): string => `${oidc.serverUrl}/realms/${encodeURIComponent(oidc.realm)}`;
 
-/**
- * The webhooks service's composition root: the real adapters as configured (Redis or memory
- * de-duplication, the cache service, Kafka, Keycloak client-credentials tokens for the GraphQL
- * gateway, Stripe, Twilio, the localization service) and the HTTP app on them. main.ts and the
- * tests both build the service through it.
- */
-export function createWebhooks(config: WebhooksConfig, runtime: WebhooksRuntime): Webhooks {
-  const { logger, registry, timeouts = {} } = runtime;
-  const eventLogOptions = { ...config.eventLog, retryWindowMs: STRIPE_RETRY_WINDOW_MS };
-  const { dedup, eventLog, reconcile } = createStores(config.store, eventLogOptions, logger, runtime.keyPrefixes);
-  const metrics = createWebhooksMetrics(registry);
-  registerDeadLetterGauge(registry, () => eventLog.deadCount());
-  const cache = createCacheClient<string>({ address: config.cacheAddress }, stringSerializer);
-  const publisher = createKafkaPublisher({
+/** The Kafka producer of the service's three topics. */
+function createPublisher(config: WebhooksSettings, runtime: WebhooksRuntime, publishMs: number | undefined): EventPublisher {
+  return createKafkaPublisher({
     brokers: config.brokers,
-    clientId: runtime.clientId ?? 'webhooks',
+    clientId: 'webhooks',
     source: '/subscription-platform/webhooks',
-    logger,
-    registry,
-    ...(timeouts.publishMs === undefined ? {} : { publishTimeoutMs: timeouts.publishMs }),
+    logger: runtime.logger,
+    registry: runtime.registry,
+    ...(publishMs === undefined ? {} : { publishTimeoutMs: publishMs }),
     events: [
       { topic: config.topics.payments, type: 'PaymentConfirmedEvent' },
       { topic: config.topics.notifications, type: 'SendSmsNotificationEvent' },
       { topic: config.topics.foreignProducts, type: 'ProviderProductCreatedEvent' },
     ],
   });
+}
+
+/** The GraphQL gateway's client, each call with a Keycloak client-credentials token. */
+function createGateway(config: WebhooksSettings, timeoutMs: number | undefined): GatewayPort {
   const issuer = keycloakIssuer(config.oidc);
   const tokens = createOidcTokenClient({
     issuer,
     grant: { type: 'client_credentials', clientId: config.oidc.clientId, clientSecret: config.oidc.clientSecret },
     allowInsecureHttp: issuer.startsWith('http:'),
   });
-  const gateway = createGraphqlGateway({ url: config.graphqlUrl, tokens, ...(timeouts.gatewayMs === undefined ? {} : { timeoutMs: timeouts.gatewayMs }) });
-  const deps: WebhooksAppDeps = {
-    apiKeys: config.apiKeys,
+  return createGraphqlGatewayClient({ url: config.graphqlUrl, tokens, ...(timeoutMs === undefined ? {} : { timeoutMs }) });
+}
+
+/** The adapters every handler may need, beside the stores, the publisher and the gateway. */
+function createProviders(config: WebhooksSettings, localizationMs: number | undefined): Pick<WebhooksAppDeps, 'paymentProvider' | 'smsProvider' | 'cache' | 'localization'> {
+  return {
     paymentProvider: createStripePaymentProvider(config.paymentProvider),
-    livemode: config.paymentProvider.livemode,
     smsProvider: createTwilioSmsProvider(config.smsProvider.authTokens),
+    cache: createCacheClient<string>({ address: config.cacheAddress }, stringSerializer),
+    localization: createLocalizationClient({ baseUrl: config.localizationUrl, ...(localizationMs === undefined ? {} : { timeoutMs: localizationMs }) }),
+  };
+}
+
+/**
+ * The webhooks service's composition root: the adapters the configuration names (Redis or memory
+ * stores, the cache service, Kafka, Keycloak client-credentials tokens for the GraphQL gateway,
+ * Stripe, Twilio, the localization service) or a test's overrides, the HTTP app on them, and the
+ * reconciliation sweeper, started. main.ts and the tests both build the service through it.
+ */
+export function createWebhooks(config: WebhooksSettings, runtime: WebhooksRuntime, overrides: WebhooksOverrides = {}): Webhooks {
+  const { logger, registry } = runtime;
+  const { timeouts = {} } = overrides;
+  if (!config.smsProvider.validateSignature) logger.warn('SmsProvider__ValidateSignature is false: SMS webhooks are not authenticated by signature; never do this in production');
+  const { processing, eventLog, reconcile } = overrides.stores ?? createStores(config, logger);
+  registerDeadLetterGauge(registry, () => eventLog.deadCount());
+  const publisher = overrides.publisher ?? createPublisher(config, runtime, timeouts.publishMs);
+  const gateway = overrides.gateway ?? createGateway(config, timeouts.gatewayMs);
+  const providers = createProviders(config, timeouts.localizationMs);
+  const deps: WebhooksAppDeps = {
+    ...providers,
+    apiKeys: config.apiKeys,
+    livemode: config.paymentProvider.livemode,
     gateway,
-    dedup,
+    processing,
     eventLog,
     adminApiKeys: config.adminApiKeys,
-    metrics,
-    cache,
-    localization: createLocalizationClient({ baseUrl: config.localizationUrl, ...(timeouts.localizationMs === undefined ? {} : { timeoutMs: timeouts.localizationMs }) }),
+    metrics: createWebhooksMetrics(registry),
     publisher,
     topics: config.topics,
     links: config.links,
@@ -100,20 +129,22 @@ export function createWebhooks(config: WebhooksConfig, runtime: WebhooksRuntime)
     logger,
     registry,
   };
-  const sweeper = createSweeper({ ...deps, state: reconcile }, { ...defaultSweeperOptions, ...runtime.sweeper, intervalMs: config.reconcileIntervalMs });
+  const sweeper = createSweeper({ ...deps, state: reconcile }, { ...defaultSweeperOptions, ...overrides.sweeper, intervalMs: config.reconcileIntervalMs });
+  // Sweeps run from the start (the first at once) until close(), the shutdown's adapters step: after the API drained, before the producer is flushed.
+  sweeper.start();
   return {
     app: createWebhooksApp(deps),
     readiness: webhooksReadiness(deps),
-    dedup,
+    processing,
     eventLog,
     publisher,
     sweeper,
     async close() {
       await sweeper.stop();
-      await publisher.close().catch((err: unknown) => logger.warn({ err }, 'closing the Kafka publisher failed'));
-      await dedup.close();
-      cache.close();
-      gateway.close();
+      if (overrides.publisher === undefined) await publisher.close().catch((err: unknown) => logger.warn({ err }, 'closing the Kafka publisher failed'));
+      if (overrides.stores === undefined) await processing.close();
+      providers.cache.close();
+      if (overrides.gateway === undefined) gateway.close();
     },
   };
 }

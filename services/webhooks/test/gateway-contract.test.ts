@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { buildClientSchema, buildSchema, getIntrospectionQuery, Kind, parse, printSchema, validate, type IntrospectionQuery, type OperationDefinitionNode } from 'graphql';
 import { AppError, createOidcTokenClient } from '@sp/platform';
-import { gatewayOperations } from '../src/gateway-operations.js';
-import { createGraphqlGateway } from '../src/graphql-gateway.js';
+import { graphqlOperations } from '../src/graphql-operations.js';
+import { createGraphqlGatewayClient } from '../src/graphql-gateway-client.js';
 import { gatewayContractSdl, startGraphqlGateway, type GraphqlGatewayFixture } from '../../../test/support/graphql-gateway.js';
 import { infra } from '../../../test/support/infra.js';
 
 const contract = buildSchema(gatewayContractSdl);
-const operations = Object.entries(gatewayOperations);
+const operations = Object.entries(graphqlOperations);
 
 const keycloak = (clientSecret = infra('KEYCLOAK_SERVICES_CLIENT_SECRET'), serverUrl = infra('KEYCLOAK_URL')) =>
   createOidcTokenClient({
@@ -58,7 +58,7 @@ describe('the gateway contract', () => {
 
 describe('calls to the gateway', () => {
   it('should carry a Keycloak client-credentials token, which the fixture checks against the realm keys', async () => {
-    const gateway = createGraphqlGateway({ url: fixture.url, tokens: keycloak() });
+    const gateway = createGraphqlGatewayClient({ url: fixture.url, tokens: keycloak() });
     const tokensBefore = fixture.tokens.distinct.size;
     fixture.addClient({ number: 5, name: 'Bakery', phoneNumber: '+15550005555' });
     expect(await gateway.clientByNumber(5)).toMatchObject({ number: 5, name: 'Bakery', phoneNumber: '+15550005555', providerCustomerId: null });
@@ -82,7 +82,7 @@ describe('calls to the gateway', () => {
   it('should answer 502 when the gateway refuses the token, after one attempt with a fresh token', async () => {
     const strict = await startGraphqlGateway({ allowedClientIds: ['some-other-service'] });
     try {
-      const gateway = createGraphqlGateway({ url: strict.url, tokens: keycloak() });
+      const gateway = createGraphqlGatewayClient({ url: strict.url, tokens: keycloak() });
       const error = await gateway.clientByNumber(5).catch((err: unknown) => err);
       expect(error).toBeInstanceOf(AppError);
       expect((error as AppError).status).toBe(502);
@@ -93,10 +93,10 @@ describe('calls to the gateway', () => {
   });
 
   it('should answer 502 when Keycloak refuses the client secret, and 503 when Keycloak cannot be reached', async () => {
-    const wrongSecret = createGraphqlGateway({ url: fixture.url, tokens: keycloak('wrong-secret') });
+    const wrongSecret = createGraphqlGatewayClient({ url: fixture.url, tokens: keycloak('wrong-secret') });
     expect(((await wrongSecret.check().catch((err: unknown) => err)) as AppError).status).toBe(502);
     const unreachable = keycloak(infra('KEYCLOAK_SERVICES_CLIENT_SECRET'), 'http://127.0.0.1:1');
-    const gateway = createGraphqlGateway({ url: fixture.url, tokens: unreachable });
+    const gateway = createGraphqlGatewayClient({ url: fixture.url, tokens: unreachable });
     const error = (await gateway.check().catch((err: unknown) => err)) as AppError;
     expect(error.status).toBe(503);
     expect(error.message).toBe('identity provider is unavailable');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { silentLogger } from '../../../test/support/silent-logger.js';
 import type { ValidEvent } from '../src/event-schemas.js';
-import { createMemoryDedupStore } from '../src/memory-dedup-store.js';
+import { createMemoryProcessingStore } from '../src/memory-processing-store.js';
 import { orderOf } from '../src/object-order.js';
 import type { PaymentActionDeps } from '../src/payment-action.js';
 import { versionedDelete, versionedUpsert, type VersionedObject } from '../src/versioned-object-actions.js';
@@ -48,7 +48,7 @@ function plans() {
     },
     remove: (record) => Promise.resolve(records.delete(record.id)),
   };
-  const deps = { dedup: createMemoryDedupStore(), logger: silentLogger('webhooks') } as Partial<PaymentActionDeps> as PaymentActionDeps;
+  const deps = { processing: createMemoryProcessingStore(), logger: silentLogger('webhooks') } as Partial<PaymentActionDeps> as PaymentActionDeps;
   const upsert = versionedUpsert(kind);
   const remove = versionedDelete(kind);
   let n = 0;

@@ -252,7 +252,7 @@ describe('other event types and key rotation', () => {
     expect(deps.gateway.received).toEqual([]);
     expect(await counterValue(service.registry, 'webhook_events_total', { provider: 'stripe', result: 'ignored' })).toBe(before + 1);
     // Not even remembered as processed: the store holds no record of it.
-    const claim = await service.dedup.claim(event.id as string, 1000);
+    const claim = await service.processing.claim(event.id as string, 1000);
     expect(claim.state).toBe('claimed');
   });
 

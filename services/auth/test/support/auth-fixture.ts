@@ -5,7 +5,7 @@ import { closeGracefully, createLogger, createRegistry, listen, startManagementS
 import { infra } from '../../../../test/support/infra.js';
 import { freePort } from '../../../../test/support/redis-server.js';
 import { silentLogger } from '../../../../test/support/silent-logger.js';
-import { createAuth, type Auth } from '../../src/auth.js';
+import { createAuth, type Auth, type AuthOverrides } from '../../src/auth.js';
 import { loadConfig, type AuthConfig } from '../../src/config.js';
 import { createAuthServer } from '../../src/server.js';
 import { generateSelfSignedCertificate, type TlsCredentials } from '../../src/tls.js';
@@ -52,13 +52,18 @@ export interface RunningAuth {
   close(): Promise<void>;
 }
 
-async function listenOnFreePort(build: (port: number) => Server): Promise<{ server: Server; port: number }> {
+/**
+ * Creates an instance for a free loopback port (its public base URL names the port) and listens on
+ * it; a port taken meanwhile costs another try, and the instance made for it is closed.
+ */
+async function listenOnFreePort<T extends { auth: Auth }>(build: (port: number) => { instance: T; server: Server }): Promise<{ instance: T; server: Server; port: number }> {
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();
-    const server = build(port);
+    const { instance, server } = build(port);
     try {
-      return { server, port: await listen(server, port, '127.0.0.1') };
+      return { instance, server, port: await listen(server, port, '127.0.0.1') };
     } catch (err) {
+      await instance.auth.close();
       if (attempt >= 3) throw err;
     }
   }
@@ -78,29 +83,46 @@ export function capturingLogger(lines: string[]): Logger {
   });
 }
 
+/** How a test instance differs from the service as deployed, besides its environment. */
+export interface TestAuthOptions {
+  /** Its logger; silent unless told. */
+  logger?: Logger;
+  /** The service's clock (a test's manualClock or runningClock: test/support/test-clock.ts). */
+  now?: () => number;
+  /** Adapters the test brings itself (createAuth's overrides); the test closes them. */
+  overrides?: AuthOverrides;
+}
+
 /**
- * The auth service as main.ts builds it (config from an environment, createAuth, the HTTPS
- * server and the management server) on free loopback ports, against the real dependencies;
- * `now` replaces the service's clock (a test's manualClock or one ahead of the wall clock).
+ * The service from its root, createAuth, on a test environment (`env` on top of testEnvironment),
+ * without listening: for tests that drive what the endpoints share below HTTP.
  */
-export async function startAuth(cacheAddress: string, overrides: Record<string, string> = {}, logger: Logger = silentLogger('auth'), now?: () => number): Promise<RunningAuth> {
-  const credentials = await testCertificate();
+export function createTestAuth(cacheAddress: string, env: Record<string, string> = {}, options: TestAuthOptions = {}): { auth: Auth; config: AuthConfig; registry: Registry } {
+  const config = loadConfig(testEnvironment(cacheAddress, env));
   const registry = createRegistry('auth');
-  let config: AuthConfig | undefined;
-  let auth: Auth | undefined;
-  const { server, port } = await listenOnFreePort((candidate) => {
-    config = loadConfig(testEnvironment(cacheAddress, { Auth__PublicBaseUrl: `https://127.0.0.1:${candidate}`, ...overrides }));
-    auth = createAuth(config, { logger, registry, ...(now === undefined ? {} : { now }) });
-    return createAuthServer(auth.app, credentials);
+  const runtime = { logger: options.logger ?? silentLogger('auth'), registry, ...(options.now === undefined ? {} : { now: options.now }) };
+  return { auth: createAuth(config, runtime, options.overrides), config, registry };
+}
+
+/**
+ * The auth service as main.ts serves it: created by its root (createTestAuth), the HTTPS server
+ * and the management server on free loopback ports, against the real dependencies.
+ */
+export async function startAuth(cacheAddress: string, env: Record<string, string> = {}, logger: Logger = silentLogger('auth'), options: Omit<TestAuthOptions, 'logger'> = {}): Promise<RunningAuth> {
+  const credentials = await testCertificate();
+  const { instance, server, port } = await listenOnFreePort((candidate) => {
+    const instance = createTestAuth(cacheAddress, { Auth__PublicBaseUrl: `https://127.0.0.1:${candidate}`, ...env }, { ...options, logger });
+    return { instance, server: createAuthServer(instance.auth.app, credentials) };
   });
-  const management: ManagementServer = await startManagementServer({ port: 0, host: '127.0.0.1', registry, readiness: auth!.readiness, logger });
+  const { auth, config, registry } = instance;
+  const management: ManagementServer = await startManagementServer({ port: 0, host: '127.0.0.1', registry, readiness: auth.readiness, logger });
   const baseUrl = `https://127.0.0.1:${port}`;
   const client = httpsClient(baseUrl, credentials.cert);
   const cache = createCacheClient<unknown>({ address: cacheAddress }, jsonSerializer);
   return {
     baseUrl,
     managementUrl: `http://127.0.0.1:${management.port}`,
-    config: config!,
+    config,
     registry,
     client,
     cache,
@@ -108,7 +130,7 @@ export async function startAuth(cacheAddress: string, overrides: Record<string, 
       await client.close();
       await closeGracefully(server, 1000);
       await management.close();
-      await auth!.close();
+      await auth.close();
       cache.close();
     },
   };

@@ -5,11 +5,12 @@ import { createCacheClient, stringSerializer, type CacheClient } from '@sp/cache
 import { closeGracefully, createRegistry, listen, requestListener, startManagementServer, type EventPublisher, type ManagementServer, type Registry } from '@sp/platform';
 import { PAYMENT_WEBHOOK_PATH, SMS_WEBHOOK_PATH } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import type { DedupStore } from '../../src/dedup-store.js';
-import type { Topics } from '../../src/events.js';
+import type { ProcessingStore } from '../../src/processing-store.js';
+import type { Topics } from '../../src/topics.js';
 import type { EventLog } from '../../src/event-log.js';
 import type { Sweeper } from '../../src/reconcile-sweeper.js';
-import { createWebhooks, type WebhooksRuntime } from '../../src/webhooks.js';
+import { createStores } from '../../src/stores.js';
+import { createWebhooks, type WebhooksOverrides } from '../../src/webhooks.js';
 import { startCacheService, type RunningCacheService } from '../../../../test/support/cache-service.js';
 import { startGraphqlGateway, type GraphqlGatewayFixture } from '../../../../test/support/graphql-gateway.js';
 import { infra } from '../../../../test/support/infra.js';
@@ -40,7 +41,7 @@ export interface Dependencies {
   events: EventCollector;
   /** The shared Redis, with a key prefix of this test file only. */
   redisUrl: string;
-  dedupPrefix: string;
+  keyPrefix: string;
   close(): Promise<void>;
 }
 
@@ -62,7 +63,7 @@ export async function startDependencies(): Promise<Dependencies> {
     topics,
     events,
     redisUrl: infra('REDIS_URL'),
-    dedupPrefix: `test-webhooks:${run}:`,
+    keyPrefix: `test-webhooks:${run}:`,
     close: async () => {
       cacheClient.close();
       await Promise.all([gateway.close(), localization.close(), cache.close(), events.close()]);
@@ -81,14 +82,14 @@ export interface InstanceOptions {
   /** More variables, or other values (e.g. PAYMENT_PROVIDER_API_URL of the events API stand-in). */
   env?: Record<string, string>;
   /** The sweeper's overlap, lease and page size; the service's defaults unless given. */
-  sweeper?: WebhooksRuntime['sweeper'];
+  sweeper?: WebhooksOverrides['sweeper'];
 }
 
 export interface WebhooksInstance {
   baseUrl: string;
   managementUrl: string;
   registry: Registry;
-  dedup: DedupStore;
+  processing: ProcessingStore;
   eventLog: EventLog;
   publisher: EventPublisher;
   sweeper: Sweeper;
@@ -129,19 +130,21 @@ export function testEnvironment(deps: Dependencies, options: InstanceOptions = {
   };
 }
 
-/** The service as main.ts builds it (its configuration loaded from an environment, createWebhooks), on free loopback ports. */
+/**
+ * The service from its root, createWebhooks (its configuration loaded from an environment), served
+ * as main.ts serves it (API and management listeners) on free loopback ports. The stores are the
+ * test's own, on the key prefix of this test file; outbound calls give up sooner than by default.
+ */
 export async function startWebhooks(deps: Dependencies, options: InstanceOptions = {}): Promise<WebhooksInstance> {
   const logger = silentLogger('webhooks');
   const registry = createRegistry('webhooks');
-  const webhooks = createWebhooks(loadConfig(testEnvironment(deps, options)), {
-    logger,
-    registry,
-    clientId: 'webhooks-test',
-    keyPrefixes: { dedup: deps.dedupPrefix, eventLog: `${deps.dedupPrefix}event-log:`, reconcile: `${deps.dedupPrefix}reconcile:` },
+  const config = loadConfig(testEnvironment(deps, options));
+  const stores = createStores(config, logger, { processing: deps.keyPrefix, eventLog: `${deps.keyPrefix}event-log:`, reconcile: `${deps.keyPrefix}reconcile:` });
+  const webhooks = createWebhooks(config, { logger, registry }, {
+    stores,
     timeouts: { publishMs: options.publishTimeoutMs ?? 10_000, gatewayMs: 3000, localizationMs: 500 },
     ...(options.sweeper === undefined ? {} : { sweeper: options.sweeper }),
   });
-  webhooks.sweeper.start();
   const server: Server = createServer(requestListener(webhooks.app));
   const port = await listen(server, 0, '127.0.0.1');
   const management: ManagementServer = await startManagementServer({ port: 0, host: '127.0.0.1', registry, readiness: webhooks.readiness, logger });
@@ -149,7 +152,7 @@ export async function startWebhooks(deps: Dependencies, options: InstanceOptions
     baseUrl: `http://127.0.0.1:${port}`,
     managementUrl: `http://127.0.0.1:${management.port}`,
     registry,
-    dedup: webhooks.dedup,
+    processing: webhooks.processing,
     eventLog: webhooks.eventLog,
     publisher: webhooks.publisher,
     sweeper: webhooks.sweeper,
@@ -157,6 +160,7 @@ export async function startWebhooks(deps: Dependencies, options: InstanceOptions
       await closeGracefully(server, 1000);
       await management.close();
       await webhooks.close();
+      await stores.processing.close();
     },
   };
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { connectRedis, parseRedisUrl } from '@sp/platform';
-import { createRedisDedupStore } from '../src/redis-dedup-store.js';
-import type { DedupStore } from '../src/dedup-store.js';
+import { createRedisProcessingStore } from '../src/redis-processing-store.js';
+import type { ProcessingStore } from '../src/processing-store.js';
 import { eventually } from '../../../test/support/eventually.js';
 import { failoverUnderTraffic } from '../../../test/support/failover-traffic.js';
 import { startRedisCluster, type RedisClusterSet } from '../../../test/support/redis-cluster.js';
@@ -15,13 +15,13 @@ const doneKey = (eventId: string): string => `${PREFIX}{${eventId}}:done`;
 describe.each([
   ['a Redis Cluster (3 primaries + 3 replicas)', startRedisCluster],
   ['Sentinel (1 primary, 2 replicas, 3 sentinels)', startRedisSentinel],
-])('the Redis de-duplication store on %s whose primary is killed', (_name, startSet) => {
+])('the Redis processing store on %s whose primary is killed', (_name, startSet) => {
   let set: RedisClusterSet;
-  let store: DedupStore;
+  let store: ProcessingStore;
 
   beforeAll(async () => {
     set = await startSet();
-    store = createRedisDedupStore(connectRedis(parseRedisUrl(set.url)), silentLogger(), PREFIX);
+    store = createRedisProcessingStore(connectRedis(parseRedisUrl(set.url)), silentLogger(), PREFIX);
     await eventually(() => store.check().then(() => true));
   }, 60_000);
 

@@ -1,10 +1,11 @@
 /**
  * The platform's GraphQL gateway as the webhooks service uses it (contract:
- * contract/gateway.graphql). The real adapter is graphql-gateway.ts. Every method rejects with an
- * AppError: 503 when the gateway or the identity provider cannot be reached or fails (5xx), 502
- * when the gateway answers with GraphQL errors, so a webhook answers 5xx and the provider retries.
+ * contract/gateway.graphql), and the records it answers with. The real adapter is
+ * graphql-gateway-client.ts. Every method rejects with an AppError: 503 when the gateway or the
+ * identity provider cannot be reached or fails (5xx), 502 when the gateway answers with GraphQL
+ * errors, so a webhook answers 5xx and the provider retries.
  */
-export interface Gateway {
+export interface GatewayPort {
   clientByProviderCustomerId(providerCustomerId: string): Promise<Client | null>;
   clientByPhoneNumber(phoneNumber: string): Promise<Client | null>;
   clientByNumber(number: number): Promise<Client | null>;

@@ -1,20 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { connectRedis, parseRedisUrl, type AppError } from '@sp/platform';
-import { createMemoryDedupStore } from '../src/memory-dedup-store.js';
+import { createMemoryProcessingStore } from '../src/memory-processing-store.js';
 import { processOnce, withClaim, type ProcessOnceOptions } from '../src/process-once.js';
-import { createRedisDedupStore } from '../src/redis-dedup-store.js';
-import type { DedupStore } from '../src/dedup-store.js';
+import { createRedisProcessingStore } from '../src/redis-processing-store.js';
+import type { ProcessingStore } from '../src/processing-store.js';
 import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
 import { silentLogger } from '../../../test/support/silent-logger.js';
 
 const options: ProcessOnceOptions = { leaseMs: 2000, retentionMs: 60_000, waitMs: 400, pollMs: 20 };
 
 let redis: PrivateRedis;
-let store: DedupStore;
+let store: ProcessingStore;
 
 beforeAll(async () => {
   redis = await startPrivateRedis();
-  store = createRedisDedupStore(connectRedis(parseRedisUrl(redis.url), 500), silentLogger(), 'test:');
+  store = createRedisProcessingStore(connectRedis(parseRedisUrl(redis.url), 500), silentLogger(), 'test:');
 });
 
 afterAll(async () => {
@@ -24,47 +24,47 @@ afterAll(async () => {
 
 describe.each([
   ['redis', () => store],
-  ['memory', () => createMemoryDedupStore()],
-])('the %s de-duplication store', (_name, storeOf) => {
+  ['memory', () => createMemoryProcessingStore()],
+])('the %s processing store', (_name, storeOf) => {
   it('should hand the claim to one caller, report it busy to others, and done after completion', async () => {
-    const dedup = storeOf();
-    const first = await dedup.claim('evt_a', 1000);
+    const processing = storeOf();
+    const first = await processing.claim('evt_a', 1000);
     expect(first.state).toBe('claimed');
-    expect(await dedup.claim('evt_a', 1000)).toEqual({ state: 'busy' });
-    await dedup.complete('evt_a', (first as { token: string }).token, 60_000);
-    expect(await dedup.claim('evt_a', 1000)).toEqual({ state: 'done' });
+    expect(await processing.claim('evt_a', 1000)).toEqual({ state: 'busy' });
+    await processing.complete('evt_a', (first as { token: string }).token, 60_000);
+    expect(await processing.claim('evt_a', 1000)).toEqual({ state: 'done' });
   });
 
   it('should let a released or expired claim be taken again, and ignore a release by someone else', async () => {
-    const dedup = storeOf();
-    const first = (await dedup.claim('evt_b', 1000)) as { token: string };
-    await dedup.release('evt_b', 'not-my-token');
-    expect((await dedup.claim('evt_b', 1000)).state).toBe('busy');
-    await dedup.release('evt_b', first.token);
-    expect((await dedup.claim('evt_b', 50)).state).toBe('claimed');
+    const processing = storeOf();
+    const first = (await processing.claim('evt_b', 1000)) as { token: string };
+    await processing.release('evt_b', 'not-my-token');
+    expect((await processing.claim('evt_b', 1000)).state).toBe('busy');
+    await processing.release('evt_b', first.token);
+    expect((await processing.claim('evt_b', 50)).state).toBe('claimed');
     await new Promise((resolve) => setTimeout(resolve, 80));
-    expect((await dedup.claim('evt_b', 1000)).state).toBe('claimed');
+    expect((await processing.claim('evt_b', 1000)).state).toBe('claimed');
   });
 
   it('should remember an object version and a tombstone, and forget them after the retention', async () => {
-    const dedup = storeOf();
-    expect(await dedup.readVersion('product:prod_v')).toBeNull();
-    await dedup.recordVersion('product:prod_v', { created: 1_700_000_000, deleted: false }, 60_000);
-    expect(await dedup.readVersion('product:prod_v')).toEqual({ created: 1_700_000_000, deleted: false });
-    await dedup.recordVersion('product:prod_v', { created: 1_700_000_100, deleted: true }, 60);
-    expect(await dedup.readVersion('product:prod_v')).toEqual({ created: 1_700_000_100, deleted: true });
+    const processing = storeOf();
+    expect(await processing.readVersion('product:prod_v')).toBeNull();
+    await processing.recordVersion('product:prod_v', { created: 1_700_000_000, deleted: false }, 60_000);
+    expect(await processing.readVersion('product:prod_v')).toEqual({ created: 1_700_000_000, deleted: false });
+    await processing.recordVersion('product:prod_v', { created: 1_700_000_100, deleted: true }, 60);
+    expect(await processing.readVersion('product:prod_v')).toEqual({ created: 1_700_000_100, deleted: true });
     await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(await dedup.readVersion('product:prod_v')).toBeNull();
+    expect(await processing.readVersion('product:prod_v')).toBeNull();
   });
 
   it('should never lower a recorded version nor bring an object back from its tombstone', async () => {
-    const dedup = storeOf();
-    await dedup.recordVersion('product:prod_m', { created: 1_700_000_100, deleted: false }, 60_000);
-    await dedup.recordVersion('product:prod_m', { created: 1_700_000_050, deleted: false }, 60_000);
-    expect(await dedup.readVersion('product:prod_m')).toEqual({ created: 1_700_000_100, deleted: false });
-    await dedup.recordVersion('product:prod_m', { created: 1_700_000_100, deleted: true }, 60_000);
-    await dedup.recordVersion('product:prod_m', { created: 1_700_000_900, deleted: false }, 60_000);
-    expect(await dedup.readVersion('product:prod_m')).toEqual({ created: 1_700_000_100, deleted: true });
+    const processing = storeOf();
+    await processing.recordVersion('product:prod_m', { created: 1_700_000_100, deleted: false }, 60_000);
+    await processing.recordVersion('product:prod_m', { created: 1_700_000_050, deleted: false }, 60_000);
+    expect(await processing.readVersion('product:prod_m')).toEqual({ created: 1_700_000_100, deleted: false });
+    await processing.recordVersion('product:prod_m', { created: 1_700_000_100, deleted: true }, 60_000);
+    await processing.recordVersion('product:prod_m', { created: 1_700_000_900, deleted: false }, 60_000);
+    expect(await processing.readVersion('product:prod_m')).toEqual({ created: 1_700_000_100, deleted: true });
   });
 });
 

@@ -1,11 +1,11 @@
 import { unavailable } from '@sp/platform';
 import { badGateway } from '@sp/platform';
-import type { Gateway } from './gateway.js';
-import { gatewayOperations, operationNameOf, type GatewayOperationName } from './gateway-operations.js';
+import type { GatewayPort } from './gateway-port.js';
+import { graphqlOperations, operationNameOf, type GraphqlOperationName } from './graphql-operations.js';
 import { createHttpClient, type HttpAnswer, type HttpClient } from '@sp/platform';
 import type { TokenProvider } from './token-provider.js';
 
-export interface GraphqlGatewayOptions {
+export interface GraphqlGatewayClientOptions {
   /** GRAPHQL_API_URL: the gateway's GraphQL endpoint. */
   url: string;
   tokens: TokenProvider;
@@ -23,7 +23,7 @@ interface GraphqlResponse {
 const DEPENDENCY = 'GraphQL gateway';
 
 /** The `data` of an answer: 5xx, a cut-off or non-JSON answer are 503; GraphQL errors or other statuses 502. */
-function readData(name: GatewayOperationName, answer: HttpAnswer): Record<string, unknown> {
+function readData(name: GraphqlOperationName, answer: HttpAnswer): Record<string, unknown> {
   if (answer.status >= 500) throw unavailable(DEPENDENCY, new Error(`${operationNameOf(name)}: gateway answered ${answer.status}`));
   let body: GraphqlResponse;
   try {
@@ -45,12 +45,12 @@ function readData(name: GatewayOperationName, answer: HttpAnswer): Record<string
  * token. A 401 answer means the token was revoked or expired early: it is dropped and the call
  * repeated once with a fresh one.
  */
-export function createGraphqlGateway(options: GraphqlGatewayOptions): Gateway {
+export function createGraphqlGatewayClient(options: GraphqlGatewayClientOptions): GatewayPort {
   const timeoutMs = options.timeoutMs ?? 5000;
   const http = options.http ?? createHttpClient();
 
-  const post = async (name: GatewayOperationName, variables: Record<string, unknown>, token: string): Promise<HttpAnswer> => {
-    const body = JSON.stringify({ query: gatewayOperations[name], operationName: operationNameOf(name), variables });
+  const post = async (name: GraphqlOperationName, variables: Record<string, unknown>, token: string): Promise<HttpAnswer> => {
+    const body = JSON.stringify({ query: graphqlOperations[name], operationName: operationNameOf(name), variables });
     const headers = { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${token}` };
     try {
       return await http.post(options.url, body, headers, timeoutMs);
@@ -59,7 +59,7 @@ export function createGraphqlGateway(options: GraphqlGatewayOptions): Gateway {
     }
   };
 
-  const send = async (name: GatewayOperationName, variables: Record<string, unknown>): Promise<HttpAnswer> => {
+  const send = async (name: GraphqlOperationName, variables: Record<string, unknown>): Promise<HttpAnswer> => {
     const token = await options.tokens.token();
     const answer = await post(name, variables, token);
     if (answer.status !== 401) return answer;
@@ -67,7 +67,7 @@ export function createGraphqlGateway(options: GraphqlGatewayOptions): Gateway {
     return post(name, variables, await options.tokens.token());
   };
 
-  const execute = async <T>(name: GatewayOperationName, variables: Record<string, unknown> = {}): Promise<T> => {
+  const execute = async <T>(name: GraphqlOperationName, variables: Record<string, unknown> = {}): Promise<T> => {
     const data = readData(name, await send(name, variables));
     return (name === 'ping' ? data : data[name]) as T;
   };

@@ -17,11 +17,13 @@ export interface ObjectVersion {
 /**
  * Remembers which payment provider events were processed, and which are being processed, so a
  * redelivered event is acknowledged without being done twice; and the version of each provider
- * object applied, so an older event delivered late changes nothing. Implementations: redis-dedup-store
- * (the real one, shared by all replicas) and memory-dedup-store (local runs only).
+ * object applied, so an older event delivered late changes nothing. A claim is also a lock
+ * (process-once.ts `withClaim`: one writer per provider object). Implementations:
+ * redis-processing-store (the real one, shared by all replicas) and memory-processing-store (local
+ * runs only).
  * Every method rejects with a 503 AppError when the backend cannot be reached.
  */
-export interface DedupStore {
+export interface ProcessingStore {
   /** Names the backend in readiness reports and logs. */
   readonly name: string;
   /**

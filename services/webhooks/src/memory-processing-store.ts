@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { DedupStore, ObjectVersion } from './dedup-store.js';
+import type { ProcessingStore, ObjectVersion } from './processing-store.js';
 
 /**
  * Processed events in this process' memory: lost on restart and not shared between replicas, so
  * only meant for local runs (`STORE_URL=memory://`); the app warns when it is chosen.
  */
-export function createMemoryDedupStore(now: () => number = Date.now): DedupStore {
+export function createMemoryProcessingStore(now: () => number = Date.now): ProcessingStore {
   const done = new Map<string, number>();
   const claims = new Map<string, { token: string; expiresAt: number }>();
   const versions = new Map<string, { version: ObjectVersion; expiresAt: number }>();

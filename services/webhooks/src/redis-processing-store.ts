@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { createRedisStoreBase, logRedisConnectionState, type Logger } from '@sp/platform';
-import type { ClaimOutcome, DedupStore, ObjectVersion } from './dedup-store.js';
+import type { ClaimOutcome, ProcessingStore, ObjectVersion } from './processing-store.js';
 import { despiteFailover } from './despite-failover.js';
 
 // KEYS[1] = done marker, KEYS[2] = claim; both carry the event id in a hash tag, so they share a
@@ -55,20 +55,20 @@ function parseVersion(value: string | null): ObjectVersion | null {
   return match === null ? null : { created: Number(match[1]), deleted: match[2] !== undefined };
 }
 
-interface DedupCommands {
-  dedupClaim(done: string, claim: string, token: string, leaseMs: number): Promise<[ClaimOutcome['state'], number]>;
-  dedupComplete(done: string, claim: string, token: string, retentionMs: number): Promise<number>;
-  dedupRelease(done: string, claim: string, token: string): Promise<number>;
-  dedupRecordVersion(version: string, created: number, deleted: '1' | '0', retentionMs: number): Promise<number>;
+interface ProcessingCommands {
+  processingClaim(done: string, claim: string, token: string, leaseMs: number): Promise<[ClaimOutcome['state'], number]>;
+  processingComplete(done: string, claim: string, token: string, retentionMs: number): Promise<number>;
+  processingRelease(done: string, claim: string, token: string): Promise<number>;
+  processingRecordVersion(version: string, created: number, deleted: '1' | '0', retentionMs: number): Promise<number>;
 }
 
 /** The scripts as commands of the connection: ioredis sends EVALSHA, and the script body only once. */
-function defineCommands(redis: Connection): Connection & DedupCommands {
-  redis.defineCommand('dedupClaim', { numberOfKeys: 2, lua: CLAIM });
-  redis.defineCommand('dedupComplete', { numberOfKeys: 2, lua: COMPLETE });
-  redis.defineCommand('dedupRelease', { numberOfKeys: 2, lua: RELEASE });
-  redis.defineCommand('dedupRecordVersion', { numberOfKeys: 1, lua: RECORD_VERSION });
-  return redis as Connection & DedupCommands;
+function defineCommands(redis: Connection): Connection & ProcessingCommands {
+  redis.defineCommand('processingClaim', { numberOfKeys: 2, lua: CLAIM });
+  redis.defineCommand('processingComplete', { numberOfKeys: 2, lua: COMPLETE });
+  redis.defineCommand('processingRelease', { numberOfKeys: 2, lua: RELEASE });
+  redis.defineCommand('processingRecordVersion', { numberOfKeys: 1, lua: RECORD_VERSION });
+  return redis as Connection & ProcessingCommands;
 }
 
 /**
@@ -78,13 +78,13 @@ function defineCommands(redis: Connection): Connection & DedupCommands {
  * PX, so a crashed replica's claim expires by itself). Claim and completion are Lua scripts, atomic.
  * `{prefix}{<objectKey>}:version` is an object's applied version, `<created>` or `<created>:deleted`.
  */
-export function createRedisDedupStore(connection: Connection, logger: Logger, prefix = 'webhooks:stripe-event:'): DedupStore {
+export function createRedisProcessingStore(connection: Connection, logger: Logger, prefix = 'webhooks:stripe-event:'): ProcessingStore {
   logRedisConnectionState(connection, logger, 'store (redis)');
   const redis = defineCommands(connection);
   const keys = (eventId: string): [string, string] => [`${prefix}{${eventId}}:done`, `${prefix}{${eventId}}:claim`];
   const { run, check, close } = createRedisStoreBase(connection, { dependency: 'store' });
   const versionKey = (objectKey: string): string => `${prefix}{${objectKey}}:version`;
-  const release = (eventId: string, token: string): Promise<number> => run(() => redis.dedupRelease(...keys(eventId), token));
+  const release = (eventId: string, token: string): Promise<number> => run(() => redis.processingRelease(...keys(eventId), token));
   /**
    * The claim may have reached the replica now promoted: drop it there, so redeliveries are not
    * blocked for the lease. In the background, so the delivery still fails fast with 503.
@@ -97,14 +97,14 @@ export function createRedisDedupStore(connection: Connection, logger: Logger, pr
     name: 'redis',
     async claim(eventId, leaseMs) {
       const token = randomUUID();
-      const [state, replicas] = await run(() => redis.dedupClaim(...keys(eventId), token, leaseMs));
+      const [state, replicas] = await run(() => redis.processingClaim(...keys(eventId), token, leaseMs));
       if (state !== 'claimed') return { state };
       // Work starts only on a claim a promoted replica would still have: else a redelivery could claim the event again there.
       if (replicas > 0) await run(() => replicated(redis, keys(eventId)[1])).catch((err: unknown) => releaseAfterFailedWait(eventId, token, err));
       return { state, token };
     },
     async complete(eventId, token, retentionMs) {
-      const replicas = await run(() => redis.dedupComplete(...keys(eventId), token, retentionMs));
+      const replicas = await run(() => redis.processingComplete(...keys(eventId), token, retentionMs));
       if (replicas > 0) await run(() => replicated(redis, keys(eventId)[0]));
     },
     async release(eventId, token) {
@@ -114,7 +114,7 @@ export function createRedisDedupStore(connection: Connection, logger: Logger, pr
       return parseVersion(await run(() => redis.get(versionKey(objectKey))));
     },
     async recordVersion(objectKey, version, retentionMs) {
-      await run(() => redis.dedupRecordVersion(versionKey(objectKey), version.created, version.deleted ? '1' : '0', retentionMs));
+      await run(() => redis.processingRecordVersion(versionKey(objectKey), version.created, version.deleted ? '1' : '0', retentionMs));
     },
     check,
     close,

@@ -30,7 +30,7 @@ function versionedRecordMutations(type: 'Plan' | 'PriceTier', fields: string): R
 const planMutations = versionedRecordMutations('Plan', PLAN_FIELDS);
 const priceTierMutations = versionedRecordMutations('PriceTier', PRICE_TIER_FIELDS);
 
-export const gatewayOperations = {
+export const graphqlOperations = {
   clientByProviderCustomerId: `query ClientByProviderCustomerId($providerCustomerId: String!) {
   clientByProviderCustomerId(providerCustomerId: $providerCustomerId) { ${CLIENT_FIELDS} }
 }`,
@@ -68,13 +68,13 @@ export const gatewayOperations = {
   ping: `query Ping { __typename }`,
 } as const;
 
-export type GatewayOperationName = keyof typeof gatewayOperations;
+export type GraphqlOperationName = keyof typeof graphqlOperations;
 
 const operationNames = Object.fromEntries(
-  Object.entries(gatewayOperations).map(([name, document]) => [name, /^(?:query|mutation)\s+(\w+)/.exec(document)![1]!]),
-) as Record<GatewayOperationName, string>;
+  Object.entries(graphqlOperations).map(([name, document]) => [name, /^(?:query|mutation)\s+(\w+)/.exec(document)![1]!]),
+) as Record<GraphqlOperationName, string>;
 
 /** The operation name inside each document (`query ClientByNumber …` → `ClientByNumber`). */
-export function operationNameOf(name: GatewayOperationName): string {
+export function operationNameOf(name: GraphqlOperationName): string {
   return operationNames[name];
 }
