@@ -4,10 +4,6 @@ import type { CacheResponse__Output } from './generated/cache/v1/CacheResponse.j
 
 /** The most keys one GetMany carries (the contract's limit). */
 export const MAX_BATCH_KEYS = 1000;
-/** Calls of this batcher in flight at once before new gets wait for one of them to end. */
-const MAX_IN_FLIGHT = 1;
-/** The longest a get waits for a call in flight to end before it leaves anyway (a slow or hung call). */
-const MAX_WAIT_MS = 5;
 
 export interface GetBatcher {
   get(key: string): Promise<CacheResponse__Output>;
@@ -23,20 +19,17 @@ interface Waiting {
 const grpcCode = (err: unknown): number | undefined => (err instanceof AppError && err.cause instanceof Error ? (err.cause as Partial<ServiceError>).code : undefined);
 
 /**
- * Coalesces gets, as ioredis' auto-pipelining does commands: the gets made while the previous
- * read is on the wire (all the callers a burst of requests woke) leave together as one GetMany
- * when there are several keys, or as one Get when there is one. One call instead of N saves each
- * side the per-call work of gRPC and HTTP/2 (headers, stream, status, promise plumbing), which
- * dominates a small read. A get made while nothing is in flight leaves at the end of the current
- * turn of the event loop (microseconds); one made while a call is in flight leaves when that call
- * ends, or after MAX_WAIT_MS at the latest, so the batch grows with the load and a get waits at
- * most one round trip more.
+ * Coalesces gets, as ioredis' auto-pipelining does commands: the gets made during one turn of the
+ * event loop (all the callers a burst of requests woke) leave together as one GetMany when there
+ * are several keys, or as one Get when there is one. One call instead of N saves each side the
+ * per-call work of gRPC and HTTP/2 (headers, stream, status, promise plumbing), which dominates a
+ * small read.
  *
- * Gets of the same key waiting together are one read, as DataLoader batches them: the key goes
- * out once and every caller gets that answer (the same response object; its bytes are shared).
- * Only gets not yet sent are joined: a get never takes the answer of a read that left before it
- * was made, so it never sees a value older than its own start (a removal acknowledged before a
- * get began is never undone by this).
+ * Gets of the same key in one turn are one read, as DataLoader batches them: the key goes out once
+ * and every caller gets that answer (the same response object; its bytes are shared). Only gets
+ * not yet sent are joined: a get never takes the answer of a read that left before it was made, so
+ * it never sees a value older than its own start (a removal acknowledged before a get began is
+ * never undone by this).
  *
  * A batch refused for any reason but unavailability is retried key by key, so one bad key cannot
  * fail its neighbours' gets; a service without GetMany (before contract 1.2: UNIMPLEMENTED) turns
@@ -45,26 +38,6 @@ const grpcCode = (err: unknown): number | undefined => (err instanceof AppError 
 export function createGetBatcher(single: (key: string) => Promise<CacheResponse__Output>, many: (keys: string[]) => Promise<CacheResponse__Output[]>): GetBatcher {
   let queue = new Map<string, Waiting>();
   let batching = true;
-  let inFlight = 0;
-  let scheduled = false;
-  let waitLimit: NodeJS.Timeout | undefined;
-
-  const schedule = (): void => {
-    if (scheduled) return;
-    scheduled = true;
-    setImmediate(flush);
-  };
-
-  /** Counts a call in flight until it settles; then the gets that waited for it may leave. */
-  const tracked = <R>(call: Promise<R>): Promise<R> => {
-    inFlight++;
-    const settled = (): void => {
-      inFlight--;
-      if (queue.size > 0) schedule();
-    };
-    call.then(settled, settled);
-    return call;
-  };
 
   const resolveAll = (waiting: Waiting, response: CacheResponse__Output): void => {
     for (const caller of waiting.callers) caller.resolve(response);
@@ -75,7 +48,7 @@ export function createGetBatcher(single: (key: string) => Promise<CacheResponse_
 
   const oneByOne = (batch: readonly Waiting[]): void => {
     for (const waiting of batch)
-      tracked(single(waiting.key)).then(
+      single(waiting.key).then(
         (response) => resolveAll(waiting, response),
         (err: unknown) => rejectAll(waiting, err),
       );
@@ -83,7 +56,7 @@ export function createGetBatcher(single: (key: string) => Promise<CacheResponse_
 
   function send(batch: Waiting[]): void {
     if (batch.length === 1 || !batching) return oneByOne(batch);
-    tracked(many(batch.map((waiting) => waiting.key))).then(
+    many(batch.map((waiting) => waiting.key)).then(
       (entries) => batch.forEach((waiting, i) => resolveAll(waiting, entries[i]!)),
       (err: unknown) => {
         if (err instanceof AppError && err.status === 503) return batch.forEach((waiting) => rejectAll(waiting, err));
@@ -94,10 +67,6 @@ export function createGetBatcher(single: (key: string) => Promise<CacheResponse_
   }
 
   function flush(): void {
-    scheduled = false;
-    clearTimeout(waitLimit);
-    waitLimit = undefined;
-    if (queue.size === 0) return;
     const batch = [...queue.values()];
     queue = new Map();
     for (let from = 0; from < batch.length; from += MAX_BATCH_KEYS) send(batch.slice(from, from + MAX_BATCH_KEYS));
@@ -109,9 +78,7 @@ export function createGetBatcher(single: (key: string) => Promise<CacheResponse_
         const waiting = queue.get(key);
         if (waiting !== undefined) return void waiting.callers.push({ resolve, reject });
         queue.set(key, { key, callers: [{ resolve, reject }] });
-        if (queue.size > 1) return;
-        if (inFlight < MAX_IN_FLIGHT) schedule();
-        else waitLimit ??= setTimeout(flush, MAX_WAIT_MS);
+        if (queue.size === 1) setImmediate(flush);
       }),
   };
 }

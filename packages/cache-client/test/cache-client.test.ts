@@ -308,28 +308,6 @@ describe('cache client coalescing of one key (contract 1.2)', () => {
     client.close();
   });
 
-  it('should send the gets made while a read is on the wire together, and leave without it when it does not come back', async () => {
-    const client = createCacheClient({ address: batchingAddress });
-    const waitForCalls = async (count: number): Promise<void> => {
-      while (calls.length < count) await new Promise((resolve) => setTimeout(resolve, 1));
-    };
-    let release!: () => void;
-    hold = new Promise((resolve) => (release = resolve));
-    const stuck = client.get('a');
-    await waitForCalls(1);
-    // Made in two turns while the Get of a is held: one call, without waiting for the held one.
-    const b = client.get('b');
-    await new Promise((resolve) => setImmediate(resolve));
-    const c = client.get('c');
-    const started = performance.now();
-    await expect(Promise.all([b, c])).resolves.toEqual(['value of b', undefined]);
-    expect(performance.now() - started).toBeLessThan(1000);
-    expect(calls).toEqual(['Get a', 'GetMany b,c']);
-    release();
-    await expect(stuck).resolves.toBe('value of a');
-    client.close();
-  });
-
   it('should never hand a get the answer of a read that left before the get was made', async () => {
     const client = createCacheClient({ address: batchingAddress });
     let release!: () => void;
