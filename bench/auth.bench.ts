@@ -53,6 +53,8 @@ interface Figures extends LoadFigures {
   /** CPU time (user + system) per request of the server process, and of its session store (the cache service for the auth service, Redis for oauth2-proxy's Redis store). */
   serverCpuMicrosPerRequest?: number;
   storeCpuMicrosPerRequest?: number;
+  /** The machine's 1-minute load average at the end of the run (the others' work on the shared cores). */
+  loadAverage?: number;
 }
 
 /**
@@ -89,7 +91,7 @@ function summarize(runs: Figures[]): Omit<Figures, 'non2xx' | 'errors' | 'reques
   return summary;
 }
 
-type TargetName = 'auth' | 'authWithoutLocalCache' | 'authWorkers' | 'bare' | 'bareWithToken' | 'bareNodeWithToken' | 'oauth2ProxyCookie' | 'oauth2ProxyRedis';
+type TargetName = 'auth' | 'authWithoutLocalCache' | 'authWithoutLocalCacheWorkers' | 'authWorkers' | 'bare' | 'bareWithToken' | 'bareNodeWithToken' | 'oauth2ProxyCookie' | 'oauth2ProxyRedis';
 
 interface Target {
   name: TargetName;
@@ -111,6 +113,7 @@ async function measure(target: Target): Promise<Figures> {
   const figures: Figures = await load({ url: target.url, headers: target.headers, seconds: DURATION_SECONDS, connections: CONNECTIONS });
   figures.serverCpuMicrosPerRequest = Number(((treeCpuMicros(target.pid) - cpu) / figures.requests).toFixed(1));
   if (target.storePid !== undefined) figures.storeCpuMicrosPerRequest = Number(((cpuMicros(target.storePid) - storeCpu) / figures.requests).toFixed(1));
+  figures.loadAverage = Number(loadavg()[0]!.toFixed(1));
   return figures;
 }
 
@@ -262,7 +265,8 @@ async function forwardAuthRounds(bench: Bench, ctx: { authUrl: string; authPid: 
   const bareWithToken = await startBare(bench, session.bearer);
   const bareNodeWithToken = await startBare(bench, session.bearer, true);
   const workers = await startAuthService(bench, { Auth__Workers: '2' });
-  ctx.children.push(uncached.child, bare.child, bareWithToken.child, bareNodeWithToken.child, workers.child);
+  const uncachedWorkers = await startAuthService(bench, { Auth__SessionNearCacheEntries: '0', Auth__Workers: '2' });
+  ctx.children.push(uncached.child, bare.child, bareWithToken.child, bareNodeWithToken.child, workers.child, uncachedWorkers.child);
   const headers = { cookie: session.cookie };
   const targets: Target[] = [
     { name: 'auth', url: `${ctx.authUrl}/auth`, headers, pid: ctx.authPid, storePid: ctx.cachePid },
@@ -271,6 +275,7 @@ async function forwardAuthRounds(bench: Bench, ctx: { authUrl: string; authPid: 
     { name: 'bareWithToken', url: `${bareWithToken.url}/auth`, headers, pid: bareWithToken.child.pid! },
     { name: 'bareNodeWithToken', url: `${bareNodeWithToken.url}/auth`, headers, pid: bareNodeWithToken.child.pid! },
     { name: 'authWorkers', url: `${workers.url}/auth`, headers, pid: workers.child.pid!, storePid: ctx.cachePid },
+    { name: 'authWithoutLocalCacheWorkers', url: `${uncachedWorkers.url}/auth`, headers, pid: uncachedWorkers.child.pid!, storePid: ctx.cachePid },
   ];
   const peers = WITH_PEERS ? await startPeers(bench, ctx.ca, ctx.runId, ctx.usersToDelete) : [];
   try {
@@ -282,7 +287,7 @@ async function forwardAuthRounds(bench: Bench, ctx: { authUrl: string; authPid: 
       for (const target of round % 2 === 0 ? targets : [...targets].reverse()) {
         const figures = await measure(target);
         runs[target.name].push(figures);
-        process.stdout.write(`round ${round + 1} ${target.name}: ${figures.requestsPerSecond} req/s, p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms, ${figures.serverCpuMicrosPerRequest} µs server CPU/request${figures.storeCpuMicrosPerRequest === undefined ? '' : ` + ${figures.storeCpuMicrosPerRequest} µs session store`}\n`);
+        process.stdout.write(`round ${round + 1} ${target.name}: ${figures.requestsPerSecond} req/s, p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms, ${figures.serverCpuMicrosPerRequest} µs server CPU/request${figures.storeCpuMicrosPerRequest === undefined ? '' : ` + ${figures.storeCpuMicrosPerRequest} µs session store`} (load average ${figures.loadAverage})\n`);
       }
     }
     return forwardAuthResults(runs);
@@ -311,6 +316,7 @@ function forwardAuthResults(runs: Record<TargetName, Figures[]>): Record<string,
     ratioBareWithToken: throughputRatio('bareWithToken', 'bare'),
     target: 0.7,
     authWorkers: { ...summarize(runs.authWorkers), runs: runs.authWorkers },
+    authWithoutLocalCacheWorkers: { ...summarize(runs.authWithoutLocalCacheWorkers), runs: runs.authWithoutLocalCacheWorkers },
     bareNodeWithToken: { ...summarize(runs.bareNodeWithToken), runs: runs.bareNodeWithToken },
     workersVersusBareNode: {
       note: 'Auth__Workers=2 (primary + 2 workers, CPU of all three and of the cache service) vs node:https answering the same Authorization header: CPU µs per request above it (median of rounds; target ≤ 25), requests/s ratio',
@@ -331,6 +337,8 @@ function forwardAuthResults(runs: Record<TargetName, Figures[]>): Record<string,
       authVsCookieStore: versus('auth', 'oauth2ProxyCookie'),
       authVsRedisStore: versus('auth', 'oauth2ProxyRedis'),
       authWithoutLocalCacheVsRedisStore: versus('authWithoutLocalCache', 'oauth2ProxyRedis'),
+      // A replica may use both cores, as oauth2-proxy's Go runtime does.
+      authWithoutLocalCacheWorkersVsRedisStore: versus('authWithoutLocalCacheWorkers', 'oauth2ProxyRedis'),
       targets: { cookieStoreCpu: 2.0, cookieStoreRequestsPerSecond: 1.5, withoutLocalCacheVsRedisStoreRequestsPerSecond: 1.0 },
     };
   }
@@ -434,6 +442,7 @@ async function main(): Promise<void> {
           bareWithToken: 'the same answering the same Authorization header as /auth (the ~1.4 KB bearer token): what the contract itself costs',
           bareNodeWithToken: 'node:https without Koa answering the same Authorization header',
           authWorkers: 'the auth service with Auth__Workers=2 (node:cluster primary + 2 workers; CPU of the three processes and the cache service)',
+          authWithoutLocalCacheWorkers: 'the auth service with the near cache off and Auth__Workers=2: a replica on both cores reading every session through',
           oauth2ProxyCookie: 'oauth2-proxy v7.15.6 /oauth2/auth (202 + X-Auth-Request-Access-Token), cookie session store, same realm (platform-web client), same certificate',
           oauth2ProxyRedis: 'the same with --session-store-type=redis on a private redis-server (its CPU counted as the session store)',
         },
@@ -464,7 +473,7 @@ function printRatios(results: Record<string, unknown>): void {
   if (workers !== undefined) process.stdout.write(`Auth__Workers=2 vs bare node:https with the header: ${workers.cpuMicrosAboveBareNode} µs CPU per request above it, requests/s ratio ${workers.requestsPerSecond}\n`);
   const versus = results.versusOAuth2Proxy as Record<string, { requestsPerSecond: number; cpuPerRequest: number; p99: number }> | undefined;
   if (versus === undefined) return;
-  for (const pair of ['authVsCookieStore', 'authVsRedisStore', 'authWithoutLocalCacheVsRedisStore']) {
+  for (const pair of ['authVsCookieStore', 'authVsRedisStore', 'authWithoutLocalCacheVsRedisStore', 'authWithoutLocalCacheWorkersVsRedisStore']) {
     const ratios = versus[pair]!;
     process.stdout.write(`${pair}: requests/s ours/theirs ${ratios.requestsPerSecond}, CPU per request theirs/ours ${ratios.cpuPerRequest}, p99 ours/theirs ${ratios.p99} (load average ${loadavg()[0]!.toFixed(1)})\n`);
   }

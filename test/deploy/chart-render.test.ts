@@ -179,6 +179,18 @@ describe('rendered workloads', () => {
     expect(await nodeOptions(['cache.heap.auto=false'])).toBeUndefined();
   });
 
+  it("should run auth's node:cluster workers from auth.workers, sharing the heap bound out among them", async () => {
+    const auth = async (set: string[]) => {
+      const objects = await charts.render({ values: [join(charts.umbrella, 'ci', 'production-values.yaml')], set: ['auth.resources.limits.memory=512Mi', ...set] });
+      const deployment = forComponent<Deployment>(objects, 'Deployment', 'auth')!;
+      return { workers: configMapOf(objects, deployment).Auth__Workers, nodeOptions: containerOf(deployment).env?.find((e) => e.name === 'NODE_OPTIONS')?.value };
+    };
+    expect(await auth([])).toEqual({ workers: '1', nodeOptions: '--max-old-space-size=320 --max-semi-space-size=8' });
+    const two = ['auth.workers=2', 'auth.resources.requests.cpu=1', 'auth.resources.limits.cpu=2'];
+    expect(await auth(two)).toEqual({ workers: '2', nodeOptions: '--max-old-space-size=160 --max-semi-space-size=4' });
+    expect(await auth([...two, 'auth.resources.limits.cpu=2500m', 'auth.resources.requests.cpu=1500m'])).toMatchObject({ workers: '2' });
+  });
+
   it('should trust a CA bundle from a Secret or a ConfigMap for outbound TLS: mounted read-only, named by NODE_EXTRA_CA_CERTS', async () => {
     const trust = async (set: string[]) => {
       const deployment = forComponent<Deployment>(await charts.render({ values: [join(charts.umbrella, 'ci', 'production-values.yaml')], set }), 'Deployment', 'auth')!;
@@ -494,6 +506,18 @@ describe('values validation', () => {
 
   it('should refuse a CA bundle from both a Secret and a ConfigMap', async () => {
     expect(await failure(['auth.caBundle.secretName=a', 'auth.caBundle.configMapName=b'], ['production-values.yaml'])).toMatch(/auth\.caBundle: set secretName or configMapName, not both/);
+  });
+
+  it('should refuse auth workers the pod has no CPUs or memory for, saying which value to change', async () => {
+    const production = ['production-values.yaml'];
+    const workers = (set: string[]): Promise<string> => failure(['auth.workers=2', ...set], production);
+    // The chart's defaults: a 50m request and a 1-CPU limit, for one process.
+    const defaults = await workers([]);
+    expect(defaults).toMatch(/auth\.resources\.limits\.cpu: 1 is less than one CPU for each of the 2 workers/);
+    expect(defaults).toMatch(/auth\.resources\.requests\.cpu: 50m is less than one CPU, too little for 2 workers/);
+    expect(await workers(['auth.resources.limits.cpu=1900m', 'auth.resources.requests.cpu=1'])).toMatch(/limits\.cpu: 1900m is less than one CPU for each/);
+    expect(await workers(['auth.resources.limits.cpu=2', 'auth.resources.requests.cpu=1', 'auth.resources.limits.memory=200Mi'])).toMatch(/auth\.resources\.limits\.memory: 200Mi is less than 128Mi for each of the 2 workers/);
+    expect(await failure(['auth.workers=0'], production)).toMatch(/workers.*minimum/s);
   });
 
   it('should refuse a string replica count', async () => {

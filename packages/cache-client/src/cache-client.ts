@@ -35,9 +35,10 @@ export interface CacheClientSettings {
   /**
    * Send the gets made during one turn of the event loop as one GetMany call (default true), as
    * ioredis pipelines commands: under concurrent load a get then costs a fraction of a call of its
-   * own, in this process and in the service. A get made alone still goes out as one Get at once
-   * (after the current turn: microseconds). Against a service older than contract 1.2 it turns
-   * itself off.
+   * own, in this process and in the service. Gets of one key in the same turn are sent once and
+   * share its answer (never the answer of a read sent before them). A get made alone still goes
+   * out as one Get at once (after the current turn: microseconds). Against a service older than
+   * contract 1.2 it falls back to one Get per key.
    */
   coalesce?: boolean;
 }

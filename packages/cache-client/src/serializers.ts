@@ -20,10 +20,10 @@ export function memoizedJsonSerializer(): Serializer<unknown> {
   const parsed = new WeakMap<Buffer, unknown>();
   return {
     serialize: (value) => jsonSerializer.serialize(value),
+    // One lookup on a near-cache hit: JSON.parse never yields undefined, so undefined means not parsed yet.
     deserialize(bytes) {
-      if (parsed.has(bytes)) return parsed.get(bytes);
-      const value = jsonSerializer.deserialize(bytes);
-      parsed.set(bytes, value);
+      let value = parsed.get(bytes);
+      if (value === undefined) parsed.set(bytes, (value = jsonSerializer.deserialize(bytes)));
       return value;
     },
   };

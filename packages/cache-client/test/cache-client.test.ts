@@ -10,6 +10,8 @@ import {
   type CacheGrpcServiceHandlers,
   type CacheRequest__Output,
   type CacheResponse,
+  type GetManyRequest__Output,
+  type GetManyResponse,
   type IncrementRequest__Output,
   type IncrementResponse,
   type Serializer,
@@ -256,6 +258,70 @@ describe('cache client coalescing against a service without GetMany (contract 1.
     await expect(Promise.all([client.get('a'), client.get('b')])).resolves.toEqual(['value of a', 'value of b']);
     await expect(Promise.all([client.get('c'), client.get('d')])).resolves.toEqual(['value of c', 'value of d']);
     expect(attempts.map((a) => a.method)).toEqual(['Get', 'Get', 'Get', 'Get']);
+    client.close();
+  });
+});
+
+describe('cache client coalescing of one key (contract 1.2)', () => {
+  /** Each call as the service saw it: `Get a` or `GetMany a,b`. */
+  const calls: string[] = [];
+  const values = new Map([
+    ['a', 'value of a'],
+    ['b', 'value of b'],
+  ]);
+  /** While set, a Get waits for it before answering (a read the test keeps in flight). */
+  let hold: Promise<void> | undefined;
+  const found = (key: string): CacheResponse => ({ found: values.has(key), value: Buffer.from(JSON.stringify(values.get(key) ?? null)) });
+  let batching: Server;
+  let batchingAddress: string;
+
+  beforeAll(async () => {
+    batching = new Server();
+    batching.addService(cacheServiceDefinition(), {
+      Get: (call: ServerUnaryCall<CacheRequest__Output, CacheResponse>, callback: sendUnaryData<CacheResponse>) => {
+        calls.push(`Get ${call.request.key}`);
+        const answer = found(call.request.key);
+        void (hold ?? Promise.resolve()).then(() => callback(null, answer));
+      },
+      GetMany: (call: ServerUnaryCall<GetManyRequest__Output, GetManyResponse>, callback: sendUnaryData<GetManyResponse>) => {
+        calls.push(`GetMany ${call.request.keys.join(',')}`);
+        callback(null, { entries: call.request.keys.map(found) });
+      },
+    });
+    const port = await new Promise<number>((resolve, reject) => batching.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
+    batchingAddress = `127.0.0.1:${port}`;
+  });
+
+  afterAll(() => batching.forceShutdown());
+
+  afterEach(() => {
+    calls.length = 0;
+    values.set('a', 'value of a');
+    hold = undefined;
+  });
+
+  it('should send a key once for all the gets of it made in one turn, each caller getting its value', async () => {
+    const client = createCacheClient({ address: batchingAddress });
+    await expect(Promise.all([client.get('a'), client.get('b'), client.get('a'), client.get('c'), client.get('a')])).resolves.toEqual(['value of a', 'value of b', 'value of a', undefined, 'value of a']);
+    await expect(Promise.all([client.get('a'), client.get('a')])).resolves.toEqual(['value of a', 'value of a']);
+    expect(calls).toEqual(['GetMany a,b,c', 'Get a']);
+    client.close();
+  });
+
+  it('should never hand a get the answer of a read that left before the get was made', async () => {
+    const client = createCacheClient({ address: batchingAddress });
+    let release!: () => void;
+    hold = new Promise((resolve) => (release = resolve));
+    const before = client.get('a');
+    while (calls.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    // The first read has left with the old value; the key changes; a new get must read again.
+    values.set('a', 'changed');
+    const after = client.get('a');
+    while (calls.length === 1) await new Promise((resolve) => setTimeout(resolve, 5));
+    release();
+    await expect(before).resolves.toBe('value of a');
+    await expect(after).resolves.toBe('changed');
+    expect(calls).toEqual(['Get a', 'Get a']);
     client.close();
   });
 });

@@ -148,6 +148,7 @@ const rules: Record<string, JsonSchema> = {
   },
   'otp.*': positive,
   'sessions.nearCacheEntries': { type: 'integer', minimum: 0, maximum: 1_000_000 },
+  workers: { type: 'integer', minimum: 1, maximum: 64 },
   'sessions.maxPerUser': { type: 'integer', minimum: 1, maximum: 100 },
   'sessions.*': positive,
   'oidc.backchannelLogoutMaxAgeSeconds': { type: 'integer', minimum: 1, maximum: 3600 },

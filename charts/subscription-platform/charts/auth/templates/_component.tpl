@@ -29,6 +29,7 @@ Oidc__AdminCredentials__Username: {{ .Values.oidc.adminUsername | quote }}
 Oidc__StateTtlSeconds: {{ .Values.oidc.stateTtlSeconds | int64 | quote }}
 Oidc__TimeoutMs: {{ .Values.oidc.timeoutMs | int64 | quote }}
 Oidc__BackchannelLogoutMaxAgeSeconds: {{ .Values.oidc.backchannelLogoutMaxAgeSeconds | int64 | quote }}
+Auth__Workers: {{ .Values.workers | int64 | quote }}
 Auth__SessionIdleSeconds: {{ .Values.sessions.idleSeconds | int64 | quote }}
 Auth__SessionMaxSeconds: {{ .Values.sessions.maxSeconds | int64 | quote }}
 Auth__SessionRenewBeforeSeconds: {{ .Values.sessions.renewBeforeSeconds | int64 | quote }}
@@ -102,6 +103,20 @@ Tls__TerminatedUpstream: {{ .Values.tls.terminatedUpstream | quote }}
 {{- include "platform-lib.validateHttpUrls" (dict "chart" "auth" "values" (dict "publicBaseUrl" .Values.publicBaseUrl "oidc.serverUrl" .Values.oidc.serverUrl)) }}
 {{- if and (eq .Values.environment "Production") (hasPrefix "http://" .Values.oidc.serverUrl) }}
 auth.oidc.serverUrl: must be https in Production (the service refuses plain http to a non-loopback identity provider)
+{{- end }}
+{{- $workers := int64 .Values.workers }}
+{{- if gt $workers 1 }}
+{{- $limits := (.Values.resources | default dict).limits | default dict }}
+{{- $requests := (.Values.resources | default dict).requests | default dict }}
+{{- if and $limits.cpu (lt (include "platform-lib.cpuMillis" $limits.cpu | int64) (mul $workers 1000)) }}
+auth.resources.limits.cpu: {{ $limits.cpu }} is less than one CPU for each of the {{ $workers }} workers; raise it to {{ $workers }} or lower workers (beyond the limit the workers only share one quota, each with its own heap)
+{{- end }}
+{{- if and $limits.memory (lt (include "platform-lib.memoryMiB" $limits.memory | int64) (mul $workers 128)) }}
+auth.resources.limits.memory: {{ $limits.memory }} is less than 128Mi for each of the {{ $workers }} workers (each is a Node.js process with its own heap)
+{{- end }}
+{{- if and $requests.cpu (lt (include "platform-lib.cpuMillis" $requests.cpu | int64) 1000) }}
+auth.resources.requests.cpu: {{ $requests.cpu }} is less than one CPU, too little for {{ $workers }} workers (a pod that cannot count on more than one core is served cheaper by one process: workers=1)
+{{- end }}
 {{- end }}
 {{- if not (has .Values.locales.default .Values.locales.supported) }}
 auth.locales.default: {{ .Values.locales.default | quote }} is not one of locales.supported

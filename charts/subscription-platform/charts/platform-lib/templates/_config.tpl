@@ -35,10 +35,24 @@ A memory quantity in MiB (rounded down): 512Mi, 1Gi, 600M, 536870912. Empty when
 {{- end -}}
 
 {{/*
+A CPU quantity in millicores: 500m, 1, 1.5, 2.
+*/}}
+{{- define "platform-lib.cpuMillis" -}}
+{{- $q := toString . -}}
+{{- if hasSuffix "m" $q -}}
+{{- trimSuffix "m" $q | float64 | floor | int64 -}}
+{{- else -}}
+{{- mulf (float64 $q) 1000.0 | floor | int64 -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
 NODE_OPTIONS bounding V8's heap to the container: old space 5/8 of the memory limit (320 MiB in
 a 512 MiB container, as measured for the cache in README), semi space limit/64 MiB between 1 and
 64 (8 MiB at 512 MiB). Without a memory limit V8 sizes the heap from the node's memory and the
-container is OOM-killed before it collects garbage. nodeOptions is appended.
+container is OOM-killed before it collects garbage. A component running several Node processes
+in the container (`workers`, node:cluster: each inherits NODE_OPTIONS) shares both out among them.
+nodeOptions is appended.
 */}}
 {{- define "platform-lib.nodeOptions" -}}
 {{- $options := list -}}
@@ -48,8 +62,9 @@ container is OOM-killed before it collects garbage. nodeOptions is appended.
 {{- end -}}
 {{- if and .Values.heap.auto $limit -}}
 {{- $mib := include "platform-lib.memoryMiB" $limit | int64 -}}
-{{- $oldSpace := div (mul $mib 5) 8 -}}
-{{- $semiSpace := max 1 (min 64 (div $mib 64)) -}}
+{{- $processes := max 1 (int64 (.Values.workers | default 1)) -}}
+{{- $oldSpace := div (div (mul $mib 5) 8) $processes -}}
+{{- $semiSpace := max 1 (min 64 (div (div $mib 64) $processes)) -}}
 {{- $options = append $options (printf "--max-old-space-size=%d" $oldSpace) -}}
 {{- $options = append $options (printf "--max-semi-space-size=%d" $semiSpace) -}}
 {{- end -}}
