@@ -16,13 +16,22 @@ export interface RunningCacheService {
  * port, for tests of the services that use it.
  */
 export async function startCacheService(
-  options: { redisUrl?: string; keyPrefix?: string; capacity?: number; partitions?: readonly PartitionConfig[]; /** to restart one in place */ port?: number } = {},
+  options: {
+    redisUrl?: string;
+    keyPrefix?: string;
+    capacity?: number;
+    partitions?: readonly PartitionConfig[];
+    /** to restart one in place */
+    port?: number;
+    /** the memory backend's clock (a test's clock, shared with the service under test) */
+    now?: () => number;
+  } = {},
 ): Promise<RunningCacheService> {
   const backend = options.redisUrl
     ? { kind: 'redis' as const, url: options.redisUrl, keyPrefix: options.keyPrefix ?? 'cache:' }
     : { kind: 'memory' as const, capacity: options.capacity ?? 10_000, partitions: options.partitions ?? [] };
   const registry = createRegistry('cache');
-  const cache = createCache({ port: options.port ?? 0, host: '127.0.0.1', backend, maxValueBytes: 1024 * 1024 }, { registry, logger: silentLogger('cache') });
+  const cache = createCache({ port: options.port ?? 0, host: '127.0.0.1', backend, maxValueBytes: 1024 * 1024 }, { registry, logger: silentLogger('cache'), ...(options.now === undefined ? {} : { now: options.now }) });
   const port = await cache.api.start();
   return {
     address: `127.0.0.1:${port}`,

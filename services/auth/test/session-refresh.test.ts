@@ -31,6 +31,16 @@ const bearerOf = (reply: Reply): string => reply.headers.get('authorization')!.s
 
 describe('sessions: the access token renewed behind the TokenId cookie, lifetimes, logout', () => {
   let cacheService: RunningCacheService;
+  /** Cache services on a test's clock (their entries expire on it), closed after the replicas. */
+  const clockedCaches: RunningCacheService[] = [];
+
+  /** A replica and a cache service of its own on one moving clock: session limits pass without waiting for them. */
+  async function startOnClock(overrides: Record<string, string>): Promise<{ auth: RunningAuth; clock: TestClock }> {
+    const clock = runningClock();
+    const cache = await startCacheService({ now: clock.now });
+    clockedCaches.push(cache);
+    return { auth: await start(overrides, clock.now, cache.address), clock };
+  }
   let events: EventCollector;
   const phoneNumbers: string[] = [];
   const started: RunningAuth[] = [];
@@ -43,12 +53,12 @@ describe('sessions: the access token renewed behind the TokenId cookie, lifetime
   afterAll(async () => {
     await Promise.all(started.map((auth) => auth.close()));
     await events.close();
-    await cacheService.close();
+    await Promise.all([cacheService, ...clockedCaches].map((cache) => cache.close()));
     await deleteUsersNamed(phoneNumbers);
   });
 
-  async function start(overrides: Record<string, string> = {}, now?: () => number): Promise<RunningAuth> {
-    const auth = await startAuth(cacheService.address, { Otp__ResendCooldownSeconds: '0', ...overrides }, undefined, now === undefined ? {} : { now });
+  async function start(overrides: Record<string, string> = {}, now?: () => number, cacheAddress = cacheService.address): Promise<RunningAuth> {
+    const auth = await startAuth(cacheAddress, { Otp__ResendCooldownSeconds: '0', ...overrides }, undefined, now === undefined ? {} : { now });
     started.push(auth);
     return auth;
   }
@@ -149,25 +159,27 @@ describe('sessions: the access token renewed behind the TokenId cookie, lifetime
   );
 
   it('should end a session after the idle limit without use, and not while it is used', async () => {
-    const auth = await start({ Auth__SessionIdleSeconds: '4', Auth__SessionMaxSeconds: '600' });
+    const { auth, clock } = await startOnClock({ Auth__SessionIdleSeconds: '4', Auth__SessionMaxSeconds: '600' });
     const session = await login(auth);
-    // Used every 1.5 s for twice the idle limit: alive.
-    for (const until = Date.now() + 8000; Date.now() < until; await sleep(1500)) await liveToken(auth, session.cookie);
+    // Used every 1.5 s for twice the idle limit: alive. The real pause lets each use's background
+    // write-back land before the clock moves on.
+    for (const until = clock.now() + 8000; clock.now() < until; clock.advance(1500), await sleep(3 * ROUND_PAUSE_MS)) await liveToken(auth, session.cookie);
     await liveToken(auth, session.cookie);
-    // Idle limit, this replica's memory of the session (1 s) and the background write-back of the last use.
-    await sleep(6500);
+    await sleep(3 * ROUND_PAUSE_MS);
+    // Past the idle limit without a use: over, in the replica and in the cache service.
+    clock.advance(6500);
     expect((await auth.client.get('/auth', { cookie: session.cookie })).status).toBe(401);
     expect(await auth.cache.get(`token:${session.tokenId}`)).toBeUndefined();
   }, 30_000);
 
   it('should end a session at the absolute limit however active, with the cookie living as long', async () => {
-    const auth = await start({ Auth__SessionIdleSeconds: '4', Auth__SessionMaxSeconds: '6' });
+    const { auth, clock } = await startOnClock({ Auth__SessionIdleSeconds: '4', Auth__SessionMaxSeconds: '6' });
     const session = await login(auth);
     // The session's clock started just before the answer: the limit falls at most 6 s from here.
-    const loggedInAt = Date.now();
+    const loggedInAt = clock.now();
     expect(session.setCookie).toMatch(/; Max-Age=6;/);
     const statuses: Array<[number, number]> = [];
-    for (let elapsed = 0; elapsed < 9500; await sleep(1000), elapsed = Date.now() - loggedInAt) {
+    for (let elapsed = 0; elapsed < 9500; clock.advance(1000), await sleep(3 * ROUND_PAUSE_MS), elapsed = clock.now() - loggedInAt) {
       statuses.push([elapsed, (await auth.client.get('/auth', { cookie: session.cookie })).status]);
     }
     expect(statuses.filter(([elapsed]) => elapsed < 5000).every(([, status]) => status === 200)).toBe(true);

@@ -15,21 +15,22 @@ export interface CacheBackend {
 }
 
 /** The memory backend: one LRU store, or one per configured key prefix besides it. */
-function memoryStore(backend: Extract<CacheConfig['backend'], { kind: 'memory' }>, metrics: CacheMetrics, hub: InvalidationHub): CacheStore {
+function memoryStore(backend: Extract<CacheConfig['backend'], { kind: 'memory' }>, metrics: CacheMetrics, hub: InvalidationHub, now?: () => number): CacheStore {
   const onChange = (key: string, kind: ChangeKind): void => hub.announce(key, kind);
-  const rest = createMemoryStore({ capacity: backend.capacity, events: metrics.storeEvents, onChange });
+  const clock = now === undefined ? {} : { now };
+  const rest = createMemoryStore({ capacity: backend.capacity, events: metrics.storeEvents, onChange, ...clock });
   const partitions = backend.partitions ?? [];
   if (partitions.length === 0) return rest;
   return createPartitionedStore(
     rest,
-    partitions.map(({ prefix, capacity, policy }) => ({ prefix, store: createMemoryStore({ capacity, policy, name: `keys under "${prefix}"`, events: metrics.storeEvents, onChange }) })),
+    partitions.map(({ prefix, capacity, policy }) => ({ prefix, store: createMemoryStore({ capacity, policy, name: `keys under "${prefix}"`, events: metrics.storeEvents, onChange, ...clock }) })),
   );
 }
 
 /** The memory backend announces its own changes. */
-function memoryBackend(backend: Extract<CacheConfig['backend'], { kind: 'memory' }>, metrics: CacheMetrics): CacheBackend {
+function memoryBackend(backend: Extract<CacheConfig['backend'], { kind: 'memory' }>, metrics: CacheMetrics, now?: () => number): CacheBackend {
   const invalidations = createInvalidationHub();
-  return { store: memoryStore(backend, metrics, invalidations), invalidations };
+  return { store: memoryStore(backend, metrics, invalidations, now), invalidations };
 }
 
 /** The Redis backend; its announcements come from Redis' keyspace notifications, whoever wrote. */
@@ -51,7 +52,10 @@ function redisBackend(backend: Extract<CacheConfig['backend'], { kind: 'redis' }
   };
 }
 
-/** The backend `Cache__Backend` names: memory (in this process) or Redis (shared by the replicas). */
-export function createCacheBackend(backend: CacheConfig['backend'], metrics: CacheMetrics, logger: Logger): CacheBackend {
-  return backend.kind === 'redis' ? redisBackend(backend, logger) : memoryBackend(backend, metrics);
+/**
+ * The backend `Cache__Backend` names: memory (in this process, expiring on `now`) or Redis (shared
+ * by the replicas, expiring on the Redis server's time).
+ */
+export function createCacheBackend(backend: CacheConfig['backend'], metrics: CacheMetrics, logger: Logger, now?: () => number): CacheBackend {
+  return backend.kind === 'redis' ? redisBackend(backend, logger) : memoryBackend(backend, metrics, now);
 }

@@ -9,6 +9,8 @@ import { createSubscribeHandler } from './subscribe-rpc.js';
 export interface CacheRuntime {
   logger: Logger;
   registry: Registry;
+  /** The memory backend's clock for expiry, in Unix ms (default Date.now); Redis keeps its own time. */
+  now?: () => number;
 }
 
 /** Test timings; the cache's adapters are the store its configuration names. */
@@ -47,7 +49,7 @@ export function createCache(config: CacheSettings, runtime: CacheRuntime, overri
   }
   // The gauges read the store and the hub when scraped, by which time both exist.
   const metrics = createCacheMetrics(runtime.registry, { items: () => store.size(), subscriptions: () => invalidations.size() });
-  const { store, invalidations } = createCacheBackend(config.backend, metrics, logger);
+  const { store, invalidations } = createCacheBackend(config.backend, metrics, logger, runtime.now);
   const service = createCacheService({ store, metrics, logger, maxValueBytes: config.maxValueBytes });
   const grpc = createCacheServer({ ...service, Subscribe: createSubscribeHandler(invalidations) }, { maxValueBytes: config.maxValueBytes });
   const refreshHealth = async (): Promise<void> => grpc.setServing(await store.check().then(() => true, () => false));
