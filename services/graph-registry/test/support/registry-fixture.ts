@@ -9,6 +9,7 @@ import { assertDocumented } from './openapi-contract.js';
 import { Redis } from 'ioredis';
 import { startPrivateRedis } from '../../../../test/support/redis-server.js';
 import { send, type HttpResponse, type RawRequest } from './http-client.js';
+import { npmStart, startService } from '../../../../test/support/service-process.js';
 
 export const silentLogger = quietLogger('graph-registry-test');
 
@@ -81,26 +82,77 @@ export function client(baseUrl: string, key: string | null = API_KEY) {
 export type Client = ReturnType<typeof client>;
 
 
-/** A registry on a private Redis of its own, with a direct connection to that Redis for assertions. */
-export interface RegistryOnRedis {
-  registry: RunningRegistry;
-  api: Client;
-  direct: Redis;
+/**
+ * The registry's build as its container runs it (`npm start`), in a process of its own, on the
+ * store at `storeUrl`. For the checks of what other callers see while one request is costly: the
+ * registry then has its own event loop and heap, not the test process's, which after a hundred
+ * suites collects garbage of its own in the middle of a measurement.
+ */
+export interface RegistryProcess {
+  baseUrl: string;
+  managementUrl: string;
   close(): Promise<void>;
 }
 
-export async function startRegistryOnPrivateRedis(options: RegistryOptions = {}): Promise<RegistryOnRedis> {
+export async function startRegistryProcess(storeUrl: string, env: Record<string, string> = {}): Promise<RegistryProcess> {
+  const child = await startService({
+    name: 'graph-registry',
+    ...npmStart('graph-registry'),
+    env: { Registry__Port: '0', Registry__Host: '127.0.0.1', Management__Port: '0', STORE_URL: storeUrl, MONITOR_API_KEY: API_KEY, ...env },
+    ready: true,
+  });
+  return {
+    baseUrl: `http://127.0.0.1:${child.port}`,
+    managementUrl: `http://127.0.0.1:${child.managementPort}`,
+    close: async () => {
+      const exit = await child.stop(5000);
+      if (exit.code !== 0) throw new Error(`graph-registry exited with ${exit.code ?? exit.signal}: ${child.logTail()}`);
+    },
+  };
+}
+
+/** Runs `work` against a registry process of its own on `storeUrl`, stopped after. */
+export async function withRegistryProcess<T>(storeUrl: string, work: (baseUrl: string) => Promise<T>, env: Record<string, string> = {}): Promise<T> {
+  const registry = await startRegistryProcess(storeUrl, env);
+  try {
+    return await work(registry.baseUrl);
+  } finally {
+    await registry.close();
+  }
+}
+
+/** A registry on a private Redis of its own, with a direct connection to that Redis for assertions. */
+export interface RegistryOnRedis<R extends { baseUrl: string; close(): Promise<void> } = RunningRegistry> {
+  registry: R;
+  api: Client;
+  direct: Redis;
+  /** The private Redis's URL, for another registry (or a process of its own) on the same store. */
+  redisUrl: string;
+  close(): Promise<void>;
+}
+
+async function onPrivateRedis<R extends { baseUrl: string; close(): Promise<void> }>(start: (url: string) => Promise<R>): Promise<RegistryOnRedis<R>> {
   const redis = await startPrivateRedis();
   const direct = new Redis(redis.url);
-  const registry = await startRegistry({ kind: 'redis', url: redis.url }, undefined, options);
+  const registry = await start(redis.url);
   return {
     registry,
     api: client(registry.baseUrl),
     direct,
+    redisUrl: redis.url,
     close: async () => {
       await registry.close();
       direct.disconnect();
       await redis.stop();
     },
   };
+}
+
+export function startRegistryOnPrivateRedis(options: RegistryOptions = {}): Promise<RegistryOnRedis> {
+  return onPrivateRedis((url) => startRegistry({ kind: 'redis', url }, undefined, options));
+}
+
+/** The same with the registry in a process of its own (startRegistryProcess), configured by `env`. */
+export function startRegistryProcessOnPrivateRedis(env: Record<string, string> = {}): Promise<RegistryOnRedis<RegistryProcess>> {
+  return onPrivateRedis((url) => startRegistryProcess(url, env));
 }
