@@ -32,8 +32,10 @@ const project = {
     // Workspace packages resolve to their sources, so tests never run against a stale build.
     '^@sp/([a-z-]+)$': '<rootDir>/packages/$1/src/index.ts',
     '^@sp/([a-z-]+)/([a-z-]+)$': '<rootDir>/packages/$1/src/$2.ts',
-    // NodeNext imports name the emitted .js file; in tests the .ts source stands behind it.
-    '^(\\.{1,2}/.*)\\.js$': '$1',
+    // NodeNext imports name the emitted .js file; in tests the .ts source stands behind it. Not a
+    // `.json.js` file: libphonenumber-js's ESM build imports its metadata as one, and stripping the
+    // `.js` would load the raw JSON instead (another file than production runs, and a jest warning).
+    '^(\\.{1,2}/.*)(?<!\\.json)\\.js$': '$1',
   },
   roots: ['<rootDir>/packages', '<rootDir>/services', '<rootDir>/test'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/', '/.cache/'],
