@@ -1,11 +1,11 @@
-import type { IncomingMessage, RequestListener } from 'node:http';
-import { trace } from '@opentelemetry/api';
+import type { RequestListener } from 'node:http';
 import Koa from 'koa';
 import getRawBody from 'raw-body';
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import { payloadTooLarge, toAppError, unsupportedMediaType, type AppError } from './errors.js';
-import { createRequestMetrics, type RecordRequest } from './request-metrics.js';
+import { directListener, type DirectRoute } from './direct-routes.js';
+import { createRequestMetrics } from './request-metrics.js';
 
 /**
  * Answers an error as one JSON body `{"error": message}` (with `"reason"` when the error names
@@ -45,16 +45,6 @@ export interface HttpAppOptions {
   routes?: ReadonlyMap<string, Koa.Middleware>;
 }
 
-/**
- * A GET route answered before Koa (`HttpServiceOptions.directRoutes`), for a hot path whose answer
- * can be known from memory at once: the headers of its 200 with an empty body (a flat list, names
- * and values in turn, as `writeHead` takes them), or undefined to hand the request to Koa, which
- * then handles it as if this did not exist. The same list object for the same answer (the full
- * header list is assembled once per list). The Koa route of the same path answers the same case
- * with `answerEmpty`, so that both send the same answer.
- */
-export type DirectRoute = (req: IncomingMessage) => readonly string[] | undefined;
-
 export interface HttpServiceOptions extends HttpAppOptions {
   /** GET routes tried before Koa, by exact path (a query string is allowed, as Koa's `ctx.path` ignores it). */
   directRoutes?: ReadonlyMap<string, DirectRoute>;
@@ -65,18 +55,6 @@ export interface HttpService {
   app: Koa;
   /** The request listener to serve: the direct routes, then the app for everything they leave. */
   listener: RequestListener;
-}
-
-/**
- * What Koa adds to a 200 whose body is set to `''`; a direct answer sends the same, so a client
- * (or a proxy) cannot tell which path answered.
- */
-const EMPTY_BODY_HEADERS = ['Content-Type', 'text/plain; charset=utf-8', 'Content-Length', '0'];
-
-/** Answers a Koa request with 200, these headers (a flat list as a DirectRoute returns it) and an empty body. */
-export function answerEmpty(ctx: Koa.Context, headers: readonly string[]): void {
-  for (let i = 0; i < headers.length; i += 2) ctx.res.setHeader(headers[i]!, headers[i + 1]!);
-  ctx.body = '';
 }
 
 /**
@@ -129,41 +107,6 @@ export function createHttpService(options: HttpServiceOptions): HttpService {
   const direct = options.directRoutes;
   const listener = direct === undefined || direct.size === 0 ? koa : directListener(koa, direct, headers.flat(), record);
   return { app, listener };
-}
-
-/** The path of a request target in origin form, without its query (what Koa's `ctx.path` is for such a target). */
-const pathOf = (url: string): string => {
-  const query = url.indexOf('?');
-  return query === -1 ? url : url.slice(0, query);
-};
-
-/** A direct route's answer; undefined when it throws, so that Koa handles the request (and maps the error as always). */
-function tryRoute(route: DirectRoute, req: IncomingMessage): readonly string[] | undefined {
-  try {
-    return route(req);
-  } catch {
-    return undefined;
-  }
-}
-
-function directListener(handle: RequestListener, routes: ReadonlyMap<string, DirectRoute>, appHeaders: readonly string[], record: RecordRequest): RequestListener {
-  const assembled = new WeakMap<readonly string[], string[]>();
-  const allHeaders = (own: readonly string[]): string[] => {
-    let all = assembled.get(own);
-    if (all === undefined) assembled.set(own, (all = [...appHeaders, ...own, ...EMPTY_BODY_HEADERS]));
-    return all;
-  };
-  return (req, res) => {
-    const started = performance.now();
-    const path = req.method === 'GET' ? pathOf(req.url ?? '') : '';
-    const route = routes.get(path);
-    const own = route === undefined || trace.getActiveSpan() !== undefined ? undefined : tryRoute(route, req);
-    if (own === undefined) return handle(req, res);
-    res.writeHead(200, allHeaders(own));
-    // Counted before the answer is written, as the front middleware counts a Koa answer.
-    record('GET', path, 200, (performance.now() - started) / 1000);
-    res.end();
-  };
 }
 
 /**

@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { context, ROOT_CONTEXT, trace, TraceFlags, type Context, type ContextManager } from '@opentelemetry/api';
 import { createServer, type Server } from 'node:http';
 import type Koa from 'koa';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { Registry } from 'prom-client';
 import { AppError, badRequest } from '../src/errors.js';
-import { answerEmpty, createHttpApp, createHttpService } from '../src/koa.js';
+import { answerEmpty } from '../src/direct-routes.js';
+import { createHttpApp, createHttpService } from '../src/koa.js';
 import { createLogger } from '../src/logger.js';
 
 const logger = createLogger({ service: 'test', level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
@@ -84,11 +86,42 @@ describe('createHttpApp routes', () => {
   });
 });
 
+/** A span context as a trace propagated from a caller would give (sampled). */
+const SPAN = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', traceFlags: TraceFlags.SAMPLED };
+
+/** The active context for what runs synchronously inside `with`: enough for a request listener's own decisions. */
+class SynchronousContextManager implements ContextManager {
+  private current: Context = ROOT_CONTEXT;
+  active(): Context {
+    return this.current;
+  }
+  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(next: Context, fn: F, thisArg?: ThisParameterType<F>, ...args: A): ReturnType<F> {
+    const previous = this.current;
+    this.current = next;
+    try {
+      return fn.call(thisArg, ...args);
+    } finally {
+      this.current = previous;
+    }
+  }
+  bind<T>(_context: Context, target: T): T {
+    return target;
+  }
+  enable(): this {
+    return this;
+  }
+  disable(): this {
+    this.current = ROOT_CONTEXT;
+    return this;
+  }
+}
+
 describe('createHttpService direct routes', () => {
   let service: Server;
   let url = '';
   let answer: readonly string[] | undefined;
   let fail = false;
+  let traced = false;
   const serviceRegistry = new Registry();
 
   beforeAll(async () => {
@@ -110,7 +143,8 @@ describe('createHttpService direct routes', () => {
     app.use((ctx) => {
       ctx.body = `fallback ${ctx.path}`;
     });
-    service = createServer(listener);
+    // As the HTTP instrumentation runs a request's handlers in the context of its server span.
+    service = createServer((req, res) => context.with(traced ? trace.setSpan(context.active(), trace.wrapSpanContext(SPAN)) : context.active(), () => listener(req, res)));
     await new Promise<void>((resolve) => service.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(service.address() as AddressInfo).port}`;
   });
@@ -150,6 +184,19 @@ describe('createHttpService direct routes', () => {
     } finally {
       fail = false;
     }
+  });
+
+  it('should leave every request to Koa while a trace is active, so that traces keep their Koa spans', async () => {
+    answer = ['X-Answer', 'direct'];
+    context.setGlobalContextManager(new SynchronousContextManager());
+    traced = true;
+    try {
+      expect((await send('/fast')).headers).toContainEqual(['x-answer', 'koa']);
+    } finally {
+      traced = false;
+      context.disable();
+    }
+    expect((await send('/fast')).headers).toContainEqual(['x-answer', 'direct']);
   });
 
   it('should count a direct answer in the request metrics as Koa counts the same route', async () => {
