@@ -8,6 +8,7 @@ export * from './management-server.js';
 export * from './shutdown.js';
 export * from './boot.js';
 export * from './koa.js';
+export { answerEmpty, type DirectRoute } from './direct-routes.js';
 export * from './by-method.js';
 export * from './kafka-publisher.js';
 export * from './secret-matcher.js';

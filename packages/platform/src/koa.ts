@@ -4,6 +4,7 @@ import getRawBody from 'raw-body';
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import { payloadTooLarge, toAppError, unsupportedMediaType, type AppError } from './errors.js';
+import { directListener, type DirectRoute } from './direct-routes.js';
 import { createRequestMetrics } from './request-metrics.js';
 
 /**
@@ -44,6 +45,18 @@ export interface HttpAppOptions {
   routes?: ReadonlyMap<string, Koa.Middleware>;
 }
 
+export interface HttpServiceOptions extends HttpAppOptions {
+  /** GET routes tried before Koa, by exact path (a query string is allowed, as Koa's `ctx.path` ignores it). */
+  directRoutes?: ReadonlyMap<string, DirectRoute>;
+}
+
+export interface HttpService {
+  /** The Koa app: the platform's front middleware, then what the service adds. */
+  app: Koa;
+  /** The request listener to serve: the direct routes, then the app for everything they leave. */
+  listener: RequestListener;
+}
+
 /**
  * A Koa app with the platform's front middleware before the service's routes. It sets
  * `headers` on every answer, dispatches `routes`, turns every error into a JSON answer
@@ -53,6 +66,18 @@ export interface HttpAppOptions {
  * middleware level costs on the hot path (bench/auth.bench.ts).
  */
 export function createHttpApp(options: HttpAppOptions): Koa {
+  return createHttpService(options).app;
+}
+
+/**
+ * `createHttpApp`'s app, and a request listener that first offers a GET of a `directRoutes` path to
+ * its route: an answer the route knows from memory is written straight to Node's response, with
+ * the app's `headers`, counted in the same request metrics under the same labels, without Koa's
+ * per-request context, promise chain and response handling (bench/auth.bench.ts: GET /auth). While
+ * a trace is active (`Otlp__Endpoint`), requests go through Koa as before, so traces keep their
+ * Koa spans.
+ */
+export function createHttpService(options: HttpServiceOptions): HttpService {
   const app = new Koa({ proxy: options.proxy ?? false });
   app.silent = true;
   const record = createRequestMetrics(options.registry);
@@ -75,7 +100,13 @@ export function createHttpApp(options: HttpAppOptions): Koa {
       return Promise.resolve();
     }
   });
-  return app;
+  // Koa composes its middleware when asked for its callback: at the first request, once the
+  // service has added its own.
+  let handle: RequestListener | undefined;
+  const koa: RequestListener = (req, res) => (handle ??= requestListener(app))(req, res);
+  const direct = options.directRoutes;
+  const listener = direct === undefined || direct.size === 0 ? koa : directListener(koa, direct, headers.flat(), record);
+  return { app, listener };
 }
 
 /**

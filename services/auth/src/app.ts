@@ -1,6 +1,6 @@
-import type Koa from 'koa';
-import { createHttpApp, notFound, type Registry } from '@sp/platform';
-import { parameterRoutes, routeTable } from './router.js';
+import { createHttpService, notFound, type HttpService, type Registry } from '@sp/platform';
+import { forwardAuth } from './forward-auth.js';
+import { directRoutes, parameterRoutes, routeTable } from './router.js';
 import type { AuthServices } from './services.js';
 
 /**
@@ -10,17 +10,28 @@ import type { AuthServices } from './services.js';
 const SECURITY_HEADERS = { 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'no-referrer' };
 
 /**
- * The auth service's HTTP app (served over HTTPS by server.ts). Behind a proxy
- * (`Auth__TrustProxy`) the client IP is taken from X-Forwarded-For, counting `Auth__ProxyHops`
- * entries from the right: the ones the trusted proxies appended, never what the client sent.
+ * The auth service's HTTP app and the request listener that serves it (over HTTPS: server.ts),
+ * which answers GET /auth for a session held in memory before the app (router.ts,
+ * `directRoutes`). Behind a proxy (`Auth__TrustProxy`) the client IP is taken from
+ * X-Forwarded-For, counting `Auth__ProxyHops` entries from the right: the ones the trusted proxies
+ * appended, never what the client sent.
  */
-export function createAuthApp(services: AuthServices, registry: Registry): Koa {
+export function createAuthApp(services: AuthServices, registry: Registry): HttpService {
   const { proxyHops } = services.settings;
-  const app = createHttpApp({ logger: services.logger, registry, proxy: proxyHops > 0, headers: SECURITY_HEADERS, routes: routeTable(services) });
+  const forward = forwardAuth(services);
+  const service = createHttpService({
+    logger: services.logger,
+    registry,
+    proxy: proxyHops > 0,
+    headers: SECURITY_HEADERS,
+    routes: routeTable(services, forward),
+    directRoutes: directRoutes(forward),
+  });
+  const { app } = service;
   app.maxIpsCount = proxyHops;
   app.use(parameterRoutes(services));
   app.use(() => {
     throw notFound();
   });
-  return app;
+  return service;
 }

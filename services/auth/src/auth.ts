@@ -1,3 +1,4 @@
+import type { RequestListener } from 'node:http';
 import type Koa from 'koa';
 import { createCacheClient, memoizedJsonSerializer, type CacheClient } from '@sp/cache-client';
 import { createKafkaPublisher, type EventPublisher, type Logger, type ReadinessCheck, type Registry } from '@sp/platform';
@@ -33,8 +34,10 @@ export interface AuthOverrides {
 }
 
 export interface Auth {
-  /** The HTTP app, to be served over HTTPS (server.ts) or behind a TLS-ending proxy. */
+  /** The HTTP app (Koa), for tests that compare it with `listener`. */
   app: Koa;
+  /** What to serve, over HTTPS (server.ts): GET /auth of a session held in memory, then the app. */
+  listener: RequestListener;
   /** What the endpoints share: for tests that drive a piece (the session index, provisioning) below HTTP. */
   services: AuthServices;
   /** What /readyz checks: the cache service, the Kafka broker and Keycloak's discovery document. */
@@ -101,8 +104,10 @@ export function createAuth(config: AuthConfig, runtime: AuthRuntime, overrides: 
     completeLogin: createLoginCompletion({ tokens, userSessions, policy, publisher, topic: config.kafka.userAuthenticationTopic, logger, now }),
   };
 
+  const { app, listener } = createAuthApp(services, registry);
   return {
-    app: createAuthApp(services, registry),
+    app,
+    listener,
     services,
     readiness: [
       {

@@ -14,7 +14,7 @@ if (config.workers > 1 && cluster.isPrimary) {
 } else {
   const auth = createAuth(config, { logger, registry });
   const ports = await serveHttp({
-    server: createAuthServer(auth.app, await loadTlsCredentials(config, logger)),
+    server: createAuthServer(auth.listener, await loadTlsCredentials(config, logger)),
     config,
     registry,
     readiness: auth.readiness,

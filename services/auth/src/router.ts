@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 import { Router } from '@koa/router';
-import { byMethod } from '@sp/platform';
-import { forwardAuth } from './forward-auth.js';
+import { byMethod, type DirectRoute } from '@sp/platform';
+import type { ForwardAuth } from './forward-auth.js';
 import { startLogin } from './login.js';
 import { logout } from './logout.js';
 import { finishLogin } from './oidc-redirect.js';
@@ -18,17 +18,25 @@ import { listSessions } from './sessions-list.js';
  * authenticated request of the platform (`make bench` measures it against bare Koa). The one path
  * with a parameter goes to `parameterRoutes`.
  */
-export function routeTable(s: AuthServices): ReadonlyMap<string, Koa.Middleware> {
+export function routeTable(s: AuthServices, forward: ForwardAuth): ReadonlyMap<string, Koa.Middleware> {
   return new Map([
     ['/otp', byMethod({ POST: requestOtp(s) })],
     ['/otp/verify', byMethod({ POST: verifyOtp(s) })],
     ['/login', byMethod({ GET: startLogin(s) })],
     ['/redirect', byMethod({ GET: finishLogin(s) })],
-    ['/auth', byMethod({ GET: forwardAuth(s) })],
+    ['/auth', byMethod({ GET: forward.middleware })],
     ['/logout', byMethod({ POST: logout(s) })],
     ['/sessions', byMethod({ GET: listSessions(s), DELETE: endSessions(s) })],
     ['/backchannel-logout', byMethod({ POST: backchannelLogout(s) })],
   ]);
+}
+
+/**
+ * GET routes answered before Koa when memory alone can answer them: GET /auth for a session the
+ * near cache holds (bench/auth.bench.ts). Everything else about them is the Koa route's.
+ */
+export function directRoutes(forward: ForwardAuth): ReadonlyMap<string, DirectRoute> {
+  return new Map([['/auth', forward.fromMemory]]);
 }
 
 /** The routes with a path parameter, after the fixed ones: `/sessions/{id}`. */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { forwardAuth } from '../src/forward-auth.js';
 import { JSON_BODY_LIMIT_BYTES } from '../src/json-body.js';
 import { MAX_REDIRECT_URI_LENGTH } from '../src/redirect-allowlist.js';
 import { routeTable } from '../src/router.js';
@@ -28,7 +29,7 @@ describe('openapi.yaml', () => {
       'POST /otp/verify',
     ]);
     // The factories only close over their services, so an empty object is enough to list the paths.
-    const paths = [...routeTable({} as AuthServices).keys(), '/sessions/{id}'];
+    const paths = [...routeTable({} as AuthServices, forwardAuth({} as AuthServices)).keys(), '/sessions/{id}'];
     expect(paths.sort()).toEqual(Object.keys(openapi.paths).sort());
   });
 

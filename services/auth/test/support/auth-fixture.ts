@@ -112,7 +112,7 @@ export async function startAuth(cacheAddress: string, env: Record<string, string
   const credentials = await testCertificate();
   const { instance, server, port } = await listenOnFreePort((candidate) => {
     const instance = createTestAuth(cacheAddress, { Auth__PublicBaseUrl: `https://127.0.0.1:${candidate}`, ...env }, { ...options, logger });
-    return { instance, server: createAuthServer(instance.auth.app, credentials) };
+    return { instance, server: createAuthServer(instance.auth.listener, credentials) };
   });
   const { auth, config, registry } = instance;
   const management: ManagementServer = await startManagementServer({ port: 0, host: '127.0.0.1', registry, readiness: auth.readiness, logger });
