@@ -1,10 +1,11 @@
-import { status, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
+import { status } from '@grpc/grpc-js';
 import { badRequest, toGrpcStatus, type Logger } from '@sp/platform';
-import type { CacheGrpcServiceHandlers, CacheRequest__Output, CacheResponse, GetManyRequest__Output, GetManyResponse, IncrementRequest__Output, IncrementResponse } from '@sp/cache-client';
+import type { CacheRequest__Output, CacheResponse, GetManyRequest__Output, GetManyResponse, IncrementRequest__Output, IncrementResponse } from '@sp/cache-client';
 import type { CacheStore, Entry } from './store.js';
 import type { CacheMetrics } from './cache-metrics.js';
 import { validateIncrement, validateKey, validateKeyAndValue, validateSet } from './validation.js';
 import { keysAreUtf8 } from './utf8-keys.js';
+import type { UnaryReply, UnaryRpc } from './unary-interceptor.js';
 
 export interface CacheServiceDeps {
   store: CacheStore;
@@ -24,8 +25,20 @@ const EMPTY = Buffer.alloc(0);
 const MISS: CacheResponse = Object.freeze({ found: false, value: EMPTY, expiresAtUnixMs: 0 });
 export const MAX_GET_MANY_KEYS = 1000;
 
+/** The unary RPCs of cache.v1.CacheGrpcService, by method name. */
+// A type, not an interface: the interceptor takes it as a record of RPCs by name.
+export type CacheUnaryRpcs = {
+  Get: UnaryRpc<CacheRequest__Output, CacheResponse>;
+  GetMany: UnaryRpc<GetManyRequest__Output, GetManyResponse>;
+  Set: UnaryRpc<CacheRequest__Output, CacheResponse>;
+  Remove: UnaryRpc<CacheRequest__Output, CacheResponse>;
+  Increment: UnaryRpc<IncrementRequest__Output, IncrementResponse>;
+  SetIfAbsent: UnaryRpc<CacheRequest__Output, CacheResponse>;
+  RemoveIfEquals: UnaryRpc<CacheRequest__Output, CacheResponse>;
+};
+
 /** The unary RPCs of cache.v1.CacheGrpcService over a store (Subscribe is subscribe-rpc's). */
-export function createCacheService(deps: CacheServiceDeps): Omit<CacheGrpcServiceHandlers, 'Subscribe'> {
+export function createCacheService(deps: CacheServiceDeps): CacheUnaryRpcs {
   const { store, metrics, logger, maxValueBytes } = deps;
 
   // Get is the hot call: one promise per call (the store's), no async function around it.
@@ -85,33 +98,33 @@ export function createCacheService(deps: CacheServiceDeps): Omit<CacheGrpcServic
   };
 
   /**
-   * Adapts a handler to grpc-js: one place maps errors to status codes and records latency. The
+   * Makes a handler an RPC: one place maps errors to status codes and records latency. The
    * histogram child of a method's OK calls is looked up once, not per call (a label lookup costs
    * more than the observation).
    */
-  const unary = <Req, Res>(method: string, handler: Handler<Req, Res>) => {
+  const unary = <Req, Res>(method: string, handler: Handler<Req, Res>): UnaryRpc<Req, Res> => {
     const ok = metrics.rpcDuration.labels({ method, code: 'OK' });
-    const failed = (err: unknown, started: number, callback: sendUnaryData<Res>): void => {
+    const failed = (err: unknown, started: number, reply: UnaryReply<Res>): void => {
       const grpcStatus = toGrpcStatus(err);
       metrics.rpcDuration.observe({ method, code: status[grpcStatus.code] }, (performance.now() - started) / 1000);
       if (grpcStatus.code === status.UNKNOWN || grpcStatus.code === status.UNAVAILABLE) logger.error({ err, method }, 'rpc failed');
-      callback(grpcStatus);
+      reply.fail(grpcStatus);
     };
-    return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
+    return (request, reply) => {
       const started = performance.now();
       let pending: Promise<Res>;
       try {
-        pending = handler(call.request);
+        pending = handler(request);
       } catch (err) {
-        failed(err, started, callback);
+        failed(err, started, reply);
         return;
       }
       pending.then(
         (response) => {
           ok.observe((performance.now() - started) / 1000);
-          callback(null, response);
+          reply.ok(response);
         },
-        (err: unknown) => failed(err, started, callback),
+        (err: unknown) => failed(err, started, reply),
       );
     };
   };
