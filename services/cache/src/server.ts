@@ -2,6 +2,7 @@ import { Server, ServerCredentials, type handleServerStreamingCall } from '@grpc
 import { HealthImplementation, type ServingStatus } from 'grpc-health-check';
 import { ReflectionService } from '@grpc/reflection';
 import { cacheServiceDefinition, type Invalidation, type SubscribeRequest__Output } from '@sp/cache-client';
+import { withCacheMessageCodec } from './cache-message-codec.js';
 import type { CacheUnaryRpcs } from './cache-service.js';
 import { reflectionPackageDefinition } from './reflection-descriptors.js';
 import { answeringUnary } from './unary-interceptor.js';
@@ -42,7 +43,7 @@ export interface CacheServiceRpcs {
  * one is refused (RESOURCE_EXHAUSTED) before it is buffered and decoded whole.
  */
 export function createCacheServer(rpcs: CacheServiceRpcs, options: { maxValueBytes: number }): CacheServer {
-  const definition = refusingInvalidUtf8Keys(cacheServiceDefinition());
+  const definition = withCacheMessageCodec(refusingInvalidUtf8Keys(cacheServiceDefinition()));
   const server = new Server({
     'grpc.max_receive_message_length': options.maxValueBytes + MESSAGE_OVERHEAD_BYTES,
     'grpc.max_concurrent_streams': MAX_CONCURRENT_STREAMS,
