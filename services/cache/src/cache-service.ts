@@ -1,11 +1,10 @@
-import { status } from '@grpc/grpc-js';
+import { status, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
 import { badRequest, toGrpcStatus, type Logger } from '@sp/platform';
-import type { CacheRequest__Output, CacheResponse, GetManyRequest__Output, GetManyResponse, IncrementRequest__Output, IncrementResponse } from '@sp/cache-client';
+import type { CacheGrpcServiceHandlers, CacheRequest__Output, CacheResponse, GetManyRequest__Output, GetManyResponse, IncrementRequest__Output, IncrementResponse } from '@sp/cache-client';
 import type { CacheStore, Entry } from './store.js';
 import type { CacheMetrics } from './cache-metrics.js';
 import { validateIncrement, validateKey, validateKeyAndValue, validateSet } from './validation.js';
 import { keysAreUtf8 } from './utf8-keys.js';
-import type { UnaryReply, UnaryRpc } from './unary-interceptor.js';
 
 export interface CacheServiceDeps {
   store: CacheStore;
@@ -26,20 +25,8 @@ const MISS: CacheResponse = Object.freeze({ found: false, value: EMPTY, expiresA
 export const MAX_GET_MANY_KEYS = 1000;
 const same = <T>(value: T): T => value;
 
-/** The unary RPCs of cache.v1.CacheGrpcService, by method name. */
-// A type, not an interface: the interceptor takes it as a record of RPCs by name.
-export type CacheUnaryRpcs = {
-  Get: UnaryRpc<CacheRequest__Output, CacheResponse>;
-  GetMany: UnaryRpc<GetManyRequest__Output, GetManyResponse>;
-  Set: UnaryRpc<CacheRequest__Output, CacheResponse>;
-  Remove: UnaryRpc<CacheRequest__Output, CacheResponse>;
-  Increment: UnaryRpc<IncrementRequest__Output, IncrementResponse>;
-  SetIfAbsent: UnaryRpc<CacheRequest__Output, CacheResponse>;
-  RemoveIfEquals: UnaryRpc<CacheRequest__Output, CacheResponse>;
-};
-
 /** The unary RPCs of cache.v1.CacheGrpcService over a store (Subscribe is subscribe-rpc's). */
-export function createCacheService(deps: CacheServiceDeps): CacheUnaryRpcs {
+export function createCacheService(deps: CacheServiceDeps): Omit<CacheGrpcServiceHandlers, 'Subscribe'> {
   const { store, metrics, logger, maxValueBytes } = deps;
 
   // Get is the hot call: the store's promise and one reaction per call, no async function around it.
@@ -99,40 +86,40 @@ export function createCacheService(deps: CacheServiceDeps): CacheUnaryRpcs {
   };
 
   /**
-   * Makes a handler an RPC: one place maps errors to status codes and records latency. The
+   * Adapts a handler to grpc-js: one place maps errors to status codes and records latency. The
    * histogram child of a method's OK calls is looked up once, not per call (a label lookup costs
    * more than the observation). `respond` turns the handler's result into the response in the same
    * reaction (Get: no second promise per call); `unary` is an RPC whose handler answers the response.
    */
-  const rpc = <Req, Result, Res>(method: string, handler: Handler<Req, Result>, respond: (result: Result) => Res): UnaryRpc<Req, Res> => {
+  const rpc = <Req, Result, Res>(method: string, handler: Handler<Req, Result>, respond: (result: Result) => Res) => {
     const ok = metrics.rpcDuration.labels({ method, code: 'OK' });
-    const failed = (err: unknown, started: number, reply: UnaryReply<Res>): void => {
+    const failed = (err: unknown, started: number, callback: sendUnaryData<Res>): void => {
       const grpcStatus = toGrpcStatus(err);
       metrics.rpcDuration.observe({ method, code: status[grpcStatus.code] }, (performance.now() - started) / 1000);
       if (grpcStatus.code === status.UNKNOWN || grpcStatus.code === status.UNAVAILABLE) logger.error({ err, method }, 'rpc failed');
-      reply.fail(grpcStatus);
+      callback(grpcStatus);
     };
-    return (request, reply) => {
+    return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
       const started = performance.now();
       let pending: Promise<Result>;
       try {
-        pending = handler(request);
+        pending = handler(call.request);
       } catch (err) {
-        failed(err, started, reply);
+        failed(err, started, callback);
         return;
       }
       pending.then(
         (result) => {
           const response = respond(result);
           ok.observe((performance.now() - started) / 1000);
-          reply.ok(response);
+          callback(null, response);
         },
-        (err: unknown) => failed(err, started, reply),
+        (err: unknown) => failed(err, started, callback),
       );
     };
   };
 
-  const unary = <Req, Res>(method: string, handler: Handler<Req, Res>): UnaryRpc<Req, Res> => rpc(method, handler, same);
+  const unary = <Req, Res>(method: string, handler: Handler<Req, Res>) => rpc(method, handler, same);
 
   return {
     Get: rpc('Get', get, answer),

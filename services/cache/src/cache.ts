@@ -50,8 +50,8 @@ export function createCache(config: CacheSettings, runtime: CacheRuntime, overri
   // The gauges read the store and the hub when scraped, by which time both exist.
   const metrics = createCacheMetrics(runtime.registry, { items: () => store.size(), subscriptions: () => invalidations.size() });
   const { store, invalidations } = createCacheBackend(config.backend, metrics, logger, runtime.now);
-  const unary = createCacheService({ store, metrics, logger, maxValueBytes: config.maxValueBytes });
-  const grpc = createCacheServer({ unary, subscribe: createSubscribeHandler(invalidations) }, { maxValueBytes: config.maxValueBytes });
+  const service = createCacheService({ store, metrics, logger, maxValueBytes: config.maxValueBytes });
+  const grpc = createCacheServer({ ...service, Subscribe: createSubscribeHandler(invalidations) }, { maxValueBytes: config.maxValueBytes });
   const refreshHealth = async (): Promise<void> => grpc.setServing(await store.check().then(() => true, () => false));
   let healthTimer: NodeJS.Timeout | undefined;
   // Stopped before the server closes: a refresh after that would fail the shutdown.

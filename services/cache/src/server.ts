@@ -1,11 +1,9 @@
-import { Server, ServerCredentials, type handleServerStreamingCall } from '@grpc/grpc-js';
+import { Server, ServerCredentials, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import { HealthImplementation, type ServingStatus } from 'grpc-health-check';
 import { ReflectionService } from '@grpc/reflection';
-import { cacheServiceDefinition, type Invalidation, type SubscribeRequest__Output } from '@sp/cache-client';
+import { cacheServiceDefinition } from '@sp/cache-client';
 import { withCacheMessageCodec } from './cache-message-codec.js';
-import type { CacheUnaryRpcs } from './cache-service.js';
 import { reflectionPackageDefinition } from './reflection-descriptors.js';
-import { answeringUnary } from './unary-interceptor.js';
 import { refusingInvalidUtf8Keys } from './utf8-keys.js';
 
 export const CACHE_SERVICE_NAME = 'cache.v1.CacheGrpcService';
@@ -31,19 +29,12 @@ export interface CacheServer {
   close(graceMs: number): Promise<void>;
 }
 
-/** The cache service's RPCs: the unary ones and the Subscribe stream. */
-export interface CacheServiceRpcs {
-  unary: CacheUnaryRpcs;
-  subscribe: handleServerStreamingCall<SubscribeRequest__Output, Invalidation>;
-}
-
 /**
  * One gRPC server carrying the cache service, grpc.health.v1.Health and server reflection. A
  * message is received only up to the largest value accepted (`maxValueBytes`) and a key: a larger
  * one is refused (RESOURCE_EXHAUSTED) before it is buffered and decoded whole.
  */
-export function createCacheServer(rpcs: CacheServiceRpcs, options: { maxValueBytes: number }): CacheServer {
-  const definition = withCacheMessageCodec(refusingInvalidUtf8Keys(cacheServiceDefinition()));
+export function createCacheServer(cacheService: UntypedServiceImplementation, options: { maxValueBytes: number }): CacheServer {
   const server = new Server({
     'grpc.max_receive_message_length': options.maxValueBytes + MESSAGE_OVERHEAD_BYTES,
     'grpc.max_concurrent_streams': MAX_CONCURRENT_STREAMS,
@@ -51,13 +42,8 @@ export function createCacheServer(rpcs: CacheServiceRpcs, options: { maxValueByt
     // tracker object per call) for a channelz service this server does not serve: nobody can read
     // them, and the Prometheus metrics already count calls by method and status.
     'grpc.enable_channelz': 0,
-    // The unary RPCs are answered by an interceptor rather than by handlers: a Get costs the
-    // service about grpc-js' share of its CPU, and a handler adds a Writable and callbacks per call.
-    interceptors: [answeringUnary(definition, rpcs.unary)],
   });
-  // The definition routes every method and decodes its requests; of the handlers only Subscribe's
-  // is ever reached (grpc-js registers the unary methods with its own, which the interceptor answers before).
-  server.addService(definition, { Subscribe: rpcs.subscribe });
+  server.addService(withCacheMessageCodec(refusingInvalidUtf8Keys(cacheServiceDefinition())), cacheService);
   const health = new HealthImplementation({ '': 'NOT_SERVING', [CACHE_SERVICE_NAME]: 'NOT_SERVING' });
   health.addToServer(server);
   new ReflectionService(reflectionPackageDefinition()).addToServer(server);
