@@ -34,6 +34,7 @@ export const unitTests = [
   'services/auth/test/session-keeper.test.ts',
   'services/auth/test/session-policy.test.ts',
   'services/auth/test/token-store.test.ts',
+  'services/cache/test/cache-message-codec.test.ts',
   'services/cache/test/config.test.ts',
   'services/cache/test/memory-store.property.test.ts',
   'services/cache/test/wire-limits.test.ts',

@@ -2,6 +2,7 @@ import { Server, ServerCredentials, type UntypedServiceImplementation } from '@g
 import { HealthImplementation, type ServingStatus } from 'grpc-health-check';
 import { ReflectionService } from '@grpc/reflection';
 import { cacheServiceDefinition } from '@sp/cache-client';
+import { withCacheMessageCodec } from './cache-message-codec.js';
 import { reflectionPackageDefinition } from './reflection-descriptors.js';
 import { refusingInvalidUtf8Keys } from './utf8-keys.js';
 
@@ -42,7 +43,7 @@ export function createCacheServer(cacheService: UntypedServiceImplementation, op
     // them, and the Prometheus metrics already count calls by method and status.
     'grpc.enable_channelz': 0,
   });
-  server.addService(refusingInvalidUtf8Keys(cacheServiceDefinition()), cacheService);
+  server.addService(withCacheMessageCodec(refusingInvalidUtf8Keys(cacheServiceDefinition())), cacheService);
   const health = new HealthImplementation({ '': 'NOT_SERVING', [CACHE_SERVICE_NAME]: 'NOT_SERVING' });
   health.addToServer(server);
   new ReflectionService(reflectionPackageDefinition()).addToServer(server);

@@ -160,6 +160,21 @@ describe('cache service: what the wire may carry', () => {
       }
     });
 
+    it.each([
+      ['no request message', 0, 'Received no request message'],
+      ['two request messages', 2, 'Received a second request message'],
+    ])('should answer a unary call with %s UNIMPLEMENTED, as grpc-js does, and keep serving', async (_case, messages, details) => {
+      const { path, responseDeserialize } = cacheServiceDefinition().Get;
+      const answered = new Promise((resolve, reject) => {
+        const call = bytesClient.makeClientStreamRequest(path, (bytes: Buffer) => bytes, responseDeserialize, (err: ServiceError | null, response?: unknown) => (err ? reject(err) : resolve(response)));
+        for (let i = 0; i < messages; i++) call.write(requestWithKeyBytes(Buffer.from('k')));
+        call.end();
+      });
+      await expect(answered).rejects.toMatchObject({ code: status.UNIMPLEMENTED, details: expect.stringContaining(details) as unknown });
+      await rawCall(raw, 'Set', { key: 'after-framing', value: Buffer.from('ok') });
+      expect((await rawCall(raw, 'Get', { key: 'after-framing' })).value.toString()).toBe('ok');
+    });
+
     it('should still serve every call of a client that sends many more at once (its channel queues them)', async () => {
       const client = createCacheClient<string>({ address: cache.address, channelOptions: { 'grpc.use_local_subchannel_pool': 1 } });
       try {
