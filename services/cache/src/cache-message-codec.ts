@@ -21,7 +21,6 @@ const WIRE_FIXED32 = 5;
 const MAX_INT64_BYTES = 7;
 /** A value absent or empty: protobufjs gives a fresh empty Buffer; one that holds no byte can be shared. */
 const EMPTY = Buffer.alloc(0);
-/** A value absent or empty: protobufjs gives a fresh empty Buffer; one that holds no byte can be shared. */
 
 /** A decoding position; `at` is -1 once the input turned out not to be one this reader handles. */
 interface Cursor {
