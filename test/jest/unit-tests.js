@@ -56,6 +56,7 @@ export const unitTests = [
   'services/graph-registry/test/schema-changes.test.ts',
   'services/graph-registry/test/schema-sdl.test.ts',
   'services/webhooks/test/config.test.ts',
+  'services/webhooks/test/despite-failover.test.ts',
   'services/webhooks/test/object-order.test.ts',
   'services/webhooks/test/openapi.test.ts',
   'services/webhooks/test/sms-commands.test.ts',

@@ -46,24 +46,29 @@ export async function processOnce<T>(
   }, options);
   if (claim === undefined) throw inProgress(options);
   if (claim.state === 'done') return { duplicate: true };
-  return { duplicate: false, value: await runClaimed({ store, eventId, token: claim.token }, work, options) };
+  return { duplicate: false, value: await runClaimed({ store, eventId, token: claim.token, leaseEndsAt: Date.now() + options.leaseMs }, work, options) };
 }
 
 interface Claim {
   store: ProcessingStore;
   eventId: string;
   token: string;
+  /** Unix ms, taken just after the claim: no later than the claim's real end by more than the claim call. */
+  leaseEndsAt: number;
 }
 
-async function runClaimed<T>({ store, eventId, token }: Claim, work: () => Promise<T>, options: ProcessOnceOptions): Promise<T> {
+/** The holder's bookkeeping on its claim, in the foreground for `waitMs`, then in the background for the rest of the lease. */
+const bookkeeping = (options: ProcessOnceOptions, leaseEndsAt: number) => ({ waitMs: options.waitMs, pollMs: options.pollMs, backgroundMs: leaseEndsAt - Date.now() - options.waitMs });
+
+async function runClaimed<T>({ store, eventId, token, leaseEndsAt }: Claim, work: () => Promise<T>, options: ProcessOnceOptions): Promise<T> {
   let value: T;
   try {
     value = await work();
   } catch (err) {
-    await despiteFailover(() => store.release(eventId, token), options.waitMs, options.pollMs).catch(() => undefined); // the lease expires by itself otherwise
+    await despiteFailover(() => store.release(eventId, token), bookkeeping(options, leaseEndsAt)).catch(() => undefined); // the lease expires by itself otherwise
     throw err;
   }
-  await despiteFailover(() => store.complete(eventId, token, options.retentionMs), options.waitMs, options.pollMs);
+  await despiteFailover(() => store.complete(eventId, token, options.retentionMs), bookkeeping(options, leaseEndsAt));
   return value;
 }
 
@@ -79,9 +84,10 @@ export async function withClaim<T>(store: ProcessingStore, key: string, work: ()
     return outcome.state === 'claimed' ? outcome : undefined;
   }, options);
   if (claim === undefined) throw inProgress(options);
+  const leaseEndsAt = Date.now() + options.leaseMs;
   try {
     return await work();
   } finally {
-    await despiteFailover(() => store.release(key, claim.token), options.waitMs, options.pollMs).catch(() => undefined); // the lease expires by itself otherwise
+    await despiteFailover(() => store.release(key, claim.token), bookkeeping(options, leaseEndsAt)).catch(() => undefined); // the lease expires by itself otherwise
   }
 }

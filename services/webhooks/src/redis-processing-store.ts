@@ -86,7 +86,7 @@ export function createRedisProcessingStore(connection: Connection, logger: Logge
    * blocked for the lease. In the background, so the delivery still fails fast with 503.
    */
   const releaseAfterFailedWait = (eventId: string, token: string, err: unknown): never => {
-    void despiteFailover(() => release(eventId, token).then(() => undefined), CLAIM_RELEASE_MS, 50).catch(() => undefined);
+    void despiteFailover(() => release(eventId, token).then(() => undefined), { waitMs: CLAIM_RELEASE_MS, pollMs: 50 }).catch(() => undefined);
     throw err;
   };
   return {

@@ -4,6 +4,7 @@ import { createKafkaPublisher, createOidcTokenClient, keycloakIssuer, type Event
 import { createWebhooksApp, webhooksReadiness, type WebhooksAppDeps } from './app.js';
 import type { WebhooksConfig } from './config.js';
 import type { ProcessingStore } from './processing-store.js';
+import type { ProcessOnceOptions } from './process-once.js';
 import type { EventLog } from './event-log.js';
 import type { GatewayPort } from './gateway-port.js';
 import { createGraphqlGatewayClient } from './graphql-gateway-client.js';
@@ -32,6 +33,8 @@ export interface WebhooksOverrides {
   timeouts?: { publishMs?: number; gatewayMs?: number; localizationMs?: number };
   /** The sweeper's settings besides its interval (from the configuration); the defaults unless given. */
   sweeper?: Partial<Omit<SweeperOptions, 'intervalMs'>>;
+  /** Claims of events and objects: lease, wait for a concurrent delivery, retention; the defaults unless given. */
+  processOnce?: ProcessOnceOptions;
 }
 
 export interface Webhooks {
@@ -126,6 +129,7 @@ export function createWebhooks(config: WebhooksSettings, runtime: WebhooksRuntim
     },
     logger,
     registry,
+    ...(overrides.processOnce === undefined ? {} : { processOnceOptions: overrides.processOnce }),
   };
   const sweeper = createSweeper({ ...deps, state: reconcile }, { ...defaultSweeperOptions, ...overrides.sweeper, intervalMs: config.reconcileIntervalMs });
   // Sweeps run from the start (the first at once) until close(), the shutdown's adapters step: after the API drained, before the producer is flushed.

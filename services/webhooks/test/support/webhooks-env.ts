@@ -83,6 +83,8 @@ export interface InstanceOptions {
   env?: Record<string, string>;
   /** The sweeper's overlap, lease and page size; the service's defaults unless given. */
   sweeper?: WebhooksOverrides['sweeper'];
+  /** Claims' lease, wait and retention; the service's defaults unless given. */
+  processOnce?: WebhooksOverrides['processOnce'];
 }
 
 export interface WebhooksInstance {
@@ -144,6 +146,7 @@ export async function startWebhooks(deps: Dependencies, options: InstanceOptions
     stores,
     timeouts: { publishMs: options.publishTimeoutMs ?? 10_000, gatewayMs: 3000, localizationMs: 500 },
     ...(options.sweeper === undefined ? {} : { sweeper: options.sweeper }),
+    ...(options.processOnce === undefined ? {} : { processOnce: options.processOnce }),
   });
   const server: Server = createServer(requestListener(webhooks.app));
   const port = await listen(server, 0, '127.0.0.1');
