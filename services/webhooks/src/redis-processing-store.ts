@@ -18,7 +18,7 @@ local released = ${releaseIfHeldLua('KEYS[2]', 'ARGV[1]')}
 return ${REPLICAS}`;
 /** How long a claim or completion waits for a replica to acknowledge it; on a healthy set, well under a millisecond. */
 const REPLICATION_WAIT_MS = 1000;
-/** How long a claim whose replication could not be confirmed is retried to be dropped (across a failover). */
+/** How long a claim whose replication could not be confirmed is retried every 50 ms to be dropped (across a failover); then every 500 ms for the rest of its lease. */
 const CLAIM_RELEASE_MS = 8000;
 
 type Connection = Redis | Cluster;
@@ -83,10 +83,12 @@ export function createRedisProcessingStore(connection: Connection, logger: Logge
   const release = (eventId: string, token: string): Promise<boolean> => leases.release(keys(eventId)[1], token);
   /**
    * The claim may have reached the replica now promoted: drop it there, so redeliveries are not
-   * blocked for the lease. In the background, so the delivery still fails fast with 503.
+   * blocked for the lease, however long the failover lasts. In the background, so the delivery
+   * still fails fast with 503.
    */
-  const releaseAfterFailedWait = (eventId: string, token: string, err: unknown): never => {
-    void despiteFailover(() => release(eventId, token).then(() => undefined), { waitMs: CLAIM_RELEASE_MS, pollMs: 50 }).catch(() => undefined);
+  const releaseAfterFailedWait = (eventId: string, token: string, leaseMs: number, err: unknown): never => {
+    const options = { waitMs: CLAIM_RELEASE_MS, pollMs: 50, backgroundMs: leaseMs - CLAIM_RELEASE_MS };
+    void despiteFailover(() => release(eventId, token).then(() => undefined), options).catch(() => undefined);
     throw err;
   };
   return {
@@ -96,7 +98,7 @@ export function createRedisProcessingStore(connection: Connection, logger: Logge
       const [state, replicas] = await run(() => redis.processingClaim(...keys(eventId), token, leaseMs));
       if (state !== 'claimed') return { state };
       // Work starts only on a claim a promoted replica would still have: else a redelivery could claim the event again there.
-      if (replicas > 0) await run(() => replicated(redis, keys(eventId)[1])).catch((err: unknown) => releaseAfterFailedWait(eventId, token, err));
+      if (replicas > 0) await run(() => replicated(redis, keys(eventId)[1])).catch((err: unknown) => releaseAfterFailedWait(eventId, token, leaseMs, err));
       return { state, token };
     },
     async complete(eventId, token, retentionMs) {
