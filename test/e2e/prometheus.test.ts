@@ -22,6 +22,7 @@ import { startPrivateKafka, type PrivateKafka } from '../support/kafka-broker.js
 import { adminKubeConfig, applyObjects, ensureNamespace, uniqueName } from '../support/kube-apiserver.js';
 import { prometheusConfigFor, startPrometheus, type ActiveAlert, type PrometheusServer, type ScrapeTarget } from '../support/prometheus-server.js';
 import { startPrivateRedis, type PrivateRedis } from '../support/redis-server.js';
+import { startAll } from '../support/start-all.js';
 import { stripeEvent } from '../support/stripe-event.js';
 import { PAYMENT_WEBHOOK_PATH, type JourneyPlan, type JourneyRecord } from './journey.js';
 import { runJourneyOn, type JourneyRun } from './journey-run.js';
@@ -109,10 +110,17 @@ function scrapeTargets(): ScrapeTarget[] {
 }
 
 beforeAll(async () => {
-  [kafka, redis] = await Promise.all([startPrivateKafka(), startPrivateRedis(), annotatedService()]);
+  [kafka, redis] = await startAll<[PrivateKafka, PrivateRedis, void]>([
+    [startPrivateKafka(), (started) => started.close()],
+    [startPrivateRedis(), (started) => started.stop()],
+    [annotatedService(), () => undefined],
+  ]);
   // The journey's number is German: with DE monitored, the fraud row's per-country panels have data.
   platform = await startTestPlatform({ kafkaBrokers: kafka.brokers, settings: { auth: { Otp__MonitoredCountries: 'DE' } } });
-  [controller, faultCache] = await Promise.all([startController(platform.targets.registry.url), startFaultCache(redis.url)]);
+  [controller, faultCache] = await startAll<[ServiceProcess, ServiceProcess]>([
+    [startController(platform.targets.registry.url), (started) => started.stop(5000)],
+    [startFaultCache(redis.url), (started) => started.stop(5000)],
+  ]);
   prometheus = await startPrometheus(prometheusConfigFor(scrapeTargets(), INTERVAL_SECONDS));
   journey = await runJourneyOn(platform, plan);
   record = journey.record;

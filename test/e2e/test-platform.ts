@@ -10,6 +10,7 @@ import { generateSelfSignedCertificate } from '../../services/auth/src/tls.js';
 import { startGraphqlGateway, type GatewayClient, type GraphqlGatewayFixture, type GraphqlGatewayOptions } from '../support/graphql-gateway.js';
 import { infra } from '../support/infra.js';
 import { startLocalizationService, type LocalizationServiceFixture } from '../support/localization-service.js';
+import { startAll } from '../support/start-all.js';
 import { DEFAULT_TOPICS, type JourneyTargets } from './journey.js';
 import { sharedKeycloakAdmin } from './journey-support.js';
 import { stopServices, type ServiceExit, type ServiceProcess } from '../support/service-process.js';
@@ -71,7 +72,10 @@ export interface Fixtures {
 
 /** The gateway and localization fixtures with the demo data of `make up` (scripts/local-fixtures.ts). */
 export async function startFixtures(gatewayOptions: GraphqlGatewayOptions = {}): Promise<Fixtures> {
-  const [gateway, localization] = await Promise.all([startGraphqlGateway(gatewayOptions), startLocalizationService()]);
+  const [gateway, localization] = await startAll<[GraphqlGatewayFixture, LocalizationServiceFixture]>([
+    [startGraphqlGateway(gatewayOptions), (started) => started.close()],
+    [startLocalizationService(), (started) => started.close()],
+  ]);
   const client = gateway.addClient({ ...demoData.client });
   gateway.addPlan({ ...demoData.plan, active: true });
   for (const subscriber of demoData.subscribers) gateway.addSubscriber(client.id, subscriber.phoneNumber, subscriber.locale);

@@ -1,11 +1,25 @@
 // Prints the closing line CI reads: "N passed, N failed" (with ", N skipped" when any were).
 // A suite that fails to load counts as one failure, so a broken file cannot pass silently.
+//
+// Then it bounds the exit: a test that left a process or server running keeps jest alive after
+// the run, and CI would wait for its time limit with the results already printed. Past
+// the grace period (60 s; SP_TEST_EXIT_GRACE_MS for this reporter's own test) the run ends with a
+// failure that says so. The timer is unref'd: a run that ends cleanly never waits for it.
+const EXIT_GRACE_MS = Number(process.env.SP_TEST_EXIT_GRACE_MS ?? 60_000);
+
 class SummaryReporter {
   onRunComplete(_contexts, results) {
     const failed = results.numFailedTests + results.numRuntimeErrorTestSuites;
     const skipped = results.numPendingTests + results.numTodoTests;
     const line = `${results.numPassedTests} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`;
     process.stdout.write(`\n${line}\n`);
+    setTimeout(() => {
+      process.stderr.write(
+        `\njest had not exited ${EXIT_GRACE_MS / 1000} s after the run: a test left a process, server or timer running ` +
+          '(find it with --detectOpenHandles). Failing the run instead of waiting for it.\n',
+      );
+      process.exit(1);
+    }, EXIT_GRACE_MS).unref();
   }
 }
 module.exports = SummaryReporter;

@@ -63,4 +63,5 @@ export const unitTests = [
   'test/infra/realm-file.test.ts',
   'test/lint/import-cycles.test.ts',
   'test/lint/private-members.test.ts',
+  'test/support/start-all.test.ts',
 ];

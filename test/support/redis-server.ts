@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { connect } from 'node:net';
 import { freePort } from './free-port.js';
 import { infra } from './infra.js';
+import { startAll } from './start-all.js';
 
 export { freePort };
 
@@ -111,12 +112,5 @@ export async function spawnRedis(port: number, args: readonly string[]): Promise
 
 /** Starts several redis-servers at once; if one fails, the others are killed before the error is thrown. */
 export async function spawnRedisNodes(nodes: ReadonlyArray<{ port: number; args: readonly string[] }>): Promise<RedisProcess[]> {
-  const outcomes = await Promise.allSettled(nodes.map(({ port, args }) => spawnRedis(port, args)));
-  const started = outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
-  const failure = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
-  if (failure !== undefined) {
-    await Promise.all(started.map((node) => node.kill()));
-    throw failure.reason;
-  }
-  return started;
+  return startAll<RedisProcess[]>(nodes.map(({ port, args }) => [spawnRedis(port, args), (node: RedisProcess) => node.kill()] as const));
 }

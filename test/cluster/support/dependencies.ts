@@ -14,6 +14,7 @@ import { infra } from '../../support/infra.js';
 import { startPrivateKafka, type PrivateKafka } from '../../support/kafka-broker.js';
 import { freePort, spawnRedis, type RedisProcess } from '../../support/redis-server.js';
 import { repoRoot } from '../../deploy/support/service-config.js';
+import { startAll } from '../../support/start-all.js';
 import { makeServerCertificate } from './certificate-authority.js';
 import { clusterSh, infraSh } from './cluster.js';
 
@@ -71,11 +72,13 @@ export async function startClusterDependencies(nodeIp: string, dir: string): Pro
   };
   try {
     // The gateway accepts the tokens Keycloak issues to pods, whose issuer names the node address.
-    [kafka, redis, fixtures, keycloakHttps] = await Promise.all([
-      startPrivateKafka({ advertisedHost: nodeIp }),
-      startPasswordRedis(password),
-      startFixtures({ keycloakUrl }),
-      startHttpsKeycloak(dir, nodeIp),
+    // Each started value is assigned only once all have started: startAll stops those that did
+    // when one fails (close() below covers what fails after).
+    [kafka, redis, fixtures, keycloakHttps] = await startAll<[PrivateKafka, RedisProcess, Fixtures, { url: string; caPem: string }]>([
+      [startPrivateKafka({ advertisedHost: nodeIp }), (started) => started.close()],
+      [startPasswordRedis(password), (started) => started.kill()],
+      [startFixtures({ keycloakUrl }), (started) => Promise.all([started.gateway.close(), started.localization.close()])],
+      [startHttpsKeycloak(dir, nodeIp), () => infraSh(keycloakScript, ['stop-https', HTTPS_KEYCLOAK])],
     ]);
     const kafkaPort = Number(kafka.brokers.split(':')[1]);
     const localizationPort = portOf(fixtures.localization.url);
