@@ -164,6 +164,18 @@ service_image() {
 services() {
   local service
   for service in "${@:-${SERVICES[@]}}"; do service_image "$service"; done
+  drop_service_images
+}
+
+# Once archived, the service images and their build stages are not needed in buildah's storage
+# (about 1 GB of stages per service, 3-4 GB a build, more with every source change): the archive
+# is what the cluster imports, and a changed source rebuilds from the install step anyway (the
+# COPY before it takes every source). The base and pause images stay.
+drop_service_images() {
+  local images
+  mapfile -t images < <(buildah_ images --format '{{.Name}}:{{.Tag}}' | grep "^localhost/$IMAGE_PREFIX/" || true)
+  [ "${#images[@]}" -eq 0 ] || buildah_ rmi "${images[@]}" > /dev/null
+  buildah_ rmi --prune > /dev/null
 }
 
 # One build at a time per checkout: buildah's storage and the archives are shared.

@@ -45,6 +45,7 @@ case "$action" in
     bash "$ROOT/test/infra/browser.sh" install
     # First run on a machine: builds kube-apiserver, kubectl and etcd (~6 min on 2 cores).
     bash "$ROOT/test/infra/kube.sh" install
+    trim_go_caches
     ;;
   up)
     started=$SECONDS

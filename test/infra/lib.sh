@@ -216,6 +216,24 @@ go_build_once() {
   exec 9>&-
 }
 
+# trim_go_caches: once every Go-built tool is in .cache/bin, Go's build and module caches (about
+# 8 GB after a cold install) serve nothing that runs, and a full disk fails a run; a tool of
+# another version downloads and builds again. Under both Go build locks, so no build is under way.
+trim_go_caches() {
+  local go_dir="$CACHE/go"
+  # A filled build cache has its 00..ff folders; a filled module cache, any entry.
+  [ -n "$(find "$go_dir/build" "$go_dir/pkg/mod" -mindepth 1 -maxdepth 1 -type d -print -quit 2> /dev/null)" ] || return 0
+  exec 7> "$go_dir/.lock" 8> "$go_dir/.kube.lock"
+  flock 7
+  flock 8
+  go_env
+  local before
+  before=$(du -scm "$go_dir/build" "$go_dir/pkg" 2> /dev/null | tail -n 1 | cut -f1)
+  "$GO" clean -cache -modcache
+  log "Go build and module caches removed (${before} MB; the tools are built)"
+  exec 7>&- 8>&-
+}
+
 # module_dir MODULE VERSION: download the module source (go_env first), print its directory.
 module_dir() {
   "$GO" mod download -json "$1@$2" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p'
