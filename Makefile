@@ -59,6 +59,7 @@ test-only: build
 # run (cold ~25 min on 2 cores), reused after (keyed by version and content).
 test: lint cluster-install
 	@$(INFRA) up
+	@$(INFRA) disk
 	@status=0; npm test --silent || status=$$?; $(INFRA) down > .cache/run/down.log 2>&1; \
 	  bash test/infra/cluster.sh down >> .cache/run/down.log 2>&1; exit $$status
 

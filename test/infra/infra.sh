@@ -3,6 +3,7 @@
 #   bash test/infra/infra.sh up [component...]     (default: all)
 #   bash test/infra/infra.sh down [component...]
 #   bash test/infra/infra.sh install               (download everything, start nothing)
+#   bash test/infra/infra.sh disk                  (free space and the largest parts of .cache)
 # Components: redis kafka keycloak stripe-mock kube (etcd + kube-apiserver). helm and kubectl are
 # tools, installed by `install` and `up`.
 # Addresses land in .cache/run/infra.env; logs in .cache/run/<component>.log.
@@ -57,7 +58,14 @@ case "$action" in
   down)
     run_all stop "${components[@]}"
     ;;
+  disk)
+    # One line for a run's log: a run that fails on a full disk shows what filled it.
+    sizes=$(cd "$CACHE" 2> /dev/null && du -sm -- * 2> /dev/null | sort -rn)
+    total=$(awk '{ sum += $1 } END { printf "%.1f", sum / 1024 }' <<< "$sizes")
+    largest=$(head -n 6 <<< "$sizes" | awk '{ printf "%s%s %.1f", sep, $2, $1 / 1024; sep = ", " }')
+    log "disk: $(df -BG --output=avail "$ROOT" | tail -n 1 | tr -d ' ')B free; .cache ${total} GB (${largest:-empty})"
+    ;;
   *)
-    die "usage: $0 up|down|install [component...]"
+    die "usage: $0 up|down|install|disk [component...]"
     ;;
 esac
