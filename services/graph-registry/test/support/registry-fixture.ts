@@ -10,6 +10,7 @@ import { Redis } from 'ioredis';
 import { startPrivateRedis } from '../../../../test/support/redis-server.js';
 import { send, type HttpResponse, type RawRequest } from './http-client.js';
 import { npmStart, startService } from '../../../../test/support/service-process.js';
+import { serviceEnv } from '../../../../test/deploy/support/service-env.js';
 
 export const silentLogger = quietLogger('graph-registry-test');
 
@@ -98,7 +99,7 @@ export async function startRegistryProcess(storeUrl: string, env: Record<string,
   const child = await startService({
     name: 'graph-registry',
     ...npmStart('graph-registry'),
-    env: { Registry__Port: '0', Registry__Host: '127.0.0.1', Management__Port: '0', STORE_URL: storeUrl, MONITOR_API_KEY: API_KEY, ...env },
+    env: { ...serviceEnv('graph-registry', {}), STORE_URL: storeUrl, MONITOR_API_KEY: API_KEY, ...env },
     ready: true,
   });
   return {
