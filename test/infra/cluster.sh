@@ -400,7 +400,32 @@ import_images() {
     [ "$(ctr --address "$CTR_SOCK" -n k8s.io images ls -q "name==$name" 2> /dev/null)" = "$name" ] && continue
     ctr --address "$CTR_SOCK" -n k8s.io images import --no-unpack=false "$file" > /dev/null || die "importing $file failed"
   done < "$CACHE/images/images.env"
+  prune_images
   timing "images imported" "$t0"
+}
+
+# The content store survives `down`, so each source change would leave its five service images
+# there for good (10 GB on one developer's machine): every reference (the name, and the sha256:
+# one the CRI adds) to a service image that is not the current one goes, and containerd's garbage
+# collection frees its content and snapshots. Runs before the kubelet, when no container runs.
+prune_images() {
+  local ref digest listing current
+  local -A keep=() stale=()
+  local refs=()
+  current=$(sed -n 's#^subscription-platform/[^=]*=##p' "$CACHE/images/images.env")
+  listing=$(ctr --address "$CTR_SOCK" -n k8s.io images ls | awk 'NR > 1 { print $1, $3 }')
+  while read -r ref digest; do
+    if grep -qxF "$ref" <<< "$current"; then keep[$digest]=1; fi
+  done <<< "$listing"
+  while read -r ref digest; do
+    if [[ $ref == localhost/subscription-platform/* ]] && [ -z "${keep[$digest]:-}" ]; then stale[$digest]=1; fi
+  done <<< "$listing"
+  while read -r ref digest; do
+    if [ -n "${stale[$digest]:-}" ]; then refs+=("$ref"); fi
+  done <<< "$listing"
+  [ "${#refs[@]}" -gt 0 ] || return 0
+  ctr --address "$CTR_SOCK" -n k8s.io images rm --sync "${refs[@]}" > /dev/null || die "removing earlier images failed"
+  log "removed ${#stale[@]} earlier service images (${#refs[@]} references)"
 }
 
 # The node reports Ready.
