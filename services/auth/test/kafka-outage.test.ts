@@ -5,6 +5,7 @@ import { startPrivateKafka, type PrivateKafka } from '../../../test/support/kafk
 import { collectEvents } from '../../../test/support/kafka.js';
 import { startAuth, type RunningAuth } from './support/auth-fixture.js';
 import { newPhoneNumber } from './support/phones.js';
+import { startAll } from '../../../test/support/start-all.js';
 
 
 describe('POST /otp while the message broker is down', () => {
@@ -13,7 +14,10 @@ describe('POST /otp while the message broker is down', () => {
   let auth: RunningAuth;
 
   beforeAll(async () => {
-    [kafka, cacheService] = await Promise.all([startPrivateKafka(), startCacheService()]);
+    [kafka, cacheService] = await startAll<[PrivateKafka, RunningCacheService]>([
+      [startPrivateKafka(), (started) => started.close()],
+      [startCacheService(), (started) => started.close()],
+    ]);
     auth = await startAuth(cacheService.address, { MessageBroker__BrokerList: kafka.brokers, MessageBroker__PublishTimeoutMs: '3000', Otp__ResendCooldownSeconds: '0' });
   }, 120_000);
 

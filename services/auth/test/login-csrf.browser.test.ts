@@ -6,6 +6,7 @@ import { infra } from '../../../test/support/infra.js';
 import { ALLOWED_ORIGIN, startAuth, type RunningAuth } from './support/auth-fixture.js';
 import { keycloakAdmin } from './support/keycloak.js';
 import { newPhoneNumber } from './support/phones.js';
+import { startAll } from '../../../test/support/start-all.js';
 
 // As the machine's probe starts Chromium: headless, no GPU, and nothing that calls out.
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -24,10 +25,10 @@ describe('browser login bound to the browser that started it (headless Chromium)
 
   beforeAll(async () => {
     cacheService = await startCacheService();
-    [auth, browser, attackerId] = await Promise.all([
-      startAuth(cacheService.address),
-      chromium.launch({ executablePath: infra('CHROMIUM_BIN'), args: CHROMIUM_ARGS }),
-      admin.createUser(attacker),
+    [auth, browser, attackerId] = await startAll<[RunningAuth, Browser, string]>([
+      [startAuth(cacheService.address), (started) => started.close()],
+      [chromium.launch({ executablePath: infra('CHROMIUM_BIN'), args: CHROMIUM_ARGS }), (started) => started.close()],
+      [admin.createUser(attacker), (id) => admin.deleteUser(id)],
     ]);
   });
 

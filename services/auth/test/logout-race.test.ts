@@ -5,6 +5,7 @@ import { startAuth, type RunningAuth } from './support/auth-fixture.js';
 import { cookieValue } from './support/https-client.js';
 import { deleteUsersNamed } from './support/keycloak.js';
 import { newPhoneNumber } from './support/phones.js';
+import { startAll } from '../../../test/support/start-all.js';
 
 /** One GET /auth: when it was sent (performance.now) and what it got. */
 interface Probe {
@@ -22,7 +23,10 @@ describe('logout against concurrent GET /auth on the same replica', () => {
   const phoneNumbers: string[] = [];
 
   beforeAll(async () => {
-    [cacheService, events] = await Promise.all([startCacheService(), collectEvents(['notifications'])]);
+    [cacheService, events] = await startAll<[RunningCacheService, EventCollector]>([
+      [startCacheService(), (started) => started.close()],
+      [collectEvents(['notifications']), (started) => started.close()],
+    ]);
     // The near cache as deployed: a read that overlapped the removal could refill it.
     auth = await startAuth(cacheService.address, { Otp__ResendCooldownSeconds: '0' });
   });

@@ -9,6 +9,7 @@ import { cookieValue, type Reply } from './support/https-client.js';
 import { issuer, keycloakAdmin, userinfo } from './support/keycloak.js';
 import { newPhoneNumber } from './support/phones.js';
 import { bindingCookieName } from '../src/login-binding.js';
+import { startAll } from '../../../test/support/start-all.js';
 
 function expectRefused(reply: Reply, message: string | RegExp): void {
   expect(reply.status).toBe(400);
@@ -28,11 +29,11 @@ describe('OIDC login (authorization code + PKCE) through Keycloak\'s real login 
 
   beforeAll(async () => {
     cacheService = await startCacheService();
-    [auth, shortState, events, userId] = await Promise.all([
-      startAuth(cacheService.address),
-      startAuth(cacheService.address, { Oidc__StateTtlSeconds: '1' }),
-      collectEvents(['user-authentication']),
-      admin.createUser(user),
+    [auth, shortState, events, userId] = await startAll<[RunningAuth, RunningAuth, EventCollector, string]>([
+      [startAuth(cacheService.address), (started) => started.close()],
+      [startAuth(cacheService.address, { Oidc__StateTtlSeconds: '1' }), (started) => started.close()],
+      [collectEvents(['user-authentication']), (started) => started.close()],
+      [admin.createUser(user), (id) => admin.deleteUser(id)],
     ]);
   });
 

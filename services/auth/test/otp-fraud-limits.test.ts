@@ -7,6 +7,7 @@ import type { Reply } from './support/https-client.js';
 import { cacheCounter, expectNothingSpentFor, expectRefused } from './support/otp-answers.js';
 import { numbersInDistinctPrefixes, numbersSharingPrefix } from './support/phones.js';
 import { startSmsTopic, type SmsTopic } from './support/sms-topic.js';
+import { startAll } from '../../../test/support/start-all.js';
 
 const MAX_PER_PREFIX = 7;
 const MAX_PER_MINUTE = 12;
@@ -32,15 +33,19 @@ describe.each([
   beforeAll(async () => {
     if (onRedis) redis = await startPrivateRedis();
     const cacheOptions = (keyPrefix: string): Parameters<typeof startCacheService>[0] => (redis ? { redisUrl: redis.url, keyPrefix } : {});
-    [prefixCache, budgetCache, sms] = await Promise.all([startCacheService(cacheOptions('otp-prefix:')), startCacheService(cacheOptions('otp-budget:')), startSmsTopic()]);
+    [prefixCache, budgetCache, sms] = await startAll<[RunningCacheService, RunningCacheService, SmsTopic]>([
+      [startCacheService(cacheOptions('otp-prefix:')), (started) => started.close()],
+      [startCacheService(cacheOptions('otp-budget:')), (started) => started.close()],
+      [startSmsTopic(), (started) => started.close()],
+    ]);
     const topic = { MessageBroker__NotificationsTopic: sms.topic };
     const prefixLimit = { ...topic, Otp__MaxPerPrefix: String(MAX_PER_PREFIX) };
     const budget = { ...topic, Otp__MaxPerMinute: String(MAX_PER_MINUTE) };
-    const replicas = await Promise.all([
-      startAuth(prefixCache.address, prefixLimit),
-      startAuth(prefixCache.address, prefixLimit),
-      startAuth(budgetCache.address, budget, capturingLogger(budgetLogs)),
-      startAuth(budgetCache.address, budget, capturingLogger(budgetLogs)),
+    const replicas = await startAll<RunningAuth[]>([
+      [startAuth(prefixCache.address, prefixLimit), (started) => started.close()],
+      [startAuth(prefixCache.address, prefixLimit), (started) => started.close()],
+      [startAuth(budgetCache.address, budget, capturingLogger(budgetLogs)), (started) => started.close()],
+      [startAuth(budgetCache.address, budget, capturingLogger(budgetLogs)), (started) => started.close()],
     ]);
     prefixReplicas = replicas.slice(0, 2);
     budgetReplicas = replicas.slice(2);

@@ -7,6 +7,7 @@ import type { Reply } from './support/https-client.js';
 import { cacheCounter, expectNothingSpentFor, expectRefused } from './support/otp-answers.js';
 import { mobileNumberIn, numbersInDistinctPrefixes } from './support/phones.js';
 import { startSmsTopic, type SmsTopic } from './support/sms-topic.js';
+import { startAll } from '../../../test/support/start-all.js';
 
 /**
  * The policies of POST /otp (country, number type) against the real cache service and Kafka, and
@@ -27,13 +28,16 @@ describe('POST /otp policies', () => {
   const listedLogs: string[] = [];
 
   beforeAll(async () => {
-    [cacheService, sms] = await Promise.all([startCacheService(), startSmsTopic()]);
+    [cacheService, sms] = await startAll<[RunningCacheService, SmsTopic]>([
+      [startCacheService(), (started) => started.close()],
+      [startSmsTopic(), (started) => started.close()],
+    ]);
     const topic = { MessageBroker__NotificationsTopic: sms.topic };
-    [listed, open, defaults, fixedLine] = await Promise.all([
-      startAuth(cacheService.address, { ...topic, Otp__AllowedCountries: 'DE,FR,US', Otp__MonitoredCountries: 'fr' }, capturingLogger(listedLogs)),
-      startAuth(cacheService.address, { ...topic, Otp__AllowedCountries: '*', Otp__BlockedCountries: 'RU,NG' }),
-      startAuth(cacheService.address, topic),
-      startAuth(cacheService.address, { ...topic, Otp__AllowedNumberTypes: 'MOBILE,FIXED_LINE_OR_MOBILE,FIXED_LINE' }),
+    [listed, open, defaults, fixedLine] = await startAll<[RunningAuth, RunningAuth, RunningAuth, RunningAuth]>([
+      [startAuth(cacheService.address, { ...topic, Otp__AllowedCountries: 'DE,FR,US', Otp__MonitoredCountries: 'fr' }, capturingLogger(listedLogs)), (started) => started.close()],
+      [startAuth(cacheService.address, { ...topic, Otp__AllowedCountries: '*', Otp__BlockedCountries: 'RU,NG' }), (started) => started.close()],
+      [startAuth(cacheService.address, topic), (started) => started.close()],
+      [startAuth(cacheService.address, { ...topic, Otp__AllowedNumberTypes: 'MOBILE,FIXED_LINE_OR_MOBILE,FIXED_LINE' }), (started) => started.close()],
     ]);
   }, 60_000);
 

@@ -5,6 +5,7 @@ import { counterValue, startAuth, type RunningAuth } from './support/auth-fixtur
 import type { Reply } from './support/https-client.js';
 import { deleteUsersNamed } from './support/keycloak.js';
 import { newPhoneNumber } from './support/phones.js';
+import { startAll } from '../../../test/support/start-all.js';
 
 /** A refusal of /otp/verify: 400, an error message, no cookie and nothing that looks like a token. */
 function expectRefused(reply: Reply, message: string | RegExp): void {
@@ -26,9 +27,9 @@ describe('POST /otp/verify refusals (Development mode: /otp answers with the cod
 
   beforeAll(async () => {
     cacheService = await startCacheService();
-    [auth, shortLived] = await Promise.all([
-      startAuth(cacheService.address, { ASPNETCORE_ENVIRONMENT: 'Development' }),
-      startAuth(cacheService.address, { ASPNETCORE_ENVIRONMENT: 'Development', Otp__TtlSeconds: '1' }),
+    [auth, shortLived] = await startAll<[RunningAuth, RunningAuth]>([
+      [startAuth(cacheService.address, { ASPNETCORE_ENVIRONMENT: 'Development' }), (started) => started.close()],
+      [startAuth(cacheService.address, { ASPNETCORE_ENVIRONMENT: 'Development', Otp__TtlSeconds: '1' }), (started) => started.close()],
     ]);
   });
 

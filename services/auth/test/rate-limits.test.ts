@@ -5,6 +5,7 @@ import { counterValue, startAuth, type RunningAuth } from './support/auth-fixtur
 import type { Reply } from './support/https-client.js';
 import { expectRefused } from './support/otp-answers.js';
 import { newPhoneNumber } from './support/phones.js';
+import { startAll } from '../../../test/support/start-all.js';
 
 /** A 429 with the limit's reason and a Retry-After of at most `maxRetryAfter` seconds. */
 function expectLimited(reply: Reply, maxRetryAfter: number, reason: 'resend_cooldown' | 'phone_limit' | 'ip_limit'): void {
@@ -27,10 +28,10 @@ describe.each([
   beforeAll(async () => {
     if (onRedis) redis = await startPrivateRedis();
     cacheService = await startCacheService(redis ? { redisUrl: redis.url, keyPrefix: 'auth-limits:' } : {});
-    [replicaA, replicaB, strict] = await Promise.all([
-      startAuth(cacheService.address),
-      startAuth(cacheService.address),
-      startAuth(cacheService.address, { Otp__ResendCooldownSeconds: '0', Otp__MaxPerPhone: '2', Otp__MaxPerIp: '3' }),
+    [replicaA, replicaB, strict] = await startAll<[RunningAuth, RunningAuth, RunningAuth]>([
+      [startAuth(cacheService.address), (started) => started.close()],
+      [startAuth(cacheService.address), (started) => started.close()],
+      [startAuth(cacheService.address, { Otp__ResendCooldownSeconds: '0', Otp__MaxPerPhone: '2', Otp__MaxPerIp: '3' }), (started) => started.close()],
     ]);
   });
 

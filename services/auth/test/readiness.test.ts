@@ -3,6 +3,7 @@ import { startCacheService, type RunningCacheService } from '../../../test/suppo
 import { freePort } from '../../../test/support/redis-server.js';
 import { startAuth, type RunningAuth } from './support/auth-fixture.js';
 import { newPhoneNumber } from './support/phones.js';
+import { startAll } from '../../../test/support/start-all.js';
 
 interface Readiness {
   status: string;
@@ -22,10 +23,10 @@ describe('readiness and metrics on the management port', () => {
 
   beforeAll(async () => {
     cacheService = await startCacheService();
-    [healthy, withoutCache] = await Promise.all([
-      startAuth(cacheService.address),
+    [healthy, withoutCache] = await startAll<[RunningAuth, RunningAuth]>([
+      [startAuth(cacheService.address), (started) => started.close()],
       // Nothing listens there: the cache service is "down".
-      startAuth(`127.0.0.1:${await freePort()}`, { Cache__DeadlineMs: '500' }),
+      [startAuth(`127.0.0.1:${await freePort()}`, { Cache__DeadlineMs: '500' }), (started) => started.close()],
     ]);
   });
 

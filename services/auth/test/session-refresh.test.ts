@@ -8,6 +8,7 @@ import { authClient, deleteUsersNamed, introspect, keycloakUrl, revokeAtKeycloak
 import { newPhoneNumber } from './support/phones.js';
 import { startTcpProxy } from '../../../test/support/tcp-proxy.js';
 import { runningClock, type TestClock } from '../../../test/support/test-clock.js';
+import { startAll } from '../../../test/support/start-all.js';
 
 /** The realm's client with 30 s access tokens; every other client keeps the realm's 5 minutes. */
 const shortLived = authClient('platform-auth-short-lived');
@@ -47,13 +48,16 @@ describe('sessions: the access token renewed behind the TokenId cookie, lifetime
   let clientIp = 0;
 
   beforeAll(async () => {
-    [cacheService, events] = await Promise.all([startCacheService(), collectEvents(['notifications'])]);
+    [cacheService, events] = await startAll<[RunningCacheService, EventCollector]>([
+      [startCacheService(), (started) => started.close()],
+      [collectEvents(['notifications']), (started) => started.close()],
+    ]);
   });
 
   afterAll(async () => {
-    await Promise.all(started.map((auth) => auth.close()));
+    await Promise.all(started.map((started) => started.close()));
     await events.close();
-    await Promise.all([cacheService, ...clockedCaches].map((cache) => cache.close()));
+    await Promise.all([cacheService, ...clockedCaches].map((started) => started.close()));
     await deleteUsersNamed(phoneNumbers);
   });
 

@@ -9,6 +9,7 @@ import { startAuth, type RunningAuth } from './support/auth-fixture.js';
 import { deleteUsersNamed } from './support/keycloak.js';
 import { otpLogin } from './support/otp-login.js';
 import { newPhoneNumber } from './support/phones.js';
+import { startAll } from '../../../test/support/start-all.js';
 
 /** One GET /auth: when it was sent (performance.now), through which replica, and what it got. */
 interface Probe {
@@ -63,7 +64,10 @@ describe.each([
     events = await collectEvents(['notifications']);
     caches.push(await startCache());
     caches.push(backend === 'redis' ? await startCache() : caches[0]!);
-    [authA, authB] = await Promise.all([startAuth(caches[0]!.address), startAuth(caches[1]!.address)]);
+    [authA, authB] = await startAll<[RunningAuth, RunningAuth]>([
+      [startAuth(caches[0]!.address), (started) => started.close()],
+      [startAuth(caches[1]!.address), (started) => started.close()],
+    ]);
     // One real login; the trials' sessions are copies of its record under fresh token ids
     // (without its refresh token, which only the real session may revoke).
     const cookie = await otpLogin(authA, events, phoneNumber, { 'x-forwarded-for': '198.51.100.7' });

@@ -5,6 +5,7 @@ import { startRedisSentinel } from '../../../test/support/redis-sentinel.js';
 import { checkoutSessionObject, productObject, stripeEvent, stripeMockFixtures } from './support/stripe-events.js';
 import { postStripeEvent, startDependencies, startWebhooks, type Dependencies, type InstanceOptions, type WebhooksInstance } from './support/webhooks-env.js';
 import { defaultProcessOnceOptions } from '../src/process-once.js';
+import { startAll } from '../../../test/support/start-all.js';
 
 const SESSIONS = 200;
 /** Stripe retries a failed delivery later (hours at first in real life); compressed for the test. */
@@ -47,7 +48,10 @@ describe.each<[string, () => Promise<RedisClusterSet>, InstanceOptions]>([
   let replicas: WebhooksInstance[] = [];
 
   beforeAll(async () => {
-    [deps, set] = await Promise.all([startDependencies(), startSet()]);
+    [deps, set] = await startAll<[Dependencies, RedisClusterSet]>([
+      [startDependencies(), (started) => started.close()],
+      [startSet(), (started) => started.stop()],
+    ]);
     const shared = { ...deps, redisUrl: set.url };
     replicas = [await startWebhooks(shared, options), await startWebhooks(shared, options)];
     const mock = await stripeMockFixtures();

@@ -3,6 +3,7 @@ import { infra } from '../../../../test/support/infra.js';
 import { startCacheService, type RunningCacheService } from '../../../../test/support/cache-service.js';
 import { collectEvents, type EventCollector } from '../../../../test/support/kafka.js';
 import { startAuth, type RunningAuth } from './auth-fixture.js';
+import { startAll } from '../../../../test/support/start-all.js';
 
 export interface ReplicaPair {
   /** Two cache replicas on the shared Redis, under a key prefix of the test's own. */
@@ -21,7 +22,10 @@ export async function startReplicaPair(name: string, settings: Record<string, st
   const events = await collectEvents(['notifications']);
   const caches: RunningCacheService[] = [];
   for (let i = 0; i < 2; i++) caches.push(await startCacheService({ redisUrl: infra('REDIS_URL'), keyPrefix }));
-  const [a, b] = await Promise.all([startAuth(caches[0]!.address, settings), startAuth(caches[1]!.address, settings)]);
+  const [a, b] = await startAll<[RunningAuth, RunningAuth]>([
+    [startAuth(caches[0]!.address, settings), (started) => started.close()],
+    [startAuth(caches[1]!.address, settings), (started) => started.close()],
+  ]);
   return {
     caches,
     a,
