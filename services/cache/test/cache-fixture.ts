@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { credentials, loadPackageDefinition, type ChannelOptions, type Client, type ServiceClientConstructor, type ServiceError } from '@grpc/grpc-js';
+import { credentials, loadPackageDefinition, type ChannelOptions, type Client, type ClientReadableStream, type ServiceClientConstructor, type ServiceError } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { protoPath as healthProtoPath } from 'grpc-health-check';
 import protobuf from 'protobufjs';
@@ -67,13 +67,21 @@ export function callWithBytes(client: Client, method: RpcName, request: Buffer):
   );
 }
 
+/** A grpc.health.v1.Health client (statuses as enum names), as a Kubernetes gRPC probe or a mesh uses it. */
+export interface HealthClient {
+  Check(request: { service: string }, callback: (err: Error | null, response?: { status: string }) => void): void;
+  Watch(request: { service: string }): ClientReadableStream<{ status: string }>;
+  close(): void;
+}
+
+export function healthClient(address: string): HealthClient {
+  const proto = loadPackageDefinition(loadSync(healthProtoPath, { enums: String })) as unknown as { grpc: { health: { v1: { Health: ServiceClientConstructor } } } };
+  return new proto.grpc.health.v1.Health(address, credentials.createInsecure()) as unknown as HealthClient;
+}
+
 /** The status grpc.health.v1.Health reports for `service` ('' for the server), as a Kubernetes gRPC probe asks it. */
 export function healthCheck(address: string, service: string): Promise<string> {
-  const proto = loadPackageDefinition(loadSync(healthProtoPath, { enums: String })) as unknown as { grpc: { health: { v1: { Health: ServiceClientConstructor } } } };
-  const client = new proto.grpc.health.v1.Health(address, credentials.createInsecure()) as unknown as {
-    Check(request: { service: string }, callback: (err: Error | null, response?: { status: string }) => void): void;
-    close(): void;
-  };
+  const client = healthClient(address);
   return new Promise((resolve, reject) =>
     client.Check({ service }, (err, response) => {
       client.close();
