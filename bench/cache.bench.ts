@@ -184,7 +184,7 @@ if (runs('get') || runs('ops')) {
         const against = name === 'grpcGoServer' ? '1×' : range(vs(name, 'grpcGoServer'));
         return `  ${LABELS[name].padEnd(34)} ${String(get.opsPerSecond).padStart(6)}/s  p99 ${String(get.p99Ms).padStart(6)} ms  ${String(get.serverCpuMicrosPerOp).padStart(6)} µs  ${against}`;
       }),
-      `  target: cache service ≤ 2× grpc-go's CPU per call. Node's own floor (node:http2 + protobufjs, no gRPC library) is ${range(getVsPeers.rawHttp2CpuVsGrpcGo)}; grpc-js over that floor ${range(getVsPeers.bareCpuVsRawHttp2)}; the memory backend over bare grpc-js ${range(getVsPeers.memoryCpuVsBare)}, redis backend ${range(getVsPeers.redisCpuVsBare)}`,
+      `  target: cache service ≤ 2× grpc-go's CPU per call. Node's own floor (node:http2 + protobufjs, no gRPC library) is ${range(getVsPeers.rawHttp2CpuVsGrpcGo)}; the cache service (the platform's gRPC server on node:http2, memory backend) over that floor ${range(getVsPeers.memoryCpuVsRawHttp2)}; a bare grpc-js server over it ${range(getVsPeers.bareCpuVsRawHttp2)}; the service against bare grpc-js: memory backend ${range(getVsPeers.memoryCpuVsBare)}, redis backend ${range(getVsPeers.redisCpuVsBare)}`,
     );
     results.getComparison = { medians, ratios: getVsPeers, loadAverageAfterEachRound: comparison.loadAverages, rounds: comparison.rounds };
   }

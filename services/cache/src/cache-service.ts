@@ -1,5 +1,5 @@
-import { status, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
-import { badRequest, toGrpcStatus, type Logger } from '@sp/platform';
+import { status } from '@grpc/grpc-js';
+import { badRequest, toGrpcStatus, type Logger, type UnaryCall, type UnaryCallback, type UnaryHandler } from '@sp/platform';
 import type { CacheGrpcServiceHandlers, CacheRequest__Output, CacheResponse, GetManyRequest__Output, GetManyResponse, IncrementRequest__Output, IncrementResponse } from '@sp/cache-client';
 import type { CacheStore, Entry } from './store.js';
 import type { CacheMetrics } from './cache-metrics.js';
@@ -26,7 +26,7 @@ export const MAX_GET_MANY_KEYS = 1000;
 const same = <T>(value: T): T => value;
 
 /** The unary RPCs of cache.v1.CacheGrpcService over a store (Subscribe is subscribe-rpc's). */
-export function createCacheService(deps: CacheServiceDeps): Omit<CacheGrpcServiceHandlers, 'Subscribe'> {
+export function createCacheService(deps: CacheServiceDeps): Record<Exclude<keyof CacheGrpcServiceHandlers, 'Subscribe'>, UnaryHandler<never, unknown>> {
   const { store, metrics, logger, maxValueBytes } = deps;
 
   // Get is the hot call: the store's promise and one reaction per call, no async function around it.
@@ -86,20 +86,20 @@ export function createCacheService(deps: CacheServiceDeps): Omit<CacheGrpcServic
   };
 
   /**
-   * Adapts a handler to grpc-js: one place maps errors to status codes and records latency. The
+   * Adapts a handler to the gRPC server (platform's GrpcServer): one place maps errors to status codes and records latency. The
    * histogram child of a method's OK calls is looked up once, not per call (a label lookup costs
    * more than the observation). `respond` turns the handler's result into the response in the same
    * reaction (Get: no second promise per call); `unary` is an RPC whose handler answers the response.
    */
   const rpc = <Req, Result, Res>(method: string, handler: Handler<Req, Result>, respond: (result: Result) => Res) => {
     const ok = metrics.rpcDuration.labels({ method, code: 'OK' });
-    const failed = (err: unknown, started: number, callback: sendUnaryData<Res>): void => {
+    const failed = (err: unknown, started: number, callback: UnaryCallback<Res>): void => {
       const grpcStatus = toGrpcStatus(err);
       metrics.rpcDuration.observe({ method, code: status[grpcStatus.code] }, (performance.now() - started) / 1000);
       if (grpcStatus.code === status.UNKNOWN || grpcStatus.code === status.UNAVAILABLE) logger.error({ err, method }, 'rpc failed');
       callback(grpcStatus);
     };
-    return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
+    return (call: UnaryCall<Req>, callback: UnaryCallback<Res>) => {
       const started = performance.now();
       let pending: Promise<Result>;
       try {

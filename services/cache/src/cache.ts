@@ -51,7 +51,7 @@ export function createCache(config: CacheSettings, runtime: CacheRuntime, overri
   const metrics = createCacheMetrics(runtime.registry, { items: () => store.size(), subscriptions: () => invalidations.size() });
   const { store, invalidations } = createCacheBackend(config.backend, metrics, logger, runtime.now);
   const service = createCacheService({ store, metrics, logger, maxValueBytes: config.maxValueBytes });
-  const grpc = createCacheServer({ ...service, Subscribe: createSubscribeHandler(invalidations) }, { maxValueBytes: config.maxValueBytes });
+  const grpc = createCacheServer({ ...service, Subscribe: createSubscribeHandler(invalidations) }, { maxValueBytes: config.maxValueBytes, logger });
   const refreshHealth = async (): Promise<void> => grpc.setServing(await store.check().then(() => true, () => false));
   let healthTimer: NodeJS.Timeout | undefined;
   // Stopped before the server closes: a refresh after that would fail the shutdown.

@@ -1,7 +1,7 @@
-import { Server, ServerCredentials, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import { HealthImplementation, type ServingStatus } from 'grpc-health-check';
 import { ReflectionService } from '@grpc/reflection';
 import { cacheServiceDefinition } from '@sp/cache-client';
+import { GrpcServer, type Logger } from '@sp/platform';
 import { withCacheMessageCodec } from './cache-message-codec.js';
 import { reflectionPackageDefinition } from './reflection-descriptors.js';
 import { refusingInvalidUtf8Keys } from './utf8-keys.js';
@@ -10,8 +10,8 @@ export const CACHE_SERVICE_NAME = 'cache.v1.CacheGrpcService';
 
 /**
  * Concurrent calls (HTTP/2 streams) one connection may have open; a client's further calls wait
- * in its own queue until one ends. grpc-js would otherwise advertise 2^32 - 1, letting a single
- * connection hold any number of calls (each with up to a full message buffered) at once. 100 is
+ * in its own queue until one ends. Unbounded, a single connection could hold any number of calls
+ * (each with up to a full message buffered) at once. 100 is
  * the least RFC 9113 recommends; the platform's clients keep a few calls in flight per
  * connection, each well under a millisecond.
  */
@@ -20,7 +20,6 @@ export const MAX_CONCURRENT_STREAMS = 100;
 const MESSAGE_OVERHEAD_BYTES = 4096;
 
 export interface CacheServer {
-  server: Server;
   health: HealthImplementation;
   /** Sets the gRPC health status of the server ('') and of the cache service. */
   setServing(serving: boolean): void;
@@ -34,14 +33,11 @@ export interface CacheServer {
  * message is received only up to the largest value accepted (`maxValueBytes`) and a key: a larger
  * one is refused (RESOURCE_EXHAUSTED) before it is buffered and decoded whole.
  */
-export function createCacheServer(cacheService: UntypedServiceImplementation, options: { maxValueBytes: number }): CacheServer {
-  const server = new Server({
-    'grpc.max_receive_message_length': options.maxValueBytes + MESSAGE_OVERHEAD_BYTES,
-    'grpc.max_concurrent_streams': MAX_CONCURRENT_STREAMS,
-    // Channelz keeps per-call and per-connection counters and timestamps (two Date.now() and a
-    // tracker object per call) for a channelz service this server does not serve: nobody can read
-    // them, and the Prometheus metrics already count calls by method and status.
-    'grpc.enable_channelz': 0,
+export function createCacheServer(cacheService: Readonly<Record<string, unknown>>, options: { maxValueBytes: number; logger: Logger }): CacheServer {
+  const server = new GrpcServer({
+    maxReceiveMessageBytes: options.maxValueBytes + MESSAGE_OVERHEAD_BYTES,
+    maxConcurrentStreams: MAX_CONCURRENT_STREAMS,
+    logger: options.logger,
   });
   server.addService(withCacheMessageCodec(refusingInvalidUtf8Keys(cacheServiceDefinition())), cacheService);
   const health = new HealthImplementation({ '': 'NOT_SERVING', [CACHE_SERVICE_NAME]: 'NOT_SERVING' });
@@ -49,27 +45,13 @@ export function createCacheServer(cacheService: UntypedServiceImplementation, op
   new ReflectionService(reflectionPackageDefinition()).addToServer(server);
 
   return {
-    server,
     health,
     setServing(serving) {
       const state: ServingStatus = serving ? 'SERVING' : 'NOT_SERVING';
       health.setStatus('', state);
       health.setStatus(CACHE_SERVICE_NAME, state);
     },
-    listen: (port, host) =>
-      new Promise((resolve, reject) => {
-        server.bindAsync(`${host}:${port}`, ServerCredentials.createInsecure(), (err, boundPort) => (err ? reject(err) : resolve(boundPort)));
-      }),
-    close: (graceMs) =>
-      new Promise((resolve) => {
-        const force = setTimeout(() => {
-          server.forceShutdown();
-          resolve();
-        }, graceMs);
-        server.tryShutdown(() => {
-          clearTimeout(force);
-          resolve();
-        });
-      }),
+    listen: (port, host) => server.listen(port, host),
+    close: (graceMs) => server.close(graceMs),
   };
 }

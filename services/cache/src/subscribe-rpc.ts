@@ -1,5 +1,4 @@
-import type { ServerWritableStream } from '@grpc/grpc-js';
-import { badRequest, toGrpcStatus } from '@sp/platform';
+import { badRequest, toGrpcStatus, type GrpcStreamCall } from '@sp/platform';
 import type { Invalidation, SubscribeRequest__Output } from '@sp/cache-client';
 import type { ChangeKind, InvalidationHub } from './invalidation-hub.js';
 import { keysAreUtf8 } from './utf8-keys.js';
@@ -34,7 +33,7 @@ export function createSubscribeHandler(hub: InvalidationHub, options: SubscribeO
   const heartbeatMs = options.heartbeatMs ?? 1000;
   const maxBuffered = options.maxBuffered ?? 10_000;
 
-  return (call: ServerWritableStream<SubscribeRequest__Output, Invalidation>): void => {
+  return (call: GrpcStreamCall<SubscribeRequest__Output, Invalidation>): void => {
     let prefixes: string[];
     try {
       prefixes = validatePrefixes(call.request);
