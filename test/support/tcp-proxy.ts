@@ -8,6 +8,11 @@ export interface TcpProxy {
   cut(): Promise<void>;
   /** The target is reachable again, on the same port. */
   restore(): Promise<void>;
+  /**
+   * The next bytes the target sends (the reply to a request it has received and acted on) are
+   * dropped and that connection is cut: a call whose outcome the client cannot know.
+   */
+  loseNextReply(): void;
   close(): Promise<void>;
 }
 
@@ -16,6 +21,7 @@ export async function startTcpProxy(target: URL): Promise<TcpProxy> {
   const port = await freePort();
   const sockets = new Set<Socket>();
   let server: Server | undefined;
+  let loseReply = false;
   const track = (socket: Socket): void => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
@@ -26,7 +32,17 @@ export async function startTcpProxy(target: URL): Promise<TcpProxy> {
         const upstream = connect(Number(target.port), target.hostname);
         track(client);
         track(upstream);
-        client.pipe(upstream).pipe(client);
+        client.pipe(upstream);
+        upstream.on('data', (chunk: Buffer) => {
+          if (!loseReply) {
+            client.write(chunk);
+            return;
+          }
+          loseReply = false;
+          client.destroy();
+          upstream.destroy();
+        });
+        upstream.on('end', () => client.end());
         client.on('error', () => upstream.destroy());
         upstream.on('error', () => client.destroy());
       });
@@ -40,5 +56,13 @@ export async function startTcpProxy(target: URL): Promise<TcpProxy> {
     server = undefined;
   };
   await listen();
-  return { url: `http://127.0.0.1:${port}`, cut: stop, restore: listen, close: stop };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    cut: stop,
+    restore: listen,
+    loseNextReply: () => {
+      loseReply = true;
+    },
+    close: stop,
+  };
 }

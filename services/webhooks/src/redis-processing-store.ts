@@ -82,11 +82,13 @@ export function createRedisProcessingStore(connection: Connection, logger: Logge
   const versionKey = (objectKey: string): string => `${prefix}{${objectKey}}:version`;
   const release = (eventId: string, token: string): Promise<boolean> => leases.release(keys(eventId)[1], token);
   /**
-   * The claim may have reached the replica now promoted: drop it there, so redeliveries are not
-   * blocked for the lease, however long the failover lasts. In the background, so the delivery
-   * still fails fast with 503.
+   * A claim call that failed may still hold the event: Redis ran the script and its reply was lost
+   * (the connection cut, or no reply within the socket timeout on a loaded server), or the claim
+   * reached the replica now promoted. Nobody holds its token, so it would refuse every redelivery
+   * for the whole lease: drop it (compare-and-delete on the token, a no-op when it never landed),
+   * however long the outage lasts. In the background, so the delivery still fails fast with 503.
    */
-  const releaseAfterFailedWait = (eventId: string, token: string, leaseMs: number, err: unknown): never => {
+  const releaseAfterFailedClaim = (eventId: string, token: string, leaseMs: number, err: unknown): never => {
     const options = { waitMs: CLAIM_RELEASE_MS, pollMs: 50, backgroundMs: leaseMs - CLAIM_RELEASE_MS };
     void despiteFailover(() => release(eventId, token).then(() => undefined), options).catch(() => undefined);
     throw err;
@@ -95,10 +97,10 @@ export function createRedisProcessingStore(connection: Connection, logger: Logge
     name: 'redis',
     async claim(eventId, leaseMs) {
       const token = randomUUID();
-      const [state, replicas] = await run(() => redis.processingClaim(...keys(eventId), token, leaseMs));
+      const [state, replicas] = await run(() => redis.processingClaim(...keys(eventId), token, leaseMs)).catch((err: unknown) => releaseAfterFailedClaim(eventId, token, leaseMs, err));
       if (state !== 'claimed') return { state };
       // Work starts only on a claim a promoted replica would still have: else a redelivery could claim the event again there.
-      if (replicas > 0) await run(() => replicated(redis, keys(eventId)[1])).catch((err: unknown) => releaseAfterFailedWait(eventId, token, leaseMs, err));
+      if (replicas > 0) await run(() => replicated(redis, keys(eventId)[1])).catch((err: unknown) => releaseAfterFailedClaim(eventId, token, leaseMs, err));
       return { state, token };
     },
     async complete(eventId, token, retentionMs) {

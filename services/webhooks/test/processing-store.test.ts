@@ -6,6 +6,8 @@ import { createRedisProcessingStore } from '../src/redis-processing-store.js';
 import type { ProcessingStore } from '../src/processing-store.js';
 import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
 import { silentLogger } from '../../../test/support/silent-logger.js';
+import { startTcpProxy } from '../../../test/support/tcp-proxy.js';
+import { eventually } from '../../../test/support/eventually.js';
 
 const options: ProcessOnceOptions = { leaseMs: 2000, retentionMs: 60_000, waitMs: 400, pollMs: 20 };
 
@@ -65,6 +67,27 @@ describe.each([
     await processing.recordVersion('product:prod_m', { created: 1_700_000_100, deleted: true }, 60_000);
     await processing.recordVersion('product:prod_m', { created: 1_700_000_900, deleted: false }, 60_000);
     expect(await processing.readVersion('product:prod_m')).toEqual({ created: 1_700_000_100, deleted: true });
+  });
+});
+
+describe('the redis processing store when a claim\'s reply is lost', () => {
+  it('should drop the claim it may have taken, so redeliveries are not refused for the whole lease', async () => {
+    const proxy = await startTcpProxy(new URL(`http://127.0.0.1:${new URL(redis.url).port}`));
+    const direct = connectRedis(parseRedisUrl(redis.url));
+    const viaProxy = createRedisProcessingStore(connectRedis(parseRedisUrl(`redis://127.0.0.1:${new URL(proxy.url).port}`), 500), silentLogger(), 'test:');
+    try {
+      await eventually(() => viaProxy.check().then(() => true));
+      proxy.loseNextReply();
+      await expect(viaProxy.claim('evt_lost_reply', 60_000)).rejects.toMatchObject({ status: 503 });
+      // Redis ran the script: the claim is there, and nobody holds its token.
+      expect(await direct.exists('test:{evt_lost_reply}:claim')).toBe(1);
+      // A redelivery soon after takes the event instead of meeting a claim for 60 s.
+      await eventually(async () => (await viaProxy.claim('evt_lost_reply', 60_000)).state === 'claimed', 5000);
+    } finally {
+      await viaProxy.close();
+      direct.disconnect();
+      await proxy.close();
+    }
   });
 });
 
