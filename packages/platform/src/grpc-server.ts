@@ -96,6 +96,12 @@ interface Route {
 
 const OK_HEADERS: OutgoingHttpHeaders = { ':status': 200, 'content-type': 'application/grpc' };
 const OK_TRAILERS: OutgoingHttpHeaders = { 'grpc-status': '0' };
+/**
+ * Messages a call may have written and not yet sent (its client reads too slowly) before the
+ * server stops reading the client's requests: a bidirectional client that sends and never reads
+ * (a reflection flood) is then held back by HTTP/2 flow control, not answered into server memory.
+ */
+const MAX_UNSENT_BEFORE_PAUSE = 64;
 /** Node's timers hold at most 2^31 - 1 ms; a longer deadline is no deadline here. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 const tracer = trace.getTracer('subscription-platform');
@@ -128,6 +134,8 @@ class Exchange {
   private timer: NodeJS.Timeout | undefined;
   private span: Span | undefined;
   private streamCall: GrpcStreamCall<unknown, unknown> | undefined;
+  /** A streaming call's write callback (unary calls write once, without one). */
+  private sent: (() => void) | undefined;
 
   constructor(
     readonly stream: ServerHttp2Stream,
@@ -150,6 +158,9 @@ class Exchange {
   streaming(): GrpcStreamCall<unknown, unknown> {
     const call = new GrpcStreamCall<unknown, unknown>(this);
     this.streamCall = call;
+    this.sent = () => {
+      if (this.unsent-- === MAX_UNSENT_BEFORE_PAUSE) this.stream.resume();
+    };
     this.stream.once('close', () => {
       if (!this.done) this.cancel(GrpcStatus.CANCELLED);
       call.emit('close');
@@ -187,8 +198,8 @@ class Exchange {
       stream.respond(OK_HEADERS, { waitForTrailers: true });
       stream.once('wantTrailers', () => stream.sendTrailers(this.trailers));
     }
-    this.unsent++;
-    return stream.write(frameMessage(this.route.method.responseSerialize(message)), () => this.unsent--);
+    if (++this.unsent === MAX_UNSENT_BEFORE_PAUSE) stream.pause();
+    return stream.write(frameMessage(this.route.method.responseSerialize(message)), this.sent);
   }
 
   /** Ends the call with OK (no error) or the error's status; later outcomes are ignored. */

@@ -356,6 +356,44 @@ describe('cache service: the gRPC transport as a client sees it', () => {
       }
     });
   });
+
+  // Beyond grpc-js, whose server reads and answers such a flood into its own memory.
+  describe('a bidirectional client that sends and never reads', () => {
+    it('should stop reading its requests while its answers wait, serve other calls meanwhile, and answer them all once it reads', async () => {
+      const REQUESTS = 20_000;
+      // ServerReflectionRequest { list_services: "*" } (field 7), 8 bytes framed: 160 KB in all.
+      const listServices = frame(Buffer.from([(7 << 3) | 2, 1, 0x2a]));
+      const flood = connect(`http://${cache.address}`);
+      try {
+        flood.on('error', () => undefined);
+        const stream = flood.request(grpcHeaders('/grpc.reflection.v1.ServerReflection/ServerReflectionInfo'));
+        stream.on('error', () => undefined);
+        const responded = new Promise<IncomingHttpHeaders>((resolve) => stream.once('response', resolve));
+        let sent = false;
+        stream.write(Buffer.concat(Array.from({ length: REQUESTS }, () => listServices)), () => (sent = true));
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        // Held back by flow control: the server stopped taking requests it could not answer.
+        expect(sent).toBe(false);
+        await expectServing(session);
+        // Once the client reads, every request is answered, and the call ends OK.
+        const chunks: Buffer[] = [];
+        const trailers = new Promise<IncomingHttpHeaders>((resolve) => stream.once('trailers', resolve));
+        stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+        const ended = new Promise((resolve) => stream.once('end', resolve));
+        stream.end();
+        expect((await responded)[':status']).toBe(200);
+        expect((await trailers)['grpc-status']).toBe('0');
+        await ended;
+        expect(sent).toBe(true);
+        const body = Buffer.concat(chunks);
+        let messages = 0;
+        for (let at = 0; at < body.length; at += 5 + body.readUInt32BE(at + 1)) messages++;
+        expect(messages).toBe(REQUESTS);
+      } finally {
+        flood.destroy();
+      }
+    });
+  });
 });
 
 describe('cache service: grpc.health.v1.Health', () => {
