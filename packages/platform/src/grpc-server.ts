@@ -11,7 +11,7 @@ import { MessageReader, encodeGrpcMessage, frameMessage, parseGrpcTimeout, type 
  * methods of service definitions as proto-loader and grpc-js make them, with grpc-js' handler
  * conventions, so grpc-health-check's and @grpc/reflection's services add themselves to it
  * (`addToServer`). Why not grpc-js' Server: it costs about twice node:http2's CPU per call
- * (services/cache/README.md, "Performance"). What it does of the protocol: `grpc-timeout`
+ * (services/cache/README.md, "Peer benchmark"). What it does of the protocol: `grpc-timeout`
  * deadlines, status trailers (Trailers-Only for a call that sends no message), a receive limit
  * checked on each message's prefix, identity encoding only (another `grpc-encoding` is refused
  * UNIMPLEMENTED with `grpc-accept-encoding: identity`), a bound on concurrent streams per
