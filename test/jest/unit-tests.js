@@ -10,6 +10,7 @@ export const unitTests = [
   'packages/platform/test/errors.test.ts',
   'packages/platform/test/graph-name.test.ts',
   'packages/platform/test/grpc-messages.test.ts',
+  'packages/platform/test/grpc-server.test.ts',
   'packages/platform/test/http-app.test.ts',
   'packages/platform/test/json-depth.test.ts',
   'packages/platform/test/poll.test.ts',

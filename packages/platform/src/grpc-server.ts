@@ -175,14 +175,8 @@ class Exchange {
       this.finish(asGrpcError(error));
       return;
     }
-    let bytes: Buffer;
-    try {
-      bytes = this.route.method.responseSerialize(response);
-    } catch (err) {
-      this.logger.error({ err, method: this.route.method.path }, 'grpc response not serializable');
-      this.finish({ code: GrpcStatus.INTERNAL, details: 'Error serializing response' });
-      return;
-    }
+    const bytes = this.serialize(response);
+    if (bytes === undefined) return;
     this.settle(GrpcStatus.OK);
     const { stream } = this;
     if (stream.destroyed) return;
@@ -198,8 +192,21 @@ class Exchange {
       stream.respond(OK_HEADERS, { waitForTrailers: true });
       stream.once('wantTrailers', () => stream.sendTrailers(this.trailers));
     }
+    const bytes = this.serialize(message);
+    if (bytes === undefined) return false;
     if (++this.unsent === MAX_UNSENT_BEFORE_PAUSE) stream.pause();
-    return stream.write(frameMessage(this.route.method.responseSerialize(message)), this.sent);
+    return stream.write(frameMessage(bytes), this.sent);
+  }
+
+  /** The message's bytes, or undefined once the call ended INTERNAL because it could not be serialized (a bug, logged). */
+  private serialize(message: unknown): Buffer | undefined {
+    try {
+      return this.route.method.responseSerialize(message);
+    } catch (err) {
+      this.logger.error({ err, method: this.route.method.path }, 'grpc response not serializable');
+      this.finish({ code: GrpcStatus.INTERNAL, details: 'Error serializing response' });
+      return undefined;
+    }
   }
 
   /** Ends the call with OK (no error) or the error's status; later outcomes are ignored. */
