@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from './redis-server.js';
+import { freePorts } from './free-port.js';
 
 const kafkaScript = fileURLToPath(new URL('../infra/kafka.sh', import.meta.url));
 const readyProbe = fileURLToPath(new URL('../infra/kafka/ready.cjs', import.meta.url));
@@ -36,9 +36,7 @@ function waitUntilReady(port: number, child: ChildProcess, seconds: number): Pro
  * clients are told to use (and `brokers` names), for a broker reached through a forwarded address.
  */
 export async function startPrivateKafka(options: { startTimeoutSeconds?: number; advertisedHost?: string } = {}): Promise<PrivateKafka> {
-  const brokerPort = await freePort();
-  let controllerPort = await freePort();
-  while (controllerPort === brokerPort) controllerPort = await freePort();
+  const [brokerPort = 0, controllerPort = 0] = await freePorts(2);
   const dataDir = mkdtempSync(join(tmpdir(), 'private-kafka-'));
   const seconds = options.startTimeoutSeconds ?? 90;
   let child: ChildProcess | undefined;

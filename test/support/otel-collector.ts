@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { infra } from './infra.js';
 import { spansOf, type OtlpTraces, type ReceivedSpan } from './otlp-receiver.js';
-import { freePort } from './redis-server.js';
+import { freePorts } from './free-port.js';
 import { startTool } from './tool-process.js';
 
 /** The project's example configuration (observability/otel-collector/config.yaml). */
@@ -62,7 +62,8 @@ function testOverrides(ports: { http: number; grpc: number; health: number }, fi
 export async function startCollector(): Promise<RunningCollector> {
   const dir = mkdtempSync(join(tmpdir(), 'sp-otelcol-'));
   const traces = join(dir, 'traces.jsonl');
-  const ports = { http: await freePort(), grpc: await freePort(), health: await freePort() };
+  const [http = 0, grpc = 0, health = 0] = await freePorts(3);
+  const ports = { http, grpc, health };
   writeFileSync(join(dir, 'test.yaml'), testOverrides(ports, traces));
   const tool = startTool(infra('OTELCOL_BIN'), [`--config=${collectorConfig}`, `--config=${join(dir, 'test.yaml')}`], { ...process.env, ...podEnv });
   const stop = async (): Promise<void> => {

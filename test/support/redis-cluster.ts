@@ -6,7 +6,8 @@ import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { eventually } from './eventually.js';
 import { infra } from './infra.js';
-import { freePort, spawnRedisNodes, type RedisProcess } from './redis-server.js';
+import { freePorts } from './free-port.js';
+import { spawnRedisNodes, type RedisProcess } from './redis-server.js';
 
 /**
  * How long a primary may be unreachable before the cluster fails it over. Short, so a failover
@@ -83,10 +84,9 @@ const slotRanges = (client: Redis): Promise<SlotRange[]> => client.call('CLUSTER
 export async function startRedisCluster(): Promise<RedisClusterSet> {
   const dir = await mkdtemp(join(tmpdir(), 'redis-cluster-'));
   // The bus port defaults to port + 10000: maybe taken, maybe past 65535. A free one of its own instead.
-  const chosen = new Set<number>();
-  while (chosen.size < 12) chosen.add(await freePort());
-  const ports = [...chosen].slice(0, 6);
-  const busPorts = [...chosen].slice(6);
+  const chosen = await freePorts(12);
+  const ports = chosen.slice(0, 6);
+  const busPorts = chosen.slice(6);
   await Promise.all(ports.map((port) => mkdir(join(dir, String(port)))));
   let nodes: RedisProcess[];
   try {

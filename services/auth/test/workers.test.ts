@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Agent, fetch } from 'undici';
 import { startCacheService, type RunningCacheService } from '../../../test/support/cache-service.js';
 import { eventually } from '../../../test/support/eventually.js';
-import { freePort } from '../../../test/support/redis-server.js';
+import { freePorts } from '../../../test/support/free-port.js';
 import { npmStart, startService, type ServiceProcess } from '../../../test/support/service-process.js';
 import { testEnvironment } from './support/auth-fixture.js';
 
@@ -29,14 +29,14 @@ describe('the auth service with node:cluster workers', () => {
 
   beforeAll(async () => {
     cacheService = await startCacheService();
-    const port = await freePort();
+    const [port = 0, managementPort = 0] = await freePorts(2);
     baseUrl = `https://127.0.0.1:${port}`;
     const env = {
       ...testEnvironment(cacheService.address),
       Auth__Workers: '2',
       Auth__Port: String(port),
       Auth__Host: '127.0.0.1',
-      Management__Port: String(await freePort()),
+      Management__Port: String(managementPort),
       Log__Level: 'info',
     };
     // From its build: `node dist/main.js`.
