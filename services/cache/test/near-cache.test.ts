@@ -5,6 +5,7 @@ import { eventually, sleep } from '../../../test/support/eventually.js';
 import { startRedisCluster } from '../../../test/support/redis-cluster.js';
 import { startRedisSentinel } from '../../../test/support/redis-sentinel.js';
 import { startPrivateRedis } from '../../../test/support/redis-server.js';
+import { startAll, type Start } from '../../../test/support/start-all.js';
 import { startCache, type RunningCache } from './cache-fixture.js';
 import { nearClient, plainClient, servedFromMemory } from './near-cache-clients.js';
 
@@ -38,8 +39,12 @@ interface Backend {
 }
 
 async function redisReplicas(url: string, stopRedis: () => Promise<void>): Promise<Backend> {
-  const first = await startCache({ kind: 'redis', url, keyPrefix: 'near:' });
-  const second = await startCache({ kind: 'redis', url, keyPrefix: 'near:' });
+  const replica = (): Start<RunningCache> => [startCache({ kind: 'redis', url, keyPrefix: 'near:' }), (cache) => cache.close()];
+  // A replica that fails to start leaves no Redis running past the suite.
+  const [first, second] = await startAll<[RunningCache, RunningCache]>([replica(), replica()]).catch(async (err: unknown) => {
+    await stopRedis();
+    throw err;
+  });
   return {
     replicas: [first, second],
     stop: async () => {
