@@ -1,15 +1,9 @@
 import { createServer } from 'node:net';
 
 /** A free loopback port, as the kernel hands them out (for a process that cannot listen on port 0 itself). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
+export async function freePort(): Promise<number> {
+  const [port = 0] = await freePorts(1);
+  return port;
 }
 
 /**

@@ -113,8 +113,11 @@ function refuse(stream: ServerHttp2Stream, error: GrpcError, extra: OutgoingHttp
   if (stream.destroyed) return;
   // What the client still sends is dropped as it arrives, not buffered.
   stream.resume();
-  stream.respond({ ...OK_HEADERS, ...extra, 'grpc-status': String(error.code), 'grpc-message': encodeGrpcMessage(error.details) }, { endStream: true });
+  stream.respond({ ...OK_HEADERS, ...extra, ...statusHeaders(error) }, { endStream: true });
 }
+
+/** A call's status as trailers (or, Trailers-Only, in its only HEADERS frame) carry it. */
+const statusHeaders = (error: GrpcError): OutgoingHttpHeaders => ({ 'grpc-status': String(error.code), 'grpc-message': encodeGrpcMessage(error.details) });
 
 /** The error a handler passed (grpc-js' `{ code, details }` or an Error with them), as a status. */
 function asGrpcError(error: unknown): GrpcError {
@@ -219,7 +222,7 @@ class Exchange {
       refuse(stream, error ?? { code: GrpcStatus.OK, details: '' });
       return;
     }
-    if (error !== undefined) this.trailers = { 'grpc-status': String(error.code), 'grpc-message': encodeGrpcMessage(error.details) };
+    if (error !== undefined) this.trailers = statusHeaders(error);
     stream.end();
   }
 
