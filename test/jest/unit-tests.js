@@ -39,6 +39,7 @@ export const unitTests = [
   'services/cache/test/cache-message-codec.test.ts',
   'services/cache/test/config.test.ts',
   'services/cache/test/grpc-transport.test.ts',
+  'services/cache/test/memory-expiry.test.ts',
   'services/cache/test/memory-store.property.test.ts',
   'services/cache/test/wire-limits.test.ts',
   'services/graph-controller/test/annotations.test.ts',
