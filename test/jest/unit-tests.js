@@ -57,6 +57,7 @@ export const unitTests = [
   'services/graph-registry/test/config.test.ts',
   'services/graph-registry/test/graph-url.test.ts',
   'services/graph-registry/test/openapi.test.ts',
+  'services/graph-registry/test/schema-announcer.test.ts',
   'services/graph-registry/test/schema-changes.test.ts',
   'services/graph-registry/test/schema-sdl.test.ts',
   'services/webhooks/test/config.test.ts',

@@ -9,9 +9,10 @@ export function createMemorySchemaVersions(current: { get(): string | undefined;
   const leaseHolder = (): string | undefined => (lease !== undefined && lease.until > Date.now() ? lease.token : undefined);
   return {
     latest: () => Promise.resolve(last === 0 ? { version: 0, sdl: current.get() } : { version: last, sdl: versions.get(last)?.sdl }),
-    append(expected, entry, keep) {
+    append(expected, entry, keep, eventPending) {
       if (expected !== last) return Promise.resolve(false);
       announced ??= last;
+      if (!eventPending && announced === last) announced = expected + 1;
       last = expected + 1;
       versions.set(last, { ...entry, version: last });
       current.set(entry.sdl);

@@ -29,7 +29,9 @@ const KEYS = [SCHEMA_HISTORY_KEYS.current, SCHEMA_HISTORY_KEYS.state, SCHEMA_HIS
 /**
  * Appends version ARGV[1] + 1 when the last number is still ARGV[1] (compare and set): the
  * current schema, the version's records, then the oldest versions beyond ARGV[5] dropped. The
- * first append also records every earlier version as announced (they were, before this was kept).
+ * first append also records every earlier version as announced (they were, before this was kept);
+ * with ARGV[6] '0' (no events configured) the new version counts as announced too, unless an
+ * earlier one is still pending.
  * Returns the new number, or 0 when another publish came first.
  */
 const APPEND = `
@@ -37,6 +39,7 @@ local last = tonumber(redis.call('HGET', KEYS[2], 'last') or '0')
 if last ~= tonumber(ARGV[1]) then return 0 end
 redis.call('HSETNX', KEYS[2], 'announced', last)
 local n = last + 1
+if ARGV[6] == '0' and tonumber(redis.call('HGET', KEYS[2], 'announced')) == last then redis.call('HSET', KEYS[2], 'announced', n) end
 redis.call('SET', KEYS[1], ARGV[2])
 redis.call('HSET', KEYS[2], 'last', n)
 redis.call('ZADD', KEYS[3], n, n)
@@ -80,8 +83,8 @@ export function createRedisSchemaVersions(redis: Redis | Cluster, run: RedisRun)
       const sdl = await run(() => (last === 0 ? redis.get(K.current) : redis.hget(K.sdl, String(last))));
       return sdl === null ? { version: last } : { version: last, sdl };
     },
-    async append(expected, entry, keep) {
-      const args = [String(expected), entry.sdl, JSON.stringify(infoOf(entry)), JSON.stringify(entry.report), String(keep)];
+    async append(expected, entry, keep, eventPending) {
+      const args = [String(expected), entry.sdl, JSON.stringify(infoOf(entry)), JSON.stringify(entry.report), String(keep), eventPending ? '1' : '0'];
       const appended = await run(() => redis.eval(APPEND, KEYS.length, ...KEYS, ...args));
       return appended !== 0;
     },

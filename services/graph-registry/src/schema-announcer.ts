@@ -75,8 +75,8 @@ export function createSchemaAnnouncer(deps: SchemaAnnouncerDeps, settings: Schem
     }
   }
 
-  /** One turn: take the lease if free, send what is pending, give it back. Undefined when another holds it. */
-  async function turn(): Promise<boolean | undefined> {
+  /** One turn: take the lease if free, send what is pending, give it back. Undefined when another replica holds it. */
+  async function turnNow(): Promise<boolean | undefined> {
     const { announced, last } = await deps.versions.announcement();
     if (announced >= last) return true;
     if (!(await deps.versions.leaseAnnouncer(token, leaseMs))) return undefined;
@@ -85,6 +85,14 @@ export function createSchemaAnnouncer(deps: SchemaAnnouncerDeps, settings: Schem
     } finally {
       await deps.versions.releaseAnnouncer(token).catch(() => undefined);
     }
+  }
+
+  // The lease is this process' token: its own turns (publishes, the sweep) take it one at a time.
+  let turns: Promise<unknown> = Promise.resolve();
+  function turn(): Promise<boolean | undefined> {
+    const next = turns.then(turnNow);
+    turns = next.catch(() => undefined);
+    return next;
   }
 
   async function announceThrough(version: number): Promise<void> {

@@ -107,7 +107,7 @@ export function createSchemaPublisher(deps: SchemaPublisherDeps): SchemaPublishe
       sdl: request.sdl,
       report,
     };
-    if (!(await deps.versions.append(latest.version, entry, deps.settings.keep))) return undefined;
+    if (!(await deps.versions.append(latest.version, entry, deps.settings.keep, deps.announcer !== undefined))) return undefined;
     await deps.announcer?.announceThrough(entry.version);
     return { outcome: 'created', version: infoOf(entry), report };
   }

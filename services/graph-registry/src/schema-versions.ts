@@ -23,16 +23,18 @@ export interface SchemaVersions {
   /**
    * Stores `entry` as version `expected + 1`, sets the current schema, and drops the oldest
    * versions beyond `keep`, all at once; false (nothing written) when the newest version is no
-   * longer `expected`, because another publish came first.
+   * longer `expected`, because another publish came first. `eventPending`: its event is still to
+   * be sent (an announcer will); otherwise (no broker configured) it counts as sent when nothing
+   * before it is pending.
    */
-  append(expected: number, entry: StoredSchemaVersion, keep: number): Promise<boolean>;
+  append(expected: number, entry: StoredSchemaVersion, keep: number, eventPending: boolean): Promise<boolean>;
   /** Up to `limit` versions older than `before` (all when undefined), newest first. */
   list(before: number | undefined, limit: number): Promise<SchemaVersionInfo[]>;
   get(version: number): Promise<StoredSchemaVersion | undefined>;
   /**
    * How far SchemaPublishedEvents were sent: `announced`, the highest version whose event was
-   * sent, and `last`, the highest version stored. Versions stored before this was recorded count
-   * as sent (the first append records the number it followed).
+   * sent (or that had none to send), and `last`, the highest version stored. Versions stored
+   * before this was recorded count as sent.
    */
   announcement(): Promise<{ announced: number; last: number }>;
   /**
