@@ -60,7 +60,7 @@ export function createSchemaAnnouncer(deps: SchemaAnnouncerDeps, settings: Schem
       if (announced >= last) return true;
       const infos = (await deps.versions.list(Math.min(last, announced + BATCH) + 1, BATCH)).filter((info) => info.version > announced).reverse();
       if (infos.length === 0) {
-        // Dropped by the retention (Registry__SchemaKeep) before their events could be sent.
+        // Dropped by the retention (Registry__SchemaHistory) before their events could be sent.
         deps.logger.error({ from: announced + 1, to: last }, 'SchemaPublishedEvent not sent: the versions are no longer kept');
         if (!(await deps.versions.markAnnounced(token, announced, last))) return false;
         announced = last;
