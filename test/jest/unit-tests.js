@@ -63,6 +63,7 @@ export const unitTests = [
   'services/webhooks/test/object-order.test.ts',
   'services/webhooks/test/openapi.test.ts',
   'services/webhooks/test/sms-commands.test.ts',
+  'test/docs/generated-docs.test.ts',
   'test/infra/realm-file.test.ts',
   'test/lint/import-cycles.test.ts',
   'test/lint/private-members.test.ts',
