@@ -74,7 +74,7 @@ export async function unknownMentions(root: string): Promise<string[]> {
   });
 }
 
-/** Each target file's text with its sections regenerated, and every problem found on the way. */
+/** Each target file's text with its sections regenerated, and the problems: found on the way, or settings named but not declared. */
 export async function generate(root: string): Promise<{ files: Map<string, { before: string; after: string }>; problems: string[] }> {
   const files = new Map<string, { before: string; after: string }>();
   const problems: string[] = [];

@@ -64,6 +64,8 @@ export const unitTests = [
   'services/webhooks/test/openapi.test.ts',
   'services/webhooks/test/sms-commands.test.ts',
   'test/docs/generated-docs.test.ts',
+  'test/docs/links.test.ts',
+  'test/docs/runbooks.test.ts',
   'test/infra/realm-file.test.ts',
   'test/lint/import-cycles.test.ts',
   'test/lint/private-members.test.ts',
