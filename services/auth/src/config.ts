@@ -155,19 +155,19 @@ export const settings = {
     .url(['https', 'http'])
     .refine((url) => !/[?#]/.test(url), { message: 'must have no query or fragment' })
     .optional()
-    .describe('Where browsers reach the service (unset: `https://localhost:{Auth__Port}`); Keycloak redirects to `{Auth__PublicBaseUrl}/redirect`, a registered redirect URI of the client'),
+    .describe('Where browsers reach the service (unset: `https://localhost:{Auth__Port}`); Keycloak redirects to `{this}/redirect`'),
   Auth__AllowedRedirectUris: env
     .list()
     .transform(parsedBy(parseAllowlist))
     .optional()
-    .describe('Comma list of exact origins (`https://app.example.com`: any path on it) or prefixes ending in `/`; unset: every `/login` is 400'),
+    .describe('Allowed `redirectUri`s: exact origins (any path) or prefixes ending in `/`, comma-separated; unset: every `/login` is 400'),
   Auth__TrustProxy: env.bool(false).describe('Behind an ingress: take the client IP from `X-Forwarded-For` (see `Auth__ProxyHops`)'),
-  Auth__ProxyHops: env.positiveInt(1).describe('With `Auth__TrustProxy`: the client IP is this many entries from the right of `X-Forwarded-For` (those the trusted proxies appended; what the client wrote is never used)'),
-  Auth__Workers: z.coerce.number().int().min(1).max(64).default(1).describe('Processes serving this replica\'s ports (1-64): above 1, node:cluster workers, each the whole service with its own near cache; give the pod as many CPUs (chart value `workers`)'),
-  Auth__SessionNearCacheEntries: z.coerce.number().int().min(0).max(1_000_000).default(10_000).describe('Most sessions a replica keeps in its near cache (at most 1000000; least recently used goes first); `0` turns it off: every `GET /auth` reads the cache service'),
-  Auth__MaxSessionsPerUser: z.coerce.number().int().min(1).max(100).default(10).describe('Most live sessions of one user (1-100); a login past it ends the user\'s oldest session, exactly, across replicas'),
-  Auth__SessionIdleSeconds: env.positiveInt(1800).describe('A session ends after this long without a `GET /auth` (kept to within a tenth of it, 1-60 s); Keycloak\'s SSO Session Idle default'),
-  Auth__SessionMaxSeconds: env.positiveInt(36_000).describe('A session ends this long after its login, however active; also the `TokenId` cookie\'s `Max-Age`. At least `Auth__SessionIdleSeconds`'),
+  Auth__ProxyHops: env.positiveInt(1).describe('With `Auth__TrustProxy`: take the client IP this many entries from the right of `X-Forwarded-For`'),
+  Auth__Workers: z.coerce.number().int().min(1).max(64).default(1).describe('Processes serving this replica (1-64): above 1, node:cluster workers, each with its own near cache; give the pod as many CPUs'),
+  Auth__SessionNearCacheEntries: z.coerce.number().int().min(0).max(1_000_000).default(10_000).describe('Sessions a replica keeps in its near cache (0-1000000, LRU); `0`: every `GET /auth` reads the cache service'),
+  Auth__MaxSessionsPerUser: z.coerce.number().int().min(1).max(100).default(10).describe('Live sessions of one user (1-100); a login past it ends the oldest'),
+  Auth__SessionIdleSeconds: env.positiveInt(1800).describe('A session ends after this long without a `GET /auth` (to within a tenth of it)'),
+  Auth__SessionMaxSeconds: env.positiveInt(36_000).describe('A session ends this long after its login; the cookie\'s `Max-Age`; at least the idle limit'),
   Auth__SessionRenewBeforeSeconds: env.positiveInt(60).describe('`GET /auth` renews the access token when it has less than this left (at most half its lifespan)'),
   Auth__Groups__Client: env.string().default('clients').describe('Keycloak group (top level, by name) of `X-Role-Claim: client`'),
   Auth__Groups__Subscriber: env.string().default('subscribers').describe('Keycloak group of `X-Role-Claim: subscriber`'),
@@ -177,20 +177,20 @@ export const settings = {
     .default(['en', 'de', 'fr', 'es'])
     .describe('Locales handed to Keycloak and the SMS event'),
   Auth__DefaultLocale: z.string().regex(LOCALE, 'must be a locale such as en').default('en').describe('Locale when neither the request body nor `Accept-Language` names a supported one'),
-  Tls__CertPath: env.string().optional().describe('PEM certificate (chain). Required in Production, with `Tls__KeyPath`, unless `Tls__TerminatedUpstream=true`; elsewhere, when neither is set, a self-signed EC P-256 pair is generated at start'),
+  Tls__CertPath: env.string().optional().describe('PEM certificate chain; required in Production unless `Tls__TerminatedUpstream`; unset elsewhere: a self-signed pair is generated'),
   Tls__KeyPath: env.string().optional().describe('PEM private key of `Tls__CertPath`'),
-  Tls__TerminatedUpstream: env.bool(false).describe('`true`: TLS for browsers ends at a proxy in front (the chart\'s default); without the files a self-signed certificate serves that hop. Lets Production start without `Tls__CertPath`'),
+  Tls__TerminatedUpstream: env.bool(false).describe('`true`: TLS ends at a proxy in front (the chart\'s default); without the files a self-signed certificate serves that hop'),
   Oidc__Realm: env.string().describe('Keycloak realm; the issuer (discovery) is `{Oidc__ServerUrl}/realms/{Oidc__Realm}`'),
   Oidc__ServerUrl: env.url(['https', 'http']).describe('Keycloak base URL; plain `http` is refused in Production unless the host is a loopback address'),
-  Oidc__ClientId: env.string().describe('The service\'s confidential client: browser login (PKCE S256) and the OTP login\'s direct grant, whose flow override is `verified phone direct grant`'),
+  Oidc__ClientId: env.string().describe('The service\'s confidential client (browser login, and the OTP login\'s `verified phone direct grant`)'),
   Oidc__ClientSecret: env.string().describe('Its secret'),
-  Oidc__AdminCredentials__Username: env.string().describe('A realm user with realm-management `manage-users`, `view-users`, `query-users`, `query-groups` (admin tokens through `admin-cli`)'),
+  Oidc__AdminCredentials__Username: env.string().describe('A realm user with `manage-users`, `view-users`, `query-users`, `query-groups` (through `admin-cli`)'),
   Oidc__AdminCredentials__Password: env.string().describe('Its password'),
   Oidc__StateTtlSeconds: env.positiveInt(300).describe('Life of a browser login\'s PKCE verifier (`oidc:{state}`)'),
   Oidc__TimeoutMs: env.positiveInt(5000).describe('Upper bound of one call to Keycloak'),
   Oidc__BackchannelLogoutMaxAgeSeconds: z.coerce.number().int().min(1).max(3600).default(120).describe('Oldest back-channel Logout Token accepted, by its `iat` (1-3600); also how long its `jti` is remembered'),
-  IGNORE_SSL_CERT_VALIDATION: env.bool(false).describe('Outside Production only: accept any certificate from Keycloak (a warning at start); `true` in Production refuses the start'),
-  ASPNETCORE_ENVIRONMENT: env.string().optional().describe('The environment switch (unset: `NODE_ENV`, else Production). `Development`: `POST /otp` answers with the code; `Production`: the safeguards of "Operations"'),
+  IGNORE_SSL_CERT_VALIDATION: env.bool(false).describe('Outside Production only: accept any certificate from Keycloak (a warning at start)'),
+  ASPNETCORE_ENVIRONMENT: env.string().optional().describe('The environment (unset: `NODE_ENV`, else Production); `Development`: `POST /otp` answers with the code'),
   NODE_ENV: env.string().optional().describe('The environment when `ASPNETCORE_ENVIRONMENT` is unset (a differing one is ignored with a warning)'),
   MessageBroker__BrokerList: env.list().describe('Kafka brokers, comma-separated'),
   MessageBroker__NotificationsTopic: env.string().default('notifications').describe('Topic of `SendSmsNotificationEvent`'),
@@ -208,7 +208,7 @@ export const settings = {
   Otp__PrefixDigits: z.coerce.number().int().min(1).max(14).default(6).describe('National digits after the country code that make a number\'s prefix (e.g. `+49151234`)'),
   Otp__MaxPerPrefix: env.positiveInt(20).describe('Codes per number prefix in the window'),
   Otp__MaxPerMinute: env.positiveInt(600).describe('Codes per minute for the whole platform, all replicas together; past it `POST /otp` answers 503'),
-  Otp__AllowedCountries: env.list().transform(countryCodes(true)).default(new Set(['*'])).describe('ISO 3166-1 alpha-2 codes whose numbers get codes; `*`: every country, but not numbers of no country (`001`), which must be listed'),
+  Otp__AllowedCountries: env.list().transform(countryCodes(true)).default(new Set(['*'])).describe('ISO 3166-1 alpha-2 codes whose numbers get codes; `*`: every country but `001` (numbers of no country)'),
   Otp__BlockedCountries: env.list().transform(countryCodes(false)).default(new Set()).describe('Countries whose numbers never get a code (wins over allowed)'),
   Otp__MonitoredCountries: env.list().transform(countryCodes(false)).default(new Set()).describe('Allowed countries whose codes are counted (`auth_otp_monitored_total`) and logged as a warning'),
   Otp__AllowedNumberTypes: env
@@ -217,7 +217,7 @@ export const settings = {
     .refine((items): items is NumberType[] => items.every((item) => (NUMBER_TYPES as readonly string[]).includes(item)), { message: `must list types among ${NUMBER_TYPES.join(', ')}` })
     .transform((items) => new Set(items))
     .default(new Set<NumberType>(['MOBILE', 'FIXED_LINE_OR_MOBILE']))
-    .describe('libphonenumber number types that get codes (also `FIXED_LINE`, `TOLL_FREE`, `PREMIUM_RATE`, `SHARED_COST`, `VOIP`, `PERSONAL_NUMBER`, `PAGER`, `UAN`, `VOICEMAIL`)'),
+    .describe('libphonenumber number types that get codes (also `FIXED_LINE`, `TOLL_FREE`, `PREMIUM_RATE`, `VOIP`, …)'),
   ...operationsEnv,
 };
 
