@@ -69,9 +69,7 @@ export const settings = {
     const names = [...new Set(value.split(',').map((item) => item.trim()).filter((item) => item !== ''))];
     for (const name of names.filter((item) => !DNS_LABEL.test(item))) ctx.addIssue({ code: 'custom', message: `"${name}" is not a namespace name` });
     return names;
-  })
-    .optional()
-    .describe('Comma-separated namespaces to watch (one informer each); unset: all namespaces'),
+  }).optional().describe('Comma-separated namespaces to watch (one informer each); unset: all namespaces'),
   Controller__ClusterDomain: z.string().regex(DNS_SUBDOMAIN, { message: 'must be a DNS name such as cluster.local' }).default('cluster.local').describe('DNS domain of the registered URLs'),
   Controller__ResyncSeconds: seconds(300).describe('Full relist and re-assertion period'),
   Controller__WatchIdleSeconds: seconds(120).describe('Watchdog: restart a watch silent this long'),
