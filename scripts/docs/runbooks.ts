@@ -17,8 +17,8 @@ interface RuleGroups {
   groups: { name: string; rules: (AlertRule | { record: string })[] }[];
 }
 
-/** The rule files that carry alerts: the plain rule file and the PrometheusRule manifest. */
-export const RULE_FILES = ['observability/prometheus/alerts.rules.yaml', 'observability/prometheus/prometheus-rule.yaml'];
+/** The rule files that carry alerts: the plain rule file, the PrometheusRule manifest, and the chart's copy. */
+export const RULE_FILES = ['observability/prometheus/alerts.rules.yaml', 'observability/prometheus/prometheus-rule.yaml', 'charts/subscription-platform/files/alerts.rules.yaml'];
 
 /** The alerting rules of a rule file or a PrometheusRule (`spec.groups`). */
 export function alertsOf(text: string): AlertRule[] {

@@ -15,6 +15,11 @@ describe('runbooks (docs/runbooks.md)', () => {
     for (const { rule } of rules) expect(rule.annotations?.runbook_url).toBe(`${RUNBOOK_BASE_URL}#${rule.alert.toLowerCase()}`);
   });
 
+  it("should ship the chart the same rules as observability/prometheus (its PrometheusRule template reads the copy)", () => {
+    const [original, , copy] = RULE_FILES.map((file) => alertsOf(readFileSync(join(root, file), 'utf8')));
+    expect(copy).toEqual(original);
+  });
+
   it('should give each section what fired, the impact, three checks and the mitigations', () => {
     const sections = page.split(/^## /m).slice(1);
     expect(sections.length).toBe(new Set(rules.map(({ rule }) => rule.alert)).size);
