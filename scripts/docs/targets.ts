@@ -25,7 +25,7 @@ const dirs = (root: string, path: string): string[] =>
 /** A service's declared settings: the `settings` export of its `src/config.ts`. */
 export async function settingsOf(root: string, service: string): Promise<Settings> {
   const module = (await import(pathToFileURL(join(root, 'services', service, 'src/config.ts')).href)) as { settings?: Settings };
-  if (module.settings === undefined) throw new Error(`services/${service}/src/config.ts exports no \`settings\``);
+  if (module.settings === undefined) throw new Error('exports no `settings` (every variable, declared once with .describe())');
   return module.settings;
 }
 
@@ -66,7 +66,7 @@ function docFiles(root: string, dir = ''): string[] {
 export async function unknownMentions(root: string): Promise<string[]> {
   const known = new Set<string>([...Object.keys(operationsEnv), ...NOT_SETTINGS]);
   for (const service of dirs(root, 'services').filter((name) => existsSync(join(root, 'services', name, 'src/config.ts')))) {
-    Object.keys(await settingsOf(root, service)).forEach((name) => known.add(name));
+    Object.keys(await settingsOf(root, service).catch(() => ({}))).forEach((name) => known.add(name));
   }
   return docFiles(root).flatMap((file) => {
     const names = new Set(readFileSync(join(root, file), 'utf8').match(SETTING_NAME) ?? []);
@@ -91,9 +91,9 @@ export async function generate(root: string): Promise<{ files: Map<string, { bef
       problems.push(`${target.file}: ${found.problem}`);
       continue;
     }
-    const { markdown, problems: found2 } = await target.render();
-    problems.push(...found2.map((problem) => `${target.source}: ${problem}`));
-    entry.after = withSection(entry.after, target.section, markdown, target.source);
+    const rendered = await target.render().catch((err: unknown) => ({ markdown: undefined, problems: [err instanceof Error ? err.message : String(err)] }));
+    problems.push(...rendered.problems.map((problem) => `${target.source}: ${problem}`));
+    if (rendered.markdown !== undefined) entry.after = withSection(entry.after, target.section, rendered.markdown, target.source);
   }
   problems.push(...(await unknownMentions(root)));
   return { files, problems: problems.map((problem) => problem.replace(`${root}/`, '')) };
