@@ -75,6 +75,12 @@ export interface InstanceOptions {
   /** Kafka brokers; the shared test broker by default. */
   brokers?: string[];
   publishTimeoutMs?: number;
+  /**
+   * How long a gateway call may take before the delivery answers 503; the service's default (5 s)
+   * unless given. Tests of the give-up path set it short; the rest keep the default, so a slow
+   * machine does not turn an ordinary delivery into a retry.
+   */
+  gatewayTimeoutMs?: number;
   validateSignature?: boolean;
   oidcClientSecret?: string;
   /** PAYMENT_PROVIDER_API_KEY; a test-mode key by default. */
@@ -135,7 +141,7 @@ export function testEnvironment(deps: Dependencies, options: InstanceOptions = {
 /**
  * The service from its root, createWebhooks (its configuration loaded from an environment), served
  * as main.ts serves it (API and management listeners) on free loopback ports. The stores are the
- * test's own, on the key prefix of this test file; outbound calls give up sooner than by default.
+ * test's own, on the key prefix of this test file; publishing and localization give up sooner than by default.
  */
 export async function startWebhooks(deps: Dependencies, options: InstanceOptions = {}): Promise<WebhooksInstance> {
   const logger = silentLogger('webhooks');
@@ -144,7 +150,7 @@ export async function startWebhooks(deps: Dependencies, options: InstanceOptions
   const stores = createStores(config, logger, { processing: deps.keyPrefix, eventLog: `${deps.keyPrefix}event-log:`, reconcile: `${deps.keyPrefix}reconcile:` });
   const webhooks = createWebhooks(config, { logger, registry }, {
     stores,
-    timeouts: { publishMs: options.publishTimeoutMs ?? 10_000, gatewayMs: 3000, localizationMs: 500 },
+    timeouts: { publishMs: options.publishTimeoutMs ?? 10_000, localizationMs: 500, ...(options.gatewayTimeoutMs === undefined ? {} : { gatewayMs: options.gatewayTimeoutMs }) },
     ...(options.sweeper === undefined ? {} : { sweeper: options.sweeper }),
     ...(options.processOnce === undefined ? {} : { processOnce: options.processOnce }),
   });
