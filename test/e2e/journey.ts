@@ -424,7 +424,7 @@ export async function runJourney(targets: JourneyTargets, plan: JourneyPlan, rep
     const registry = await step(3, () => graphRegistry(ctx));
     const payment = await step(4, () => stripeCheckout(ctx));
     const announced = await step(5, () => announcement(ctx));
-    const signOut = journeySteps(targets) === 6 ? await step(6, () => keycloakSignOutEnds(ctx, login)) : undefined;
+    const signOut = journeySteps(targets) === STEP_OF.signOut ? await step(6, () => keycloakSignOutEnds(ctx, login)) : undefined;
     return { login, forwardAuth: forward, registry, payment, announcement: announced, signOut, failures, events: tail.events };
   } finally {
     await auth.close();
