@@ -139,8 +139,25 @@ export function sharedKeycloakAdmin(): KeycloakAdminSettings {
   return { url: infra('KEYCLOAK_URL'), realm: infra('KEYCLOAK_REALM'), username: infra('KEYCLOAK_ADMIN_USERNAME'), password: infra('KEYCLOAK_ADMIN_PASSWORD') };
 }
 
-/** Signs a user out of every Keycloak session through the realm's admin API (`POST /users/{id}/logout`): the answer's status. */
-export async function keycloakSignOut(settings: KeycloakAdminSettings, userId: string): Promise<number> {
+/**
+ * Signs a user out of every Keycloak session through the realm's admin API (`POST
+ * /users/{id}/logout`): the answer's status, and when (performance.now()) the request went out,
+ * after the admin's token was fetched.
+ */
+export async function keycloakSignOut(settings: KeycloakAdminSettings, userId: string): Promise<{ status: number; askedAt: number }> {
   const { admin, headers } = await realmAdmin(settings);
-  return (await http(`${admin}/users/${encodeURIComponent(userId)}/logout`, { method: 'POST', headers })).status;
+  const askedAt = performance.now();
+  return { status: (await http(`${admin}/users/${encodeURIComponent(userId)}/logout`, { method: 'POST', headers })).status, askedAt };
+}
+
+/** Keycloak's userinfo endpoint of the realm, called with an access token: its status and claims. */
+export async function keycloakUserinfo(settings: KeycloakAdminSettings, accessToken: string): Promise<{ status: number; claims: Record<string, unknown> }> {
+  const answer = await http(`${settings.url}/realms/${encodeURIComponent(settings.realm)}/protocol/openid-connect/userinfo`, { headers: { authorization: `Bearer ${accessToken}` } });
+  let claims: Record<string, unknown> = {};
+  try {
+    claims = answer.status === 200 ? (JSON.parse(answer.text) as Record<string, unknown>) : {};
+  } catch {
+    // not JSON: the status says enough
+  }
+  return { status: answer.status, claims };
 }

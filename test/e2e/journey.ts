@@ -15,6 +15,7 @@ import {
   httpsClient,
   jwtClaims,
   keycloakSignOut,
+  keycloakUserinfo,
   keycloakUsers,
   parseSetCookie,
   redact,
@@ -77,6 +78,8 @@ export interface LoginRecord {
 export interface ForwardAuthRecord {
   answer: HttpAnswer;
   accessToken: string;
+  /** With JourneyTargets.keycloak: Keycloak's userinfo answer to the token (a live token of the user). */
+  userinfo?: { status: number; claims: Record<string, unknown> };
 }
 
 export interface RegistryRecord {
@@ -106,6 +109,8 @@ export interface AnnouncementRecord {
 export interface SignOutRecord {
   /** The admin API's answer to the sign-out (204). */
   signOutStatus: number;
+  /** How long Keycloak took to answer the sign-out (it posts its Logout Tokens meanwhile). */
+  keycloakMs: number;
   /** GET /auth with the session's cookie once it answered 401. */
   answer: HttpAnswer;
   /** From asking Keycloak to sign the user out to that 401. */
@@ -225,7 +230,11 @@ async function forwardAuth(ctx: Context, login: LoginRecord | undefined): Promis
   const claims = jwtClaims(accessToken);
   const expiresIn = typeof claims.exp === 'number' ? `${Math.round(claims.exp - Date.now() / 1000)} s` : '?';
   ctx.saw(`access token of ${String(claims.preferred_username)} issued by ${String(claims.iss)} to ${String(claims.azp)}, expires in ${expiresIn}`);
-  return { answer, accessToken };
+  if (ctx.targets.keycloak === undefined) return { answer, accessToken };
+  const userinfo = await keycloakUserinfo(ctx.targets.keycloak, accessToken);
+  check(userinfo.status === 200, `Keycloak's userinfo answered ${userinfo.status} to the access token`);
+  ctx.saw(`Keycloak's userinfo with that token → 200, sub ${String(userinfo.claims.sub)}: a live token of the user`);
+  return { answer, accessToken, userinfo };
 }
 
 // Step 3 -------------------------------------------------------------------------------------
@@ -347,10 +356,12 @@ async function keycloakSignOutEnds(ctx: Context, login: LoginRecord | undefined)
   const cookie = { cookie: `TokenId=${login.cookie.value}` };
   const before = await ctx.auth.request('/auth', { headers: cookie });
   check(before.status === 200, `GET /auth before the sign-out answered ${statusLine(before)}`);
-  const started = performance.now();
-  const signOutStatus = await keycloakSignOut(settings, user.id);
+  const { status: signOutStatus, askedAt: started } = await keycloakSignOut(settings, user.id);
+  const keycloakMs = performance.now() - started;
   check(signOutStatus === 204, `Keycloak's admin API answered ${signOutStatus} to the sign-out`);
-  ctx.saw(`Keycloak admin API: POST /admin/realms/${settings.realm}/users/${user.id}/logout → 204: Keycloak ends the user's sessions and posts a Logout Token to the auth service's /backchannel-logout`);
+  ctx.saw(
+    `Keycloak admin API: POST /admin/realms/${settings.realm}/users/${user.id}/logout → 204 in ${Math.round(keycloakMs)} ms: Keycloak ends the user's sessions and posts a Logout Token to the auth service's /backchannel-logout`,
+  );
   let answer = await ctx.auth.request('/auth', { headers: cookie });
   while (answer.status !== 401 && performance.now() - started < SIGN_OUT_WITHIN_MS) {
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -362,7 +373,7 @@ async function keycloakSignOutEnds(ctx: Context, login: LoginRecord | undefined)
     `GET /auth still answered ${statusLine(answer)} ${Math.round(endedAfterMs)} ms after the sign-out (Keycloak's log says whether its back-channel logout reached the auth service)`,
   );
   ctx.saw(`GET /auth with the same cookie → 401 ${Math.round(endedAfterMs)} ms after the sign-out was asked for: the session has ended`);
-  return { signOutStatus, answer, endedAfterMs };
+  return { signOutStatus, keycloakMs, answer, endedAfterMs };
 }
 
 // Runner -------------------------------------------------------------------------------------
