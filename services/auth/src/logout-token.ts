@@ -33,7 +33,7 @@ export interface LogoutTokenDeps {
 
 /**
  * How far the provider's clock and this service's may differ (seconds), for `iat` (not in the
- * future) and `exp`: the one number the README's "Back-channel logout" states.
+ * future) and `exp`: the one number docs/design/auth.md "Back-channel logout" states.
  */
 export const LOGOUT_TOKEN_CLOCK_TOLERANCE_SECONDS = 5;
 /** Signatures by the provider's keys only: asymmetric algorithms, never `none` or a MAC. */
