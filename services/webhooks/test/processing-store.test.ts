@@ -8,6 +8,7 @@ import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redi
 import { silentLogger } from '../../../test/support/silent-logger.js';
 import { startTcpProxy } from '../../../test/support/tcp-proxy.js';
 import { eventually } from '../../../test/support/eventually.js';
+import { HANG_GUARD_MS } from '../../../test/support/progress.js';
 
 const options: ProcessOnceOptions = { leaseMs: 2000, retentionMs: 60_000, waitMs: 400, pollMs: 20 };
 
@@ -17,7 +18,7 @@ let store: ProcessingStore;
 beforeAll(async () => {
   redis = await startPrivateRedis();
   store = createRedisProcessingStore(connectRedis(parseRedisUrl(redis.url), 500), silentLogger(), 'test:');
-});
+}, HANG_GUARD_MS);
 
 afterAll(async () => {
   await store?.close();

@@ -10,6 +10,7 @@ import { SMS_BODY_LIMIT_BYTES } from '../src/sms-webhook.js';
 import { freshPhone } from './support/sms-suite.js';
 import { signStripe, stripeEvent } from './support/stripe-events.js';
 import { API_KEY, postSms, postStripeEvent, PUBLIC_BASE_URL, replyText, smsForm, startDependencies, STRIPE_SECRETS, testEnvironment, TWILIO_TOKENS, type Dependencies } from './support/webhooks-env.js';
+import { HANG_GUARD_MS } from '../../../test/support/progress.js';
 
 let deps: Dependencies;
 /**
@@ -23,11 +24,11 @@ let owner: string;
 beforeAll(async () => {
   deps = await startDependencies();
   const env = { ...testEnvironment(deps), Webhooks__Port: '0', Webhooks__Host: '127.0.0.1', Management__Port: '0', Log__Level: 'info' };
-  service = await startService({ name: 'webhooks', cwd: npmStart('webhooks').cwd, args: ['dist/main.js'], env, timeoutMs: 30_000 });
+  service = await startService({ name: 'webhooks', cwd: npmStart('webhooks').cwd, args: ['dist/main.js'], env });
   baseUrl = `http://127.0.0.1:${service.port!}`;
   owner = freshPhone();
   deps.gateway.addClient({ number: 8, name: 'Hostile Shop', phoneNumber: owner });
-}, 60_000);
+}, HANG_GUARD_MS);
 
 afterAll(async () => {
   await service?.stop();
