@@ -1,14 +1,14 @@
 import { connectRedis, parseRedisUrl, type Logger } from '@sp/platform';
 import type { WebhooksConfig } from './config.js';
-import { STRIPE_RETRY_WINDOW_MS, type EventLog } from './event-log.js';
-import type { ProcessingStore } from './processing-store.js';
-import { createMemoryProcessingStore } from './memory-processing-store.js';
-import { createMemoryEventLog } from './memory-event-log.js';
-import { createMemoryReconcileState } from './memory-reconcile-state.js';
-import type { ReconcileState } from './reconcile-state.js';
-import { createRedisProcessingStore } from './redis-processing-store.js';
-import { createRedisEventLog } from './redis-event-log.js';
-import { createRedisReconcileState } from './redis-reconcile-state.js';
+import { STRIPE_RETRY_WINDOW_MS, type EventLog } from './events/event-log.js';
+import type { ProcessingStore } from './events/processing-store.js';
+import { createMemoryProcessingStore } from './events/memory-processing-store.js';
+import { createMemoryEventLog } from './events/memory-event-log.js';
+import { createMemoryReconcileState } from './payments/memory-reconcile-state.js';
+import type { ReconcileState } from './payments/reconcile-state.js';
+import { createRedisProcessingStore } from './events/redis-processing-store.js';
+import { createRedisEventLog } from './events/redis-event-log.js';
+import { createRedisReconcileState } from './payments/redis-reconcile-state.js';
 
 /** What the service keeps in STORE_URL, shared by the replicas. */
 export interface Stores {

@@ -3,16 +3,16 @@ import { createCacheClient, stringSerializer } from '@sp/cache-client';
 import { createKafkaPublisher, createOidcTokenClient, keycloakIssuer, type EventPublisher, type Logger, type ReadinessCheck, type Registry } from '@sp/platform';
 import { createWebhooksApp, webhooksReadiness, type WebhooksAppDeps } from './app.js';
 import type { WebhooksConfig } from './config.js';
-import type { ProcessingStore } from './processing-store.js';
-import type { ProcessOnceOptions } from './process-once.js';
-import type { EventLog } from './event-log.js';
-import type { GatewayPort } from './gateway-port.js';
-import { createGraphqlGatewayClient } from './graphql-gateway-client.js';
-import { createLocalizationClient } from './localization-client.js';
-import { createStripePaymentProvider } from './stripe-payment-provider.js';
-import { createSweeper, defaultSweeperOptions, type Sweeper, type SweeperOptions } from './reconcile-sweeper.js';
+import type { ProcessingStore } from './events/processing-store.js';
+import type { ProcessOnceOptions } from './events/process-once.js';
+import type { EventLog } from './events/event-log.js';
+import type { GatewayPort } from './gateway/gateway-port.js';
+import { createGraphqlGatewayClient } from './gateway/graphql-gateway-client.js';
+import { createLocalizationClient } from './sms/localization-client.js';
+import { createStripePaymentProvider } from './payments/stripe-payment-provider.js';
+import { createSweeper, defaultSweeperOptions, type Sweeper, type SweeperOptions } from './payments/reconcile-sweeper.js';
 import { createStores, type Stores } from './stores.js';
-import { createTwilioSmsProvider } from './twilio-sms-provider.js';
+import { createTwilioSmsProvider } from './sms/twilio-sms-provider.js';
 import { createWebhooksMetrics, registerDeadLetterGauge } from './webhooks-metrics.js';
 
 export interface WebhooksRuntime {

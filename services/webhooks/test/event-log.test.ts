@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Redis } from 'ioredis';
 import { connectRedis, parseRedisUrl } from '@sp/platform';
-import { STRIPE_RETRY_WINDOW_MS, type EventAttempt, type EventLog, type EventLogOptions } from '../src/event-log.js';
-import { createMemoryEventLog } from '../src/memory-event-log.js';
-import { createRedisEventLog } from '../src/redis-event-log.js';
+import { STRIPE_RETRY_WINDOW_MS, type EventAttempt, type EventLog, type EventLogOptions } from '../src/events/event-log.js';
+import { createMemoryEventLog } from '../src/events/memory-event-log.js';
+import { createRedisEventLog } from '../src/events/redis-event-log.js';
 import { infra } from '../../../test/support/infra.js';
 
 const options: EventLogOptions = { retentionMs: 60_000, maxEvents: 5, deadAfterFailures: 3, retryWindowMs: STRIPE_RETRY_WINDOW_MS };

@@ -5,10 +5,10 @@ import { createCacheClient, stringSerializer, type CacheClient } from '@sp/cache
 import { closeGracefully, createRegistry, listen, requestListener, startManagementServer, type EventPublisher, type ManagementServer, type Registry } from '@sp/platform';
 import { PAYMENT_WEBHOOK_PATH, SMS_WEBHOOK_PATH } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import type { ProcessingStore } from '../../src/processing-store.js';
+import type { ProcessingStore } from '../../src/events/processing-store.js';
 import type { Topics } from '../../src/topics.js';
-import type { EventLog } from '../../src/event-log.js';
-import type { Sweeper } from '../../src/reconcile-sweeper.js';
+import type { EventLog } from '../../src/events/event-log.js';
+import type { Sweeper } from '../../src/payments/reconcile-sweeper.js';
 import { createStores } from '../../src/stores.js';
 import { createWebhooks, type WebhooksOverrides } from '../../src/webhooks.js';
 import { startCacheService, type RunningCacheService } from '../../../../test/support/cache-service.js';

@@ -1,4 +1,4 @@
-import type { GatewayPort } from './gateway-port.js';
+import type { GatewayPort } from '../gateway/gateway-port.js';
 import { MAX_CLIENT_NUMBER } from './sms-commands.js';
 import { smsReplies, type ReplyLinks } from './sms-replies.js';
 

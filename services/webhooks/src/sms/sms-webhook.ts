@@ -1,8 +1,8 @@
 import type Koa from 'koa';
 import { badRequest, forbidden, readBody, toAppError } from '@sp/platform';
 import { confirmAnnouncement, draftAnnouncement, type AnnouncementDeps, type IncomingMessage } from './announcements.js';
-import type { ProcessingStore } from './processing-store.js';
-import { defaultProcessOnceOptions, processOnce, type ProcessOnceOptions } from './process-once.js';
+import type { ProcessingStore } from '../events/processing-store.js';
+import { defaultProcessOnceOptions, processOnce, type ProcessOnceOptions } from '../events/process-once.js';
 import type { SmsProvider } from './sms-provider.js';
 import { commandLabel, parseSmsCommand, type SmsCommand } from './sms-commands.js';
 import { smsReplies, type ReplyLinks } from './sms-replies.js';

@@ -1,7 +1,7 @@
 import { poll, type AppError } from '@sp/platform';
 import type { ProcessingStore } from './processing-store.js';
 import { despiteFailover } from './despite-failover.js';
-import { eventInProgress } from './errors.js';
+import { eventInProgress } from '../errors.js';
 
 export interface ProcessOnceOptions {
   /** How long a claim lives: longer than any processing can take (every call in it has a timeout). */

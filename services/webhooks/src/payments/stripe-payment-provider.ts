@@ -2,7 +2,7 @@ import Stripe from 'stripe';
 import { unavailable } from '@sp/platform';
 import type { z } from 'zod';
 import { badGateway } from '@sp/platform';
-import { invalidSignature, malformedEvent } from './errors.js';
+import { invalidSignature, malformedEvent } from '../errors.js';
 import { priceSchema, productSchema } from './event-schemas.js';
 import type { CheckoutSessionDetails, InvoiceDetails, PaymentProvider } from './payment-provider.js';
 
