@@ -43,6 +43,8 @@ export interface WebhooksAppDeps {
   logger: Logger;
   registry: Registry;
   processOnceOptions?: ProcessOnceOptions;
+  /** The clock, Unix ms. */
+  now: () => number;
 }
 
 /**

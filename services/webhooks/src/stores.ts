@@ -29,8 +29,9 @@ export interface StorePrefixes {
  * The stores chosen by configuration (STORE_URL, the event log's bounds), on one Redis connection
  * (closed by `processing.close()`); the memory ones warn, since they are for local runs only.
  */
-export function createStores(config: Pick<WebhooksConfig, 'store' | 'eventLog'>, logger: Logger, prefixes: StorePrefixes = {}): Stores {
-  const eventLogOptions = { ...config.eventLog, retryWindowMs: STRIPE_RETRY_WINDOW_MS };
+export function createStores(config: Pick<WebhooksConfig, 'store' | 'eventLog'>, runtime: { logger: Logger; now: () => number }, prefixes: StorePrefixes = {}): Stores {
+  const { logger, now } = runtime;
+  const eventLogOptions = { ...config.eventLog, retryWindowMs: STRIPE_RETRY_WINDOW_MS, now };
   if (config.store.kind === 'redis') {
     const connection = connectRedis(parseRedisUrl(config.store.url));
     return {
@@ -40,5 +41,5 @@ export function createStores(config: Pick<WebhooksConfig, 'store' | 'eventLog'>,
     };
   }
   logger.warn('STORE_URL is memory://: processed payment events, the event log and SMS are remembered in this process only; use redis:// outside local runs');
-  return { processing: createMemoryProcessingStore(), eventLog: createMemoryEventLog(eventLogOptions), reconcile: createMemoryReconcileState() };
+  return { processing: createMemoryProcessingStore(now), eventLog: createMemoryEventLog(eventLogOptions), reconcile: createMemoryReconcileState(now) };
 }

@@ -34,6 +34,8 @@ export interface SmsWebhookDeps extends AnnouncementDeps {
   /** How long a MessageSid is remembered: a replay within it is a duplicate. */
   messageRetentionMs: number;
   processOnceOptions?: ProcessOnceOptions;
+  /** The clock, Unix ms: when a command arrived. */
+  now: () => number;
 }
 
 interface IncomingSms extends IncomingMessage {
