@@ -4,7 +4,7 @@ import { startRedisCluster, type RedisClusterSet } from '../../../test/support/r
 import { startRedisSentinel } from '../../../test/support/redis-sentinel.js';
 import { checkoutSessionObject, productObject, stripeEvent, stripeMockFixtures } from './support/stripe-events.js';
 import { postStripeEvent, startDependencies, startWebhooks, type Dependencies, type InstanceOptions, type WebhooksInstance } from './support/webhooks-env.js';
-import { defaultProcessOnceOptions } from '../src/process-once.js';
+import { defaultProcessOnceOptions } from '../src/events/process-once.js';
 import { startAll } from '../../../test/support/start-all.js';
 import { HANG_GUARD_MS } from '../../../test/support/progress.js';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { connectRedis, parseRedisUrl } from '@sp/platform';
-import { createRedisProcessingStore } from '../src/redis-processing-store.js';
-import type { ProcessingStore } from '../src/processing-store.js';
+import { createRedisProcessingStore } from '../src/events/redis-processing-store.js';
+import type { ProcessingStore } from '../src/events/processing-store.js';
 import { eventually } from '../../../test/support/eventually.js';
 import { failoverUnderTraffic } from '../../../test/support/failover-traffic.js';
 import { startRedisCluster, type RedisClusterSet } from '../../../test/support/redis-cluster.js';
