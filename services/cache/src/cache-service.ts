@@ -1,5 +1,6 @@
 import { status } from '@grpc/grpc-js';
-import { badRequest, toGrpcStatus, type Logger, type UnaryCall, type UnaryCallback, type UnaryHandler } from '@sp/platform';
+import { badRequest, toGrpcStatus, type Logger } from '@sp/platform';
+import type { UnaryCall, UnaryCallback, UnaryHandler } from '@sp/grpc-server';
 import type { CacheGrpcServiceHandlers, CacheRequest__Output, CacheResponse, GetManyRequest__Output, GetManyResponse, IncrementRequest__Output, IncrementResponse } from '@sp/cache-client';
 import type { CacheStore, Entry } from './store.js';
 import type { CacheMetrics } from './cache-metrics.js';

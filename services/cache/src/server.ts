@@ -1,7 +1,8 @@
 import { HealthImplementation, type ServingStatus } from 'grpc-health-check';
 import { ReflectionService } from '@grpc/reflection';
 import { cacheServiceDefinition } from '@sp/cache-client';
-import { GrpcServer, type Logger } from '@sp/platform';
+import { GrpcServer } from '@sp/grpc-server';
+import type { Logger } from '@sp/platform';
 import { withCacheMessageCodec } from './cache-message-codec.js';
 import { reflectionPackageDefinition } from './reflection-descriptors.js';
 import { refusingInvalidUtf8Keys } from './utf8-keys.js';

@@ -1,4 +1,5 @@
-import { badRequest, toGrpcStatus, type GrpcStreamCall } from '@sp/platform';
+import { badRequest, toGrpcStatus } from '@sp/platform';
+import type { GrpcStreamCall } from '@sp/grpc-server';
 import type { Invalidation, SubscribeRequest__Output } from '@sp/cache-client';
 import type { ChangeKind, InvalidationHub } from './invalidation-hub.js';
 import { keysAreUtf8 } from './utf8-keys.js';

@@ -1,0 +1,371 @@
+import { constants as h2, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, propagation, trace, type Context, type Span } from '@opentelemetry/api';
+import type { ConnectionBudget } from './budgets.js';
+import type { CoarseClock } from './coarse-clock.js';
+import { asGrpcError, statusHeaders, type GrpcError } from './grpc-status.js';
+import { GrpcStreamCall, type StreamingCallPort, type UnaryCall } from './handlers.js';
+import type { PingEnforcement } from './keepalive.js';
+import { frameMessage, SERVER_BUSY } from './message-assembly.js';
+import type { GrpcServerLimits, GrpcServerLogger, LimitName } from './options.js';
+import type { Route } from './routes.js';
+
+export const OK_HEADERS: OutgoingHttpHeaders = { ':status': 200, 'content-type': 'application/grpc' };
+const OK_TRAILERS: OutgoingHttpHeaders = { 'grpc-status': '0' };
+/**
+ * Messages a bidirectional call may have written and not yet sent (its client reads too slowly)
+ * before the server stops reading the client's requests: a client that sends and never reads (a
+ * reflection flood) is then held back by HTTP/2 flow control, not answered into server memory.
+ */
+const MAX_UNSENT_BEFORE_PAUSE = 64;
+/** Node's timers hold at most 2^31 - 1 ms; a longer deadline is no deadline here. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+const tracer = trace.getTracer('subscription-platform');
+
+const ANSWER_TOO_LARGE: GrpcError = { code: GrpcStatus.RESOURCE_EXHAUSTED, details: 'The answer is larger than the server sends' };
+const ANSWER_NO_ROOM: GrpcError = { code: GrpcStatus.RESOURCE_EXHAUSTED, details: 'The server has no room for this answer now; retry later' };
+const REQUEST_TIMED_OUT: GrpcError = { code: GrpcStatus.DEADLINE_EXCEEDED, details: 'The request was not received in time' };
+const CALL_TOO_LONG: GrpcError = { code: GrpcStatus.DEADLINE_EXCEEDED, details: "The call exceeded the server's maximum duration" };
+const DEADLINE_EXCEEDED: GrpcError = { code: GrpcStatus.DEADLINE_EXCEEDED, details: 'Deadline exceeded' };
+
+/** What a call needs of its connection (connection.ts). */
+export interface CallHost {
+  readonly budget: ConnectionBudget;
+  readonly pings: PingEnforcement;
+  readonly clock: CoarseClock;
+  readonly limits: GrpcServerLimits;
+  readonly logger: GrpcServerLogger;
+  /** The flow-control window of the connection's streams now. */
+  readonly streamWindow: number;
+  widenWindows(): void;
+  opened(call: Call): void;
+  closed(call: Call): void;
+  limitReached(limit: LimitName): void;
+}
+
+/** Whether the stream still takes frames from this side (a client's RST_STREAM closes it at once). */
+export const writable = (stream: ServerHttp2Stream): boolean => !stream.closed && !stream.destroyed;
+
+/**
+ * Answers with a status and no message: the status in the only HEADERS frame (Trailers-Only), and
+ * RST_STREAM(NO_ERROR) after it while the client is still sending (PROTOCOL-HTTP2, "Early Server
+ * Closure"), so the stream is freed instead of read and dropped until the client notices.
+ */
+export function refuse(stream: ServerHttp2Stream, headers: OutgoingHttpHeaders, requestEnded: boolean): void {
+  if (!writable(stream) || stream.headersSent) return;
+  stream.resume();
+  stream.respond(headers, { endStream: true });
+  if (!requestEnded) stream.close(h2.NGHTTP2_NO_ERROR);
+}
+
+function sendOkTrailers(this: ServerHttp2Stream): void {
+  this.sendTrailers(OK_TRAILERS);
+}
+
+/**
+ * One call on one HTTP/2 stream: its budget (request headers and messages, answers not yet sent),
+ * its deadline and timeouts (checked by the connection's sweep), its cancellation (an AbortSignal
+ * made when a handler asks for it), its span, and how it ends on the wire.
+ */
+export class Call implements StreamingCallPort, UnaryCall<unknown> {
+  request: unknown = undefined;
+  /** Whether the outcome is decided: what the client still sends is read and dropped. */
+  done = false;
+  /** Whether the client's END_STREAM arrived: the request is whole. */
+  requestEnded = false;
+  unsentMessages = 0;
+  deadline: number | undefined;
+  private receivedAt: number;
+  /** When an answer byte was last sent (or the first unsent one written). */
+  private sentAt = 0;
+  private requestBytes = 0;
+  private answerBytes = 0;
+  /** Reserved for the flow-control window of a stream paused because its answers wait. */
+  private pausedBytes = 0;
+  /** Whether the deadline is the client's (a timer) rather than the server's cap (the sweep). */
+  private clientDeadline = false;
+  private timer: NodeJS.Timeout | undefined;
+  private span: Span | undefined;
+  private streamCall: GrpcStreamCall<unknown, unknown> | undefined;
+  private controller: AbortController | undefined;
+  private abortReason: Error | undefined;
+  private trailers = OK_TRAILERS;
+  /** The RST_STREAM code sent after the trailers while the client is still sending. */
+  private resetCode: number = h2.NGHTTP2_NO_ERROR;
+
+  constructor(
+    readonly stream: ServerHttp2Stream,
+    readonly route: Route,
+    private readonly host: CallHost,
+    /** The request headers' share of the budget, taken before the call was made. */
+    private headerBytes: number,
+  ) {
+    this.receivedAt = host.clock.now;
+    stream.on('close', this.onClose);
+    host.opened(this);
+  }
+
+  /** Starts the deadline and the span (when tracing records one); answers the context handlers run in. */
+  begin(headers: IncomingHttpHeaders, timeoutMs: number | undefined): Context | undefined {
+    const { maxCallDurationMs } = this.host.limits;
+    const cap = this.route.kind === 'unary' && maxCallDurationMs > 0 ? maxCallDurationMs : undefined;
+    if (timeoutMs !== undefined && timeoutMs <= MAX_TIMER_MS && (cap === undefined || timeoutMs <= cap)) {
+      this.clientDeadline = true;
+      this.deadline = Date.now() + timeoutMs;
+      this.timer = setTimeout(this.expire, timeoutMs);
+    } else if (cap !== undefined) {
+      this.deadline = Date.now() + cap;
+    }
+    const parent = propagation.extract(ROOT_CONTEXT, headers);
+    const span = tracer.startSpan(this.route.spanName, { kind: SpanKind.SERVER }, parent);
+    if (!span.isRecording()) return undefined;
+    span.setAttributes({ 'rpc.system': 'grpc', 'rpc.service': this.route.service, 'rpc.method': this.route.rpc });
+    this.span = span;
+    return trace.setSpan(parent, span);
+  }
+
+  get signal(): AbortSignal {
+    this.controller ??= new AbortController();
+    if (this.abortReason !== undefined && !this.controller.signal.aborted) this.controller.abort(this.abortReason);
+    return this.controller.signal;
+  }
+
+  get cancelled(): boolean {
+    return this.abortReason !== undefined;
+  }
+
+  /** A streaming call's handle, whose cancellation follows the call's. */
+  streaming(): GrpcStreamCall<unknown, unknown> {
+    this.streamCall = new GrpcStreamCall<unknown, unknown>(this);
+    return this.streamCall;
+  }
+
+  /** Data arrived from the client: the stream is not idle. */
+  received(): void {
+    this.receivedAt = this.host.clock.now;
+  }
+
+  /** Reserves a request message's bytes; false (the call then ends RESOURCE_EXHAUSTED) when the budgets have no room. */
+  reserveRequest(bytes: number): boolean {
+    if (!this.host.budget.take(bytes)) {
+      this.host.limitReached('message_budget');
+      return false;
+    }
+    this.requestBytes += bytes;
+    if (bytes > this.host.streamWindow) this.host.widenWindows();
+    return true;
+  }
+
+  /** A bidirectional call's message was handled: its bytes are free again. */
+  releaseRequest(bytes: number): void {
+    this.requestBytes -= bytes;
+    this.host.budget.release(bytes);
+  }
+
+  hasRoom(bytes: number): boolean {
+    return this.host.budget.fits(bytes);
+  }
+
+  /** The unary answer: the response with OK, or the handler's error. */
+  answer(error: unknown, response?: unknown): void {
+    if (this.done) return;
+    if (error !== null && error !== undefined) return this.finish(asGrpcError(error));
+    const framed = this.frame(response);
+    if (framed === undefined) return;
+    this.settle(GrpcStatus.OK);
+    const { stream } = this;
+    if (!writable(stream)) return;
+    stream.respond(OK_HEADERS, { waitForTrailers: true });
+    stream.on('wantTrailers', sendOkTrailers);
+    this.charge(framed.length);
+    stream.end(framed, this.written);
+  }
+
+  write(message: unknown): boolean {
+    const { stream } = this;
+    if (this.done || !writable(stream)) return false;
+    const framed = this.frame(message);
+    if (framed === undefined) return false;
+    if (!stream.headersSent) {
+      stream.respond(OK_HEADERS, { waitForTrailers: true });
+      stream.on('wantTrailers', this.sendTrailers);
+    }
+    this.charge(framed.length);
+    const flushed = stream.write(framed, this.written);
+    if (++this.unsentMessages === MAX_UNSENT_BEFORE_PAUSE && this.route.kind === 'bidi') this.pause();
+    return flushed && !this.done;
+  }
+
+  /** Ends the call with OK (no error) or the error's status; later outcomes are ignored. */
+  finish(error: GrpcError | undefined): void {
+    if (this.done) return;
+    this.settle(error?.code ?? GrpcStatus.OK, error?.details);
+    const { stream } = this;
+    if (!writable(stream)) return;
+    if (!stream.headersSent) {
+      refuse(stream, { ...OK_HEADERS, ...statusHeaders(error ?? { code: GrpcStatus.OK, details: '' }) }, this.requestEnded);
+      return;
+    }
+    if (error !== undefined) this.trailers = statusHeaders(error);
+    stream.end();
+  }
+
+  /** A streaming handler's `emit('error', …)`. */
+  fail(error: unknown): void {
+    this.finish(asGrpcError(error));
+  }
+
+  /** Called by the connection's sweep (once a second): the time limits measured in seconds. */
+  sweep(now: number): void {
+    const { limits } = this.host;
+    if (this.answerBytes > 0 && limits.writeTimeoutMs > 0 && now - this.sentAt >= limits.writeTimeoutMs) {
+      // Nobody reads the answer: what is queued for it goes with the stream.
+      this.host.limitReached('write_timeout');
+      this.reset(GrpcStatus.CANCELLED, 'The answer was not read in time');
+    } else if (!this.done) {
+      this.checkDuration(now);
+    }
+  }
+
+  /** A request that stopped arriving, or a unary call past the server's maximum duration. */
+  private checkDuration(now: number): void {
+    const error = this.idle(now) ? REQUEST_TIMED_OUT : !this.clientDeadline && now >= (this.deadline ?? Number.POSITIVE_INFINITY) ? CALL_TOO_LONG : undefined;
+    if (error === undefined) return;
+    this.host.limitReached(error === REQUEST_TIMED_OUT ? 'stream_idle_timeout' : 'max_call_duration');
+    this.finish(error);
+    this.abort('TimeoutError', error.details);
+  }
+
+  /** Whether the client stopped sending a request it has not finished (a stream paused by the server does not count). */
+  private idle(now: number): boolean {
+    const { streamIdleTimeoutMs } = this.host.limits;
+    return !this.requestEnded && this.pausedBytes === 0 && streamIdleTimeoutMs > 0 && now - this.receivedAt >= streamIdleTimeoutMs;
+  }
+
+  /** The client's deadline passed (PROTOCOL-HTTP2, "Client Cancellation"). */
+  private readonly expire = (): void => {
+    this.timer = undefined;
+    if (this.done) return;
+    this.settle(GrpcStatus.DEADLINE_EXCEEDED, DEADLINE_EXCEEDED.details);
+    this.abort('TimeoutError', DEADLINE_EXCEEDED.details);
+    const { stream } = this;
+    if (!writable(stream)) return;
+    // Nothing sent yet, or answers still queued that nobody will read: RST_STREAM(CANCEL), as
+    // grpc-go; the client fails the call DEADLINE_EXCEEDED by its own timer.
+    if (!stream.headersSent || this.answerBytes > 0) {
+      stream.close(h2.NGHTTP2_CANCEL);
+      return;
+    }
+    // A stream that answered: the status in the trailers, then RST_STREAM(CANCEL) if the client still sends.
+    this.trailers = statusHeaders(DEADLINE_EXCEEDED);
+    this.resetCode = h2.NGHTTP2_CANCEL;
+    stream.end();
+  };
+
+  private readonly sendTrailers = (): void => {
+    const { stream } = this;
+    stream.sendTrailers(this.trailers);
+    if (!this.requestEnded) stream.close(this.resetCode);
+  };
+
+  private readonly written = (): void => {
+    if (this.unsentMessages > 0 && this.unsentMessages-- === MAX_UNSENT_BEFORE_PAUSE && this.pausedBytes > 0) this.resume();
+    // The stream's buffered length counts what is still to be sent, this write's chunk no longer.
+    const unsent = this.stream.writableLength;
+    if (unsent < this.answerBytes) {
+      this.host.budget.release(this.answerBytes - unsent);
+      this.answerBytes = unsent;
+    }
+    this.sentAt = this.host.clock.now;
+  };
+
+  /** The stream is gone (answered, reset by either side, or its connection closed): everything it held is released. */
+  private readonly onClose = (): void => {
+    this.host.closed(this);
+    this.host.budget.release(this.headerBytes + this.requestBytes + this.answerBytes + this.pausedBytes);
+    this.headerBytes = this.requestBytes = this.answerBytes = this.pausedBytes = 0;
+    if (!this.done) {
+      this.settle(GrpcStatus.CANCELLED, 'Cancelled by the client');
+      this.abort('AbortError', 'The client cancelled the call');
+    }
+    this.streamCall?.emit('close');
+  };
+
+  /** The answer framed, or undefined once the call ended because it cannot be sent. */
+  private frame(message: unknown): Buffer | undefined {
+    let bytes: Buffer;
+    try {
+      bytes = this.route.method.responseSerialize(message);
+    } catch (err) {
+      this.host.logger.error({ err, method: this.route.method.path }, 'grpc response not serializable');
+      this.finish({ code: GrpcStatus.INTERNAL, details: 'Error serializing response' });
+      return undefined;
+    }
+    if (bytes.length > this.host.limits.maxSendMessageBytes) {
+      this.host.limitReached('answer_size');
+      this.finish(ANSWER_TOO_LARGE);
+      return undefined;
+    }
+    if (!this.host.budget.fits(bytes.length)) {
+      this.host.limitReached('answer_budget');
+      this.finish(ANSWER_NO_ROOM);
+      return undefined;
+    }
+    this.host.pings.sent = true;
+    return frameMessage(bytes);
+  }
+
+  /** Answer bytes handed to the stream, held until its write callback says they left. */
+  private charge(bytes: number): void {
+    if (this.answerBytes === 0) this.sentAt = this.host.clock.now;
+    this.answerBytes += bytes;
+    this.host.budget.charge(bytes);
+  }
+
+  /** Stops reading a bidirectional client's requests while its answers wait, reserving what its window may still bring. */
+  private pause(): void {
+    const window = this.host.streamWindow;
+    if (!this.host.budget.take(window)) {
+      this.host.limitReached('stream_budget');
+      this.finish(SERVER_BUSY);
+      return;
+    }
+    this.pausedBytes = window;
+    this.stream.pause();
+  }
+
+  private resume(): void {
+    this.host.budget.release(this.pausedBytes);
+    this.pausedBytes = 0;
+    this.stream.resume();
+  }
+
+  /** Ends the call at once with RST_STREAM(CANCEL): nothing more can reach the client. */
+  private reset(code: GrpcStatus, details: string): void {
+    if (!this.done) this.settle(code, details);
+    this.abort('AbortError', details);
+    if (writable(this.stream)) this.stream.close(h2.NGHTTP2_CANCEL);
+  }
+
+  /** Tells the handler nobody waits any more: the signal aborts, a streaming call emits `cancelled`. */
+  private abort(name: 'AbortError' | 'TimeoutError', message: string): void {
+    if (this.abortReason !== undefined) return;
+    this.abortReason = new DOMException(message, name);
+    this.controller?.abort(this.abortReason);
+    const call = this.streamCall;
+    if (call === undefined || call.cancelled) return;
+    call.cancelled = true;
+    call.emit('cancelled');
+  }
+
+  /** Marks the outcome: the deadline stops, the span ends with the status. */
+  private settle(code: GrpcStatus, details?: string): void {
+    this.done = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    const { span } = this;
+    if (span === undefined) return;
+    span.setAttribute('rpc.grpc.status_code', code);
+    if (code !== GrpcStatus.OK) span.setStatus({ code: SpanStatusCode.ERROR, message: details ?? '' });
+    span.end();
+  }
+}
