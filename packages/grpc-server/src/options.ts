@@ -107,16 +107,30 @@ export const DEFAULT_LIMITS: Omit<GrpcServerLimits, 'maxReceiveMessageBytes'> = 
   connectionWindowBytes: 2 * MiB,
 };
 
-/** The options with every limit set, or the reasons they cannot work together. */
+/**
+ * Why these limits cannot work together, one line each (none: they can); `name` spells a limit as
+ * the caller's configuration does (an environment variable).
+ */
+export function limitProblems(limits: GrpcServerLimits, name: (limit: keyof GrpcServerLimits) => string = (limit) => limit): string[] {
+  const problems: string[] = [];
+  const atLeast = (limit: keyof GrpcServerLimits, other: keyof GrpcServerLimits, what: string): void => {
+    if ((limits[limit] as number) < (limits[other] as number)) problems.push(`${name(limit)}: must be at least ${name(other)} (${String(limits[other])}), ${what}`);
+  };
+  atLeast('connectionBufferBytes', 'maxReceiveMessageBytes', 'or the largest request could never be read');
+  atLeast('connectionBufferBytes', 'maxSendMessageBytes', 'or the largest answer could never be sent');
+  atLeast('connectionBufferBytes', 'streamWindowBytes', 'which a stream may bring in before the server reads it');
+  atLeast('processBufferBytes', 'connectionBufferBytes', 'which one connection may hold');
+  for (const window of ['streamWindowBytes', 'connectionWindowBytes'] as const) {
+    if (limits[window] < 65_535 || limits[window] > 2 ** 31 - 1) problems.push(`${name(window)}: must be from 65535 (HTTP/2's default window) to 2147483647`);
+  }
+  return problems;
+}
+
+/** The options with every limit set; throws when they cannot work together. */
 export function resolveLimits(options: GrpcServerOptions): GrpcServerLimits {
   const given = Object.fromEntries(Object.keys(DEFAULT_LIMITS).flatMap((key) => (options[key as keyof GrpcServerOptions] === undefined ? [] : [[key, options[key as keyof GrpcServerOptions]]])));
   const limits: GrpcServerLimits = { ...DEFAULT_LIMITS, ...given, maxReceiveMessageBytes: options.maxReceiveMessageBytes };
-  const problems: string[] = [];
-  if (limits.connectionBufferBytes < limits.maxReceiveMessageBytes) problems.push('connectionBufferBytes must hold the largest request message (maxReceiveMessageBytes)');
-  if (limits.connectionBufferBytes < limits.maxSendMessageBytes) problems.push('connectionBufferBytes must hold the largest answer (maxSendMessageBytes)');
-  if (limits.processBufferBytes < limits.connectionBufferBytes) problems.push('processBufferBytes must be at least connectionBufferBytes');
-  if (limits.streamWindowBytes < 65_535 || limits.connectionWindowBytes < 65_535) problems.push('flow-control windows are at least 65535 bytes (HTTP/2)');
-  if (limits.streamWindowBytes > limits.connectionBufferBytes) problems.push('streamWindowBytes must fit in connectionBufferBytes');
+  const problems = limitProblems(limits);
   if (problems.length > 0) throw new Error(`GrpcServer: ${problems.join('; ')}`);
   return limits;
 }
