@@ -115,6 +115,8 @@ export interface RawConnectOptions {
   ackSettings?: boolean;
   /** Read what the server sends (default true); false leaves it in the socket, a client that never reads. */
   read?: boolean;
+  /** Answer the server's PINGs (default true), as a client must; false: a half-open peer. */
+  ackPings?: boolean;
 }
 
 /** A TCP connection to `port` on 127.0.0.1 speaking raw HTTP/2 frames. */
@@ -132,17 +134,22 @@ export async function rawHttp2(port: number, options: RawConnectOptions = {}): P
     closed = true;
     notify();
   });
+  /** What a client must answer: the server's SETTINGS and PINGs (unless told not to). */
+  const answer = (received: Frame): void => {
+    if ((received.flags & FLAG.ACK) !== 0 || socket.destroyed) return;
+    if (received.type === FRAME.SETTINGS && options.ackSettings !== false) socket.write(settingsAck());
+    if (received.type === FRAME.PING && options.ackPings !== false) socket.write(pingFrame(received.payload, true));
+  };
   if (options.read === false) socket.pause();
   else
     socket.on('data', (chunk: Buffer) => {
       pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
-      while (pending.length >= 9) {
+      while (pending.length >= 9 && pending.length >= 9 + pending.readUIntBE(0, 3)) {
         const length = pending.readUIntBE(0, 3);
-        if (pending.length < 9 + length) break;
         const received = { type: pending[3]!, flags: pending[4]!, streamId: pending.readUInt32BE(5) & 0x7fffffff, payload: pending.subarray(9, 9 + length) };
         pending = pending.subarray(9 + length);
         frames.push(received);
-        if (received.type === FRAME.SETTINGS && (received.flags & FLAG.ACK) === 0 && options.ackSettings !== false && !socket.destroyed) socket.write(settingsAck());
+        answer(received);
       }
       notify();
     });

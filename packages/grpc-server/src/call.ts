@@ -58,6 +58,10 @@ export function refuse(stream: ServerHttp2Stream, headers: OutgoingHttpHeaders, 
   if (!requestEnded) stream.close(h2.NGHTTP2_NO_ERROR);
 }
 
+function resetStream(stream: ServerHttp2Stream, code: number): void {
+  if (writable(stream)) stream.close(code);
+}
+
 function sendOkTrailers(this: ServerHttp2Stream): void {
   this.sendTrailers(OK_TRAILERS);
 }
@@ -217,8 +221,8 @@ export class Call implements StreamingCallPort, UnaryCall<unknown> {
 
   /** Called by the connection's sweep (once a second): the time limits measured in seconds. */
   sweep(now: number): void {
-    const { limits } = this.host;
-    if (this.answerBytes > 0 && limits.writeTimeoutMs > 0 && now - this.sentAt >= limits.writeTimeoutMs) {
+    const { limits, clock } = this.host;
+    if (this.answerBytes > 0 && limits.writeTimeoutMs > 0 && clock.since(this.sentAt) >= limits.writeTimeoutMs) {
       // Nobody reads the answer: what is queued for it goes with the stream.
       this.host.limitReached('write_timeout');
       this.reset(GrpcStatus.CANCELLED, 'The answer was not read in time');
@@ -229,7 +233,7 @@ export class Call implements StreamingCallPort, UnaryCall<unknown> {
 
   /** A request that stopped arriving, or a unary call past the server's maximum duration. */
   private checkDuration(now: number): void {
-    const error = this.idle(now) ? REQUEST_TIMED_OUT : !this.clientDeadline && now >= (this.deadline ?? Number.POSITIVE_INFINITY) ? CALL_TOO_LONG : undefined;
+    const error = this.idle() ? REQUEST_TIMED_OUT : !this.clientDeadline && now >= (this.deadline ?? Number.POSITIVE_INFINITY) ? CALL_TOO_LONG : undefined;
     if (error === undefined) return;
     this.host.limitReached(error === REQUEST_TIMED_OUT ? 'stream_idle_timeout' : 'max_call_duration');
     this.finish(error);
@@ -237,9 +241,9 @@ export class Call implements StreamingCallPort, UnaryCall<unknown> {
   }
 
   /** Whether the client stopped sending a request it has not finished (a stream paused by the server does not count). */
-  private idle(now: number): boolean {
+  private idle(): boolean {
     const { streamIdleTimeoutMs } = this.host.limits;
-    return !this.requestEnded && this.pausedBytes === 0 && streamIdleTimeoutMs > 0 && now - this.receivedAt >= streamIdleTimeoutMs;
+    return !this.requestEnded && this.pausedBytes === 0 && streamIdleTimeoutMs > 0 && this.host.clock.since(this.receivedAt) >= streamIdleTimeoutMs;
   }
 
   /** The client's deadline passed (PROTOCOL-HTTP2, "Client Cancellation"). */
@@ -265,7 +269,9 @@ export class Call implements StreamingCallPort, UnaryCall<unknown> {
   private readonly sendTrailers = (): void => {
     const { stream } = this;
     stream.sendTrailers(this.trailers);
-    if (!this.requestEnded) stream.close(this.resetCode);
+    // After the trailers have left: submitted from here, within nghttp2's own send, the reset
+    // would go out first and the trailers never.
+    if (!this.requestEnded) setImmediate(resetStream, stream, this.resetCode);
   };
 
   private readonly written = (): void => {

@@ -114,7 +114,7 @@ export class Connection implements CallHost {
   /** The limit that ends the connection now, if one does: no handshake, the age's grace over, a keepalive ping unanswered. */
   private overdue(now: number): LimitName | undefined {
     const { limits } = this;
-    if (!this.handshaken) return limits.handshakeTimeoutMs > 0 && now - this.openedAt >= limits.handshakeTimeoutMs ? 'handshake_timeout' : undefined;
+    if (!this.handshaken) return limits.handshakeTimeoutMs > 0 && this.clock.since(this.openedAt) >= limits.handshakeTimeoutMs ? 'handshake_timeout' : undefined;
     if (this.cutAt !== undefined && now >= this.cutAt) return 'max_connection_age';
     return this.keepalive.overdue(now) ? 'keepalive_timeout' : undefined;
   }
@@ -122,35 +122,39 @@ export class Connection implements CallHost {
   /** Closes gracefully a connection idle too long, or too old (then cut after the grace). */
   private retireIfDue(now: number): void {
     const { limits } = this;
-    if (this.calls.size === 0 && limits.connectionIdleTimeoutMs > 0 && now - this.idleSince >= limits.connectionIdleTimeoutMs) {
+    if (this.calls.size === 0 && limits.connectionIdleTimeoutMs > 0 && this.clock.since(this.idleSince) >= limits.connectionIdleTimeoutMs) {
       this.onLimit('connection_idle');
-      this.drain('max_idle');
-    } else if (limits.maxConnectionAgeMs > 0 && now - this.openedAt >= this.maxAgeMs) {
+      void this.drain('max_idle');
+    } else if (limits.maxConnectionAgeMs > 0 && this.clock.since(this.openedAt) >= this.maxAgeMs) {
       this.onLimit('max_connection_age');
-      this.drain('max_age');
+      void this.drain('max_age');
       this.cutAt = now + limits.maxConnectionAgeGraceMs;
     }
   }
 
   /**
    * Closes gracefully as grpc-go does: a first GOAWAY that refuses nothing and a PING, then, once
-   * the PING is answered (the client has seen the GOAWAY, so no stream of its is still on the way),
-   * the final GOAWAY with the last stream the server took; calls in flight finish, then the
-   * connection closes. Streams the client opened in between are left unprocessed, which the final
-   * GOAWAY tells it, so it retries them on another connection.
+   * the PING is answered (the client has seen the GOAWAY, so no stream of its is still on the way)
+   * or after a second, the final GOAWAY with the last stream the server took; calls in flight
+   * finish, then the connection closes. Streams the client opens in between are not processed
+   * (nghttp2 takes none after a GOAWAY), which the final GOAWAY tells it, so it retries them
+   * elsewhere. Without calls in flight nghttp2 reads nothing after a GOAWAY, not even the PING's
+   * answer: the final GOAWAY then follows at once.
    */
-  drain(reason: string): void {
-    if (this.draining) return;
-    this.draining = true;
+  drain(reason: string): Promise<void> {
     const { session } = this;
-    if (session.closed || session.destroyed) return;
+    if (this.draining || session.closed || session.destroyed) return Promise.resolve();
+    this.draining = true;
     session.goaway(h2.NGHTTP2_NO_ERROR, ANY_STREAM, Buffer.from(reason));
-    const finalStep = (): void => {
-      clearTimeout(timer);
-      if (!session.closed && !session.destroyed) session.close();
-    };
-    const timer = setTimeout(finalStep, DRAIN_PING_TIMEOUT_MS);
-    if (!session.ping(finalStep)) finalStep();
+    return new Promise((resolve) => {
+      const finalStep = (): void => {
+        clearTimeout(timer);
+        if (!session.closed && !session.destroyed) session.close();
+        resolve();
+      };
+      const timer = setTimeout(finalStep, DRAIN_PING_TIMEOUT_MS);
+      if (!session.ping(finalStep) || this.calls.size === 0) finalStep();
+    });
   }
 
   /** Ends the connection at once (the calls it carries are cancelled). */

@@ -38,6 +38,7 @@ export class GrpcServer {
   private readonly onLimit: (limit: LimitName) => void;
   private readonly context: ConnectionContext;
   private sweeper: NodeJS.Timeout | undefined;
+  private closing = false;
 
   constructor(private readonly options: GrpcServerOptions) {
     this.limits = resolveLimits(options);
@@ -85,21 +86,26 @@ export class GrpcServer {
   }
 
   /**
-   * Stops accepting connections and closes every connection gracefully (two-step GOAWAY): calls in
-   * flight finish, idle connections close at once. Connections still open after `graceMs` are cut.
+   * Closes every connection gracefully (two-step GOAWAY), then stops listening: calls in flight
+   * finish, idle connections close at once. Connections still open after `graceMs` are cut.
    */
   close(graceMs: number): Promise<void> {
-    return new Promise((resolve) => {
-      const force = setTimeout(() => {
-        for (const session of this.connections.keys()) session.destroy();
-      }, graceMs);
-      this.server.close(() => {
-        clearTimeout(force);
-        clearInterval(this.sweeper);
-        resolve();
-      });
-      for (const connection of this.connections.values()) connection.drain('shutdown');
-    });
+    this.closing = true;
+    const force = setTimeout(() => {
+      for (const session of this.connections.keys()) session.destroy();
+    }, graceMs);
+    const drained = Promise.all([...this.connections.values()].map((connection) => connection.drain('shutdown')));
+    // Node's own close sends every session its final GOAWAY at once: it comes after the first step.
+    return drained.then(
+      () =>
+        new Promise((resolve) => {
+          this.server.close(() => {
+            clearTimeout(force);
+            clearInterval(this.sweeper);
+            resolve();
+          });
+        }),
+    );
   }
 
   /** Bytes the calls of every connection hold now (requests, headers, unsent answers): what the budgets bound. */
@@ -111,6 +117,7 @@ export class GrpcServer {
     const connection = new Connection(session, this.context);
     this.connections.set(session, connection);
     session.once('close', () => this.connections.delete(session));
+    if (this.closing) void connection.drain('shutdown');
   }
 
   private sweep(): void {

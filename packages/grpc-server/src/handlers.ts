@@ -30,8 +30,8 @@ export interface UnaryCall<Request> extends CallContext {
   readonly request: Request;
 }
 
-/** A unary handler's answer: an error (its status) or the response. */
-export type UnaryCallback<Response> = (error: GrpcError | null, response?: Response) => void;
+/** A unary handler's answer: an error (its status, as grpc-js' `{ code, details }`, an Error may carry them) or the response. */
+export type UnaryCallback<Response> = (error: Partial<GrpcError> | null, response?: Response) => void;
 
 export type UnaryHandler<Request, Response> = (call: UnaryCall<Request>, callback: UnaryCallback<Response>) => void;
 

@@ -62,8 +62,8 @@ export class KeepaliveProbe {
   /** Called on each sweep: pings a quiet connection; true once a ping went unanswered too long. */
   overdue(now: number): boolean {
     if (this.timeMs === 0) return false;
-    if (this.sentAt !== undefined) return now - this.sentAt >= this.timeoutMs;
-    if (now - this.heardAt < this.timeMs) return false;
+    if (this.sentAt !== undefined) return this.clock.since(this.sentAt) >= this.timeoutMs;
+    if (this.clock.since(this.heardAt) < this.timeMs) return false;
     this.sentAt = now;
     const sent = this.session.ping((err) => {
       if (err !== null) return;
