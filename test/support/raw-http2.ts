@@ -62,6 +62,17 @@ export const settingsFrame = (entries: ReadonlyArray<readonly [number, number]> 
 export const settingsAck = (): Buffer => frame(FRAME.SETTINGS, FLAG.ACK, 0);
 export const headersFrame = (streamId: number, fields: ReadonlyArray<readonly [string, string]>, endStream = false): Buffer =>
   frame(FRAME.HEADERS, FLAG.END_HEADERS | (endStream ? FLAG.END_STREAM : 0), streamId, headerBlock(fields));
+/** A header block larger than one frame may carry (16 KiB): HEADERS then CONTINUATION frames. */
+export function largeHeaders(streamId: number, fields: ReadonlyArray<readonly [string, string]>, endStream = false): Buffer {
+  const block = headerBlock(fields);
+  const pieces = Array.from({ length: Math.ceil(block.length / 16_384) }, (_, i) => block.subarray(i * 16_384, (i + 1) * 16_384));
+  return Buffer.concat(
+    pieces.map((piece, i) => {
+      const last = i === pieces.length - 1 ? FLAG.END_HEADERS : 0;
+      return i === 0 ? frame(FRAME.HEADERS, last | (endStream ? FLAG.END_STREAM : 0), streamId, piece) : frame(FRAME.CONTINUATION, last, streamId, piece);
+    }),
+  );
+}
 export const dataFrame = (streamId: number, payload: Buffer, endStream = false): Buffer => frame(FRAME.DATA, endStream ? FLAG.END_STREAM : 0, streamId, payload);
 export const rstStreamFrame = (streamId: number, code: number): Buffer => {
   const payload = Buffer.alloc(4);

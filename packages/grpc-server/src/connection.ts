@@ -27,8 +27,8 @@ export interface ConnectionContext {
 }
 
 /**
- * One client connection and its policy: the budget its calls share, the handshake (preface)
- * timeout, the idle timeout, the maximum age with its grace, keepalive enforcement and the server's
+ * One client connection and its policy: the budget its calls share, the handshake timeout (the
+ * client's preface and SETTINGS, and its acknowledgement of the server's), the idle timeout, the maximum age with its grace, keepalive enforcement and the server's
  * own keepalive pings, and the graceful close (two-step GOAWAY). `sweep` runs once a second.
  */
 export class Connection implements CallHost {
@@ -46,7 +46,9 @@ export class Connection implements CallHost {
   /** The maximum age with grpc-go's ±10% jitter, so connections opened together do not all close together. */
   private readonly maxAgeMs: number;
   private idleSince: number;
-  private handshaken = false;
+  /** The client's preface and SETTINGS arrived, and it acknowledged the server's (a SETTINGS ACK): until then Node judges headers by HTTP/2's defaults. */
+  private prefaced = false;
+  private acknowledged = false;
   private draining = false;
   /** When a draining connection is cut, whatever it still carries. */
   private cutAt: number | undefined;
@@ -64,7 +66,8 @@ export class Connection implements CallHost {
     this.keepalive = new KeepaliveProbe(session, clock, limits.keepaliveTimeMs, limits.keepaliveTimeoutMs);
     this.openedAt = this.idleSince = clock.now;
     this.maxAgeMs = limits.maxConnectionAgeMs * (0.9 + Math.random() * 0.2);
-    session.once('remoteSettings', () => (this.handshaken = true));
+    session.once('remoteSettings', () => (this.prefaced = true));
+    session.once('localSettings', () => (this.acknowledged = true));
     session.on('ping', () => {
       this.keepalive.heardAt = this.clock.now;
       if (this.pings.tooMany(this.calls.size)) this.calm('too_many_pings');
@@ -95,6 +98,10 @@ export class Connection implements CallHost {
   closed(call: SweptCall): void {
     this.calls.delete(call);
     if (this.calls.size === 0) this.idleSince = this.clock.now;
+  }
+
+  private get handshaken(): boolean {
+    return this.prefaced && this.acknowledged;
   }
 
   limitReached(limit: LimitName): void {

@@ -130,13 +130,17 @@ export class GrpcServer {
     stream.on('error', noop);
     const connection = this.connections.get(stream.session as ServerHttp2Session);
     if (connection === undefined) return void stream.close(h2.NGHTTP2_REFUSED_STREAM);
+    const metadataBytes = rawHeaders.reduce((total, field) => total + field.length, 0);
+    // Node holds headers to the limit the client acknowledged; one that never acknowledged the
+    // server's SETTINGS is held to it here (and closed at the handshake timeout).
+    if (metadataBytes > this.limits.maxMetadataBytes) return void stream.close(h2.NGHTTP2_ENHANCE_YOUR_CALM);
     const route = this.routes.get(headers[':path'] ?? '');
     const requestEnded = (flags & h2.NGHTTP2_FLAG_END_STREAM) !== 0;
     const refusal = refusalOf(headers, route);
     if (refusal !== undefined) return refuse(stream, refusal, requestEnded);
     const timeoutMs = parseGrpcTimeout(headers['grpc-timeout']);
     if (Number.isNaN(timeoutMs)) return refuse(stream, INVALID_TIMEOUT, requestEnded);
-    const headerBytes = STREAM_OVERHEAD_BYTES + rawHeaders.reduce((total, field) => total + field.length, 0);
+    const headerBytes = STREAM_OVERHEAD_BYTES + metadataBytes;
     if (!connection.budget.take(headerBytes)) {
       // No processing happened: REFUSED_STREAM tells the client it may retry (UNAVAILABLE).
       this.onLimit('stream_budget');
