@@ -24,6 +24,8 @@ import {
   bareServer,
   buildGoPeer,
   CONCURRENCY,
+  DEPLOYED_ENV,
+  DEPLOYED_NODE_OPTIONS,
   getRounds,
   KEYS,
   load,
@@ -38,6 +40,7 @@ import {
   type Server,
 } from './lib/cache-peers.ts';
 import { invalidationLatency, type LatencyFigures } from './lib/invalidation-latency.ts';
+import { npmStart } from '../test/support/service-process.ts';
 import { drive, infraEnv, median, medianOf, rssBytes, writeResults, type RunFigures } from './lib/stats.ts';
 
 const DURATION_MS = 5000;
@@ -48,10 +51,6 @@ const GET_DURATION_MS = 3000;
 const PROFILE_DURATION_MS = 8000;
 const ENTRIES = 1_000_000;
 const INVALIDATION_WRITES = 1000;
-// V8 grows its heap lazily (up to ~4 GB on this machine), so an unbounded process keeps garbage
-// that a sized one collects. Deployments bound the heap from the container's memory limit; these
-// are the settings for a 512 MiB container (services/cache/README.md, "Memory sizing").
-const FOOTPRINT_NODE_OPTIONS = ['--max-old-space-size=320', '--max-semi-space-size=8'];
 const PARTS = ['get', 'ops', 'invalidation', 'redis-benchmark', 'footprint', 'profile'] as const;
 const chosen = new Set((process.env.BENCH_CACHE_PARTS ?? PARTS.join(',')).split(',').map((part) => part.trim()));
 const unknownParts = [...chosen].filter((part) => !(PARTS as readonly string[]).includes(part));
@@ -112,7 +111,9 @@ function redisBenchmark(redisUrl: string): { get: Partial<RunFigures>; set: Part
 }
 
 async function memoryFootprint(): Promise<Record<string, number>> {
-  const service = await startCacheService({ Cache__Backend: 'memory', Cache__Capacity: String(ENTRIES) }, FOOTPRINT_NODE_OPTIONS);
+  // The chart's heap bound for a 512 MiB container (as every service the bench starts): V8 grows
+  // its heap lazily, so an unbounded process keeps garbage a sized one collects (README, "Memory sizing").
+  const service = await startCacheService({ Cache__Backend: 'memory', Cache__Capacity: String(ENTRIES) });
   const clients = [0, 1].map(() => createCacheClient<Buffer>({ address: service.address, deadlineMs: 10_000 }, bufferSerializer));
   const client = clients[0]!;
   await client.get('warm-up');
@@ -291,7 +292,7 @@ writeResults('cache', {
     loadGenerator: 'this process, @sp/cache-client on one @grpc/grpc-js channel per target (coalesce off: one call per operation; getCoalesced: the default); each server in its own process; the Get comparison has rounds of its own and reports the median of the ratios within a round; other figures are the median of interleaved rounds',
     grpcGoServer: 'bench/go/cache-peer (grpc-go, in-memory map), built by bench/lib/go-peer.sh',
     rawHttp2Server: 'bench/lib/raw-http2-cache-server.ts (floor experiment: node:http2 and protobufjs, no gRPC library, in-memory map)',
-    footprintNodeOptions: FOOTPRINT_NODE_OPTIONS.join(' '),
+    cacheService: `as the chart runs it: npm start's command line (${npmStart('cache').args.join(' ')}), NODE_OPTIONS ${DEPLOYED_NODE_OPTIONS.join(' ')}, ${Object.entries(DEPLOYED_ENV).map(([name, value]) => `${name}=${value}`).join(' ')}`,
   },
   ...results,
   targets: { memoryGetCpuVsGrpcGo: 2, callerCpuCoalescedVsPerCall: 0.5, invalidationP99Ms: 50, memoryVsBare: 0.9, redisVsBare: 0.7, memoryFootprintMaxMiB: 400 },

