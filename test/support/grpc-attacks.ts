@@ -193,7 +193,9 @@ export async function reflectionFlood(port: number, options: { streams: number; 
   const connection = await rawHttp2(port);
   report.connections++;
   const body = Buffer.concat(Array.from({ length: options.requests }, () => grpcFrame(messages.listServices())));
-  for (let i = 0, id = 1; i < options.streams; i++, id += 2) await connection.send(headersFrame(id, fields(PATHS.reflection)), dataFrame(id, body));
+  // DATA frames of at most 16 KiB, HTTP/2's default largest frame.
+  const data = (id: number): Buffer[] => Array.from({ length: Math.ceil(body.length / 16_384) }, (_, i) => dataFrame(id, body.subarray(i * 16_384, (i + 1) * 16_384)));
+  for (let i = 0, id = 1; i < options.streams; i++, id += 2) await connection.send(headersFrame(id, fields(PATHS.reflection)), ...data(id));
   await sleep(options.holdMs);
   tally(report, connection);
   connection.destroy();

@@ -6,7 +6,7 @@ import type { CoarseClock } from './coarse-clock.js';
 import { asGrpcError, statusHeaders, type GrpcError } from './grpc-status.js';
 import { GrpcStreamCall, type StreamingCallPort, type UnaryCall } from './handlers.js';
 import type { PingEnforcement } from './keepalive.js';
-import { frameMessage, SERVER_BUSY } from './message-assembly.js';
+import { frameMessage, PREFIX_BYTES, prefixOf, SERVER_BUSY } from './message-assembly.js';
 import type { GrpcServerLimits, GrpcServerLogger, LimitName } from './options.js';
 import type { Route } from './routes.js';
 
@@ -18,6 +18,10 @@ const OK_TRAILERS: OutgoingHttpHeaders = { 'grpc-status': '0' };
  * reflection flood) is then held back by HTTP/2 flow control, not answered into server memory.
  */
 const MAX_UNSENT_BEFORE_PAUSE = 64;
+/** Answers up to this size are copied behind their prefix into one buffer (one write); larger ones go out as two. */
+const COPY_LIMIT_BYTES = 64 * 1024;
+/** A DATA frame smaller than this that leaves a message unfinished counts against the connection's allowance (allowance.ts). */
+const SMALL_FRAME_BYTES = 1024;
 /** Node's timers hold at most 2^31 - 1 ms; a longer deadline is no deadline here. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 const tracer = trace.getTracer('subscription-platform');
@@ -42,6 +46,8 @@ export interface CallHost {
   closed(call: Call): void;
   /** The client reset a call before it ended. */
   cancelledByClient(): void;
+  /** The client sent a DATA frame under 1 KiB that left a message unfinished. */
+  smallFrame(): void;
   limitReached(limit: LimitName): void;
 }
 
@@ -158,9 +164,10 @@ export class Call implements StreamingCallPort, UnaryCall<unknown> {
     return this.streamCall;
   }
 
-  /** Data arrived from the client: the stream is not idle. */
-  received(): void {
+  /** A DATA frame of `bytes` arrived from the client (the stream is not idle); `midMessage`: it left a message unfinished. */
+  received(bytes: number, midMessage: boolean): void {
     this.receivedAt = this.host.clock.now;
+    if (midMessage && bytes < SMALL_FRAME_BYTES) this.host.smallFrame();
   }
 
   /** Reserves a request message's bytes; false (the call then ends RESOURCE_EXHAUSTED) when the budgets have no room. */
@@ -188,22 +195,26 @@ export class Call implements StreamingCallPort, UnaryCall<unknown> {
   answer(error: unknown, response?: unknown): void {
     if (this.done) return;
     if (error !== null && error !== undefined) return this.finish(asGrpcError(error));
-    const framed = this.frame(response);
-    if (framed === undefined) return;
+    const bytes = this.serialize(response);
+    if (bytes === undefined) return;
     this.settle(GrpcStatus.OK);
     const { stream } = this;
     if (!writable(stream)) return;
     stream.respond(OK_HEADERS, { waitForTrailers: true });
     stream.on('wantTrailers', sendOkTrailers);
-    this.charge(framed.length);
-    stream.end(framed, this.written);
+    this.charge(PREFIX_BYTES + bytes.length);
+    if (bytes.length < COPY_LIMIT_BYTES) return void stream.end(frameMessage(bytes), this.written);
+    // A large answer goes out as it is, after its prefix, rather than copied behind it.
+    stream.write(prefixOf(bytes.length));
+    stream.end(bytes, this.written);
   }
 
   write(message: unknown): boolean {
     const { stream } = this;
     if (this.done || !writable(stream)) return false;
-    const framed = this.frame(message);
-    if (framed === undefined) return false;
+    const bytes = this.serialize(message);
+    if (bytes === undefined) return false;
+    const framed = frameMessage(bytes);
     if (!stream.headersSent) {
       stream.respond(OK_HEADERS, { waitForTrailers: true });
       stream.on('wantTrailers', this.sendTrailers);
@@ -312,8 +323,8 @@ export class Call implements StreamingCallPort, UnaryCall<unknown> {
     this.streamCall?.emit('close');
   };
 
-  /** The answer framed, or undefined once the call ended because it cannot be sent. */
-  private frame(message: unknown): Buffer | undefined {
+  /** The answer's bytes, or undefined once the call ended because they cannot be sent (a bug, too large, no room). */
+  private serialize(message: unknown): Buffer | undefined {
     let bytes: Buffer;
     try {
       bytes = this.route.method.responseSerialize(message);
@@ -327,13 +338,13 @@ export class Call implements StreamingCallPort, UnaryCall<unknown> {
       this.finish(ANSWER_TOO_LARGE);
       return undefined;
     }
-    if (!this.host.budget.fits(bytes.length)) {
+    if (!this.host.budget.fits(PREFIX_BYTES + bytes.length)) {
       this.host.limitReached('answer_budget');
       this.finish(ANSWER_NO_ROOM);
       return undefined;
     }
     this.host.pings.sent = true;
-    return frameMessage(bytes);
+    return bytes;
   }
 
   /** Answer bytes handed to the stream, held until its write callback says they left. */

@@ -1,9 +1,9 @@
-import { constants as h2, type ServerHttp2Session } from 'node:http2';
+import { constants as h2, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
 import { ConnectionBudget, type ProcessBudget } from './budgets.js';
 import type { CallHost } from './call.js';
 import type { CoarseClock } from './coarse-clock.js';
 import { KeepaliveProbe, PingEnforcement } from './keepalive.js';
-import { ResetRate } from './reset-rate.js';
+import { resetAllowance, smallFrameAllowance } from './allowance.js';
 import type { GrpcServerLimits, GrpcServerLogger, LimitName } from './options.js';
 
 /** The stream id of a GOAWAY that announces a shutdown without refusing streams in flight (RFC 9113, 6.8). */
@@ -43,7 +43,8 @@ export class Connection implements CallHost {
   streamWindow = DEFAULT_WINDOW_BYTES;
   private readonly calls = new Set<SweptCall>();
   private readonly keepalive: KeepaliveProbe;
-  private readonly resets = new ResetRate();
+  private readonly resets = resetAllowance();
+  private readonly smallFrames = smallFrameAllowance();
   private readonly openedAt: number;
   /** The maximum age with grpc-go's ±10% jitter, so connections opened together do not all close together. */
   private readonly maxAgeMs: number;
@@ -110,9 +111,27 @@ export class Connection implements CallHost {
     this.onLimit(limit);
   }
 
-  /** A call the client cancelled before it ended: past the allowance (reset-rate.ts), the connection ends. */
+  /**
+   * A stream whose headers exceed the metadata limit. Node refuses such headers itself (RST_STREAM
+   * ENHANCE_YOUR_CALM, before any of it reaches JavaScript) once the client acknowledged the
+   * server's SETTINGS; before that it holds them to HTTP/2's default (64 KiB) and hands them over,
+   * as strings that stay in memory until the next full garbage collection. A client that sends
+   * them before acknowledging is therefore disconnected, not just refused the stream.
+   */
+  oversizedMetadata(stream: ServerHttp2Stream): void {
+    stream.close(h2.NGHTTP2_ENHANCE_YOUR_CALM);
+    this.onLimit('metadata_size');
+    if (!this.handshaken) this.calm('metadata_too_large');
+  }
+
+  /** A call the client cancelled before it ended: past the allowance (allowance.ts), the connection ends. */
   cancelledByClient(): void {
     if (!this.session.destroyed && !this.resets.take()) this.calm('too_many_resets');
+  }
+
+  /** A DATA frame under 1 KiB that left a message unfinished: past the allowance (allowance.ts), the connection ends. */
+  smallFrame(): void {
+    if (!this.session.destroyed && !this.smallFrames.take()) this.calm('too_many_small_frames');
   }
 
   /** Once a second: the connection's time limits, then its calls'. */
@@ -178,10 +197,10 @@ export class Connection implements CallHost {
   }
 
   /** grpc-go's answer to a client that pings (or resets) too often: GOAWAY ENHANCE_YOUR_CALM with its reason, and the connection closed. */
-  private calm(reason: 'too_many_pings' | 'too_many_resets'): void {
+  private calm(reason: 'too_many_pings' | 'too_many_resets' | 'too_many_small_frames' | 'metadata_too_large'): void {
     const { session } = this;
     if (session.destroyed) return;
-    this.onLimit(reason);
+    if (reason !== 'metadata_too_large') this.onLimit(reason);
     session.goaway(h2.NGHTTP2_ENHANCE_YOUR_CALM, session.state.lastProcStreamID ?? 0, Buffer.from(reason));
     session.destroy(undefined, h2.NGHTTP2_ENHANCE_YOUR_CALM);
   }

@@ -131,9 +131,7 @@ export class GrpcServer {
     const connection = this.connections.get(stream.session as ServerHttp2Session);
     if (connection === undefined) return void stream.close(h2.NGHTTP2_REFUSED_STREAM);
     const metadataBytes = rawHeaders.reduce((total, field) => total + field.length, 0);
-    // Node holds headers to the limit the client acknowledged; one that never acknowledged the
-    // server's SETTINGS is held to it here (and closed at the handshake timeout).
-    if (metadataBytes > this.limits.maxMetadataBytes) return void stream.close(h2.NGHTTP2_ENHANCE_YOUR_CALM);
+    if (metadataBytes > this.limits.maxMetadataBytes) return connection.oversizedMetadata(stream);
     const route = this.routes.get(headers[':path'] ?? '');
     const requestEnded = (flags & h2.NGHTTP2_FLAG_END_STREAM) !== 0;
     const refusal = refusalOf(headers, route);
@@ -166,8 +164,8 @@ export class GrpcServer {
     });
     stream.on('data', (chunk: Buffer) => {
       if (call.done) return;
-      call.received();
       const error = assembler.push(chunk);
+      call.received(chunk.length, !assembler.complete);
       if (error !== undefined) call.finish(error);
       else if (second) call.finish({ code: GrpcStatus.UNIMPLEMENTED, details: 'Received a second request message for a unary or server-streaming method' });
     });
@@ -203,8 +201,8 @@ export class GrpcServer {
     });
     stream.on('data', (chunk: Buffer) => {
       if (call.done) return;
-      call.received();
       const error = assembler.push(chunk);
+      call.received(chunk.length, !assembler.complete);
       if (error !== undefined) call.finish(error);
     });
     stream.on('end', () => {

@@ -23,6 +23,12 @@ export interface CallContext {
   readonly cancelled: boolean;
   /** When the call must be over, in Unix ms: the client's grpc-timeout, capped by the server's maximum call duration. */
   readonly deadline: number | undefined;
+  /**
+   * Whether an answer of about `bytes` fits the connection's and the process' budgets now: a
+   * handler that knows its answer is large asks before building it (an answer that does not fit
+   * is refused RESOURCE_EXHAUSTED anyway, but only once built).
+   */
+  hasRoom(bytes: number): boolean;
 }
 
 /** What a unary handler is given: the decoded request and its call's context. */
@@ -87,7 +93,7 @@ export class GrpcStreamCall<Request, Response> extends EventEmitter implements C
    * the process' budget of unsent answers. A handler that may skip messages (Subscribe leaves a gap
    * in its sequence) asks before writing; a write past the budgets ends the call RESOURCE_EXHAUSTED.
    */
-  hasRoom(bytes = 1024): boolean {
+  hasRoom(bytes: number): boolean {
     return this.call.hasRoom(bytes);
   }
 

@@ -7,6 +7,14 @@ import type { GrpcError } from './grpc-status.js';
  */
 export const PREFIX_BYTES = 5;
 
+/** A message's prefix alone: uncompressed, its length. */
+export function prefixOf(length: number): Buffer {
+  const prefix = Buffer.allocUnsafe(PREFIX_BYTES);
+  prefix[0] = 0;
+  prefix.writeUInt32BE(length, 1);
+  return prefix;
+}
+
 /** One framed message: the prefix (uncompressed) then the message, in one buffer. */
 export function frameMessage(message: Uint8Array): Buffer {
   const framed = Buffer.allocUnsafe(PREFIX_BYTES + message.length);

@@ -65,6 +65,8 @@ export type LimitName =
   | 'keepalive_timeout'
   | 'too_many_pings'
   | 'too_many_resets'
+  | 'too_many_small_frames'
+  | 'metadata_size'
   | 'stream_budget'
   | 'message_budget'
   | 'answer_budget'

@@ -127,16 +127,31 @@ describe('GrpcServer: budgets and time limits', () => {
     expect(service.handled.at(-1)).toMatchObject({ request: 'hang', aborted: 'TimeoutError' });
   });
 
-  it('should assemble a message sent in one-byte DATA frames and answer it', async () => {
+  it('should assemble a message sent in one-byte DATA frames and answer it, within the allowance of small frames', async () => {
     const connection = await rawHttp2(service.port);
     try {
-      const framed = grpcFrame(Buffer.alloc(20_000, 'a'));
+      const framed = grpcFrame(Buffer.alloc(900, 'a'));
       const frames = [headersFrame(1, grpcRequestFields(ECHO, service.address))];
       for (let i = 0; i < framed.length; i++) frames.push(dataFrame(1, framed.subarray(i, i + 1), i === framed.length - 1));
       await connection.send(...frames);
       await connection.waitFor((frame) => frame.streamId === 1 && frame.type === FRAME.HEADERS && (frame.flags & FLAG.END_STREAM) !== 0, 10_000);
       const answered = connection.frames.filter((frame) => frame.streamId === 1 && frame.type === FRAME.DATA).reduce((total, frame) => total + frame.payload.length, 0);
       expect(answered).toBe(framed.length);
+    } finally {
+      connection.destroy();
+    }
+  });
+
+  it("should close a connection that keeps sending messages a byte a frame (GOAWAY ENHANCE_YOUR_CALM 'too_many_small_frames')", async () => {
+    const connection = await rawHttp2(service.port);
+    try {
+      const framed = grpcFrame(Buffer.alloc(20_000, 'a'));
+      const frames = [headersFrame(1, grpcRequestFields(ECHO, service.address))];
+      for (let i = 0; i < framed.length; i++) frames.push(dataFrame(1, framed.subarray(i, i + 1), i === framed.length - 1));
+      await connection.send(...frames);
+      expect(await connection.waitClosed(10_000)).toBe(true);
+      expect(service.limits).toContain('too_many_small_frames');
+      expect(connection.frames.some((frame) => frame.streamId === 1 && frame.type === FRAME.DATA)).toBe(false);
     } finally {
       connection.destroy();
     }

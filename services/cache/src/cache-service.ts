@@ -56,6 +56,7 @@ export function createCacheService(deps: CacheServiceDeps): Record<Exclude<keyof
 
   const get: Handler<CacheRequest__Output, Entry | undefined> = (request) => store.get(validateKey(request));
 
+  const noRoom = (): AppError => new AppError(429, 'no_room', 'the server has no room for this answer now; retry later');
   const answerTooLarge = (): AppError => new AppError(429, 'answer_too_large', `the entries together exceed the largest answer (${deps.maxAnswerBytes} bytes): ask for fewer keys`);
 
   /**
@@ -86,6 +87,8 @@ export function createCacheService(deps: CacheServiceDeps): Record<Exclude<keyof
       if (call.cancelled) throw CANCELLED;
       distinct.forEach((key, i) => add(key, read[i]!));
     }
+    // Built only when the transport can hold it (its connection's and the process' budgets).
+    if (!call.hasRoom(answerBytes)) throw noRoom();
     return keys.map((key) => entries.get(key)!);
   }
 
