@@ -91,8 +91,11 @@ export const DEFAULT_LIMITS: Omit<GrpcServerLimits, 'maxReceiveMessageBytes'> = 
   // gRPC core's hard limit; grpc-go's default is moving from 16 MiB to 8 KiB.
   maxMetadataBytes: 16 * 1024,
   maxConnections: 1000,
-  connectionBufferBytes: 16 * MiB,
-  processBufferBytes: 64 * MiB,
+  connectionBufferBytes: 8 * MiB,
+  // Measured (bench/grpc-attacks.bench.ts): what else 5,000 hostile streams cost (their objects,
+  // the DATA frames read and dropped) comes on top, and the process' RSS must stay within 100 MB of
+  // its start; 32 MiB is 32 one-MiB Sets in flight at once, far more than the platform sends.
+  processBufferBytes: 32 * MiB,
   maxCallDurationMs: 30_000,
   streamIdleTimeoutMs: 10_000,
   writeTimeoutMs: 10_000,

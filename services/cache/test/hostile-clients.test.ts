@@ -15,7 +15,7 @@ import { sourcesStart, startService, type ServiceProcess } from '../../../test/s
 // against thresholds) are bench/grpc-attacks.bench.ts's: on a shared machine they are no test.
 
 const MiB = 1024 * 1024;
-/** A bound no attack may push the process' RSS past, far above what the budgets allow (64 MiB), so only unbounded growth fails. */
+/** A bound no attack may push the process' RSS past, far above what the budgets allow (32 MiB), so only unbounded growth fails. */
 const RSS_GROWTH_LIMIT = 250 * MiB;
 
 const rssBytes = (pid: number): number => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
@@ -153,7 +153,7 @@ describe('cache service: hostile and broken clients', () => {
   });
 
   it('should refuse calls that never end past the budgets (RESOURCE_EXHAUSTED) and end the rest at the stream idle timeout', async () => {
-    // 1,000 calls announcing 128 KiB each, 125 MiB in all: the process' budget (64 MiB) takes about half.
+    // 1,000 calls announcing 128 KiB each, 125 MiB in all: the process' budget (32 MiB) takes a quarter.
     const limits = ['message_budget', 'stream_budget', 'stream_idle_timeout'];
     const before = await Promise.all(limits.map(limitEvents));
     const report = await underAttack(() => neverEnding(port, { connections: 10, streams: 100, announced: 128 * 1024, sent: 16 * 1024, holdMs: 5000 }));
