@@ -1,8 +1,9 @@
 // The unit tier (jest.config.js): test files that need no dependency, no child process and no
 // network beyond an in-process server on 127.0.0.1:0 (the cache service's memory backend through
 // test/support/cache-service.ts counts as one). One exception: the cache's hostile-client suite
-// runs the service from its sources in a child process (nothing built), so a crash shows as an exit. Listed by path, so the other tiers need no renames;
-// a file not listed here runs in the integration tier.
+// runs the service from its sources in a child process (nothing built), so a crash shows as an
+// exit. Listed by path, so the other tiers need no renames; a file not listed here runs in the
+// integration tier.
 export const unitTests = [
   'packages/platform/test/backoff.test.ts',
   'packages/platform/test/by-method.test.ts',
@@ -46,6 +47,7 @@ export const unitTests = [
   'services/cache/test/config.test.ts',
   'services/cache/test/grpc-transport.test.ts',
   'services/cache/test/hostile-clients.test.ts',
+  'services/cache/test/memory-expiry.test.ts',
   'services/cache/test/memory-store.property.test.ts',
   'services/cache/test/wire-limits.test.ts',
   'services/graph-controller/test/annotations.test.ts',
@@ -63,6 +65,7 @@ export const unitTests = [
   'services/graph-registry/test/config.test.ts',
   'services/graph-registry/test/graph-url.test.ts',
   'services/graph-registry/test/openapi.test.ts',
+  'services/graph-registry/test/schema-announcer.test.ts',
   'services/graph-registry/test/schema-changes.test.ts',
   'services/graph-registry/test/schema-sdl.test.ts',
   'services/webhooks/test/config.test.ts',
@@ -70,6 +73,9 @@ export const unitTests = [
   'services/webhooks/test/object-order.test.ts',
   'services/webhooks/test/openapi.test.ts',
   'services/webhooks/test/sms-commands.test.ts',
+  'test/docs/generated-docs.test.ts',
+  'test/docs/links.test.ts',
+  'test/docs/runbooks.test.ts',
   'test/infra/realm-file.test.ts',
   'test/lint/import-cycles.test.ts',
   'test/lint/private-members.test.ts',

@@ -29,37 +29,38 @@ export const MESSAGE_OVERHEAD_BYTES = 4096;
 /** What gRPC clients accept by default (grpc-go's and grpc-js' 4 MiB receive limit): a larger answer helps no one unless values are larger. */
 const DEFAULT_MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 
-/** `Grpc__<Name>` of each transport limit, and the schema of its value. */
+/** `Grpc__<Name>` of each transport limit, and the schema of its value (packages/grpc-server/README.md, "Limits"). */
 const bytes = (fallback: number) => env.positiveInt(fallback);
 /** A time limit in ms; 0 turns it off. */
 const ms = (fallback: number) => z.coerce.number().int().min(0).max(2 ** 31 - 1).default(fallback);
 const GRPC_VARIABLES = {
-  Grpc__MaxConcurrentStreams: ['maxConcurrentStreams', env.positiveInt(DEFAULT_LIMITS.maxConcurrentStreams)],
-  Grpc__MaxMetadataBytes: ['maxMetadataBytes', bytes(DEFAULT_LIMITS.maxMetadataBytes)],
-  Grpc__MaxConnections: ['maxConnections', env.positiveInt(DEFAULT_LIMITS.maxConnections)],
-  Grpc__ConnectionBufferBytes: ['connectionBufferBytes', bytes(DEFAULT_LIMITS.connectionBufferBytes)],
-  Grpc__ProcessBufferBytes: ['processBufferBytes', bytes(DEFAULT_LIMITS.processBufferBytes)],
-  Grpc__MaxCallDurationMs: ['maxCallDurationMs', ms(DEFAULT_LIMITS.maxCallDurationMs)],
-  Grpc__StreamIdleTimeoutMs: ['streamIdleTimeoutMs', ms(DEFAULT_LIMITS.streamIdleTimeoutMs)],
-  Grpc__WriteTimeoutMs: ['writeTimeoutMs', ms(DEFAULT_LIMITS.writeTimeoutMs)],
-  Grpc__HandshakeTimeoutMs: ['handshakeTimeoutMs', ms(DEFAULT_LIMITS.handshakeTimeoutMs)],
-  Grpc__ConnectionIdleTimeoutMs: ['connectionIdleTimeoutMs', ms(DEFAULT_LIMITS.connectionIdleTimeoutMs)],
-  Grpc__MaxConnectionAgeMs: ['maxConnectionAgeMs', ms(DEFAULT_LIMITS.maxConnectionAgeMs)],
-  Grpc__MaxConnectionAgeGraceMs: ['maxConnectionAgeGraceMs', ms(DEFAULT_LIMITS.maxConnectionAgeGraceMs)],
-  Grpc__KeepaliveTimeMs: ['keepaliveTimeMs', ms(DEFAULT_LIMITS.keepaliveTimeMs)],
-  Grpc__KeepaliveTimeoutMs: ['keepaliveTimeoutMs', ms(DEFAULT_LIMITS.keepaliveTimeoutMs)],
-  Grpc__KeepaliveMinPingIntervalMs: ['keepaliveMinPingIntervalMs', ms(DEFAULT_LIMITS.keepaliveMinPingIntervalMs)],
-  Grpc__KeepalivePermitWithoutStream: ['keepalivePermitWithoutStream', env.bool(DEFAULT_LIMITS.keepalivePermitWithoutStream)],
-  Grpc__StreamWindowBytes: ['streamWindowBytes', bytes(DEFAULT_LIMITS.streamWindowBytes)],
-  Grpc__ConnectionWindowBytes: ['connectionWindowBytes', bytes(DEFAULT_LIMITS.connectionWindowBytes)],
+  Grpc__MaxConcurrentStreams: ['maxConcurrentStreams', env.positiveInt(DEFAULT_LIMITS.maxConcurrentStreams).describe('Calls one connection may have open at once (HTTP/2 `SETTINGS_MAX_CONCURRENT_STREAMS`); further streams are refused')],
+  Grpc__MaxMetadataBytes: ['maxMetadataBytes', bytes(DEFAULT_LIMITS.maxMetadataBytes).describe('Largest request header list, in bytes (`SETTINGS_MAX_HEADER_LIST_SIZE`); a larger one resets its stream, and a connection that keeps sending them is closed')],
+  Grpc__MaxConnections: ['maxConnections', env.positiveInt(DEFAULT_LIMITS.maxConnections).describe('Open connections; further ones are closed as they arrive')],
+  Grpc__ConnectionBufferBytes: ['connectionBufferBytes', bytes(DEFAULT_LIMITS.connectionBufferBytes).describe("Bytes one connection may hold for its calls (headers, request messages, answers not yet sent); past it new calls and messages are refused `RESOURCE_EXHAUSTED`. At least the largest request and answer")],
+  Grpc__ProcessBufferBytes: ['processBufferBytes', bytes(DEFAULT_LIMITS.processBufferBytes).describe('Bytes all connections together may hold for calls, refused past it as above; at least `Grpc__ConnectionBufferBytes`')],
+  Grpc__MaxAnswerBytes: ['maxSendMessageBytes', z.coerce.number().int().positive().optional().describe('Largest answer message, in bytes, checked before the answer is built (`GetMany` included); larger ends the call `RESOURCE_EXHAUSTED`. Unset: 4 MiB (what gRPC clients accept by default) or `Cache__MaxValueBytes` + 4096 if larger; at least that')],
+  Grpc__MaxCallDurationMs: ['maxCallDurationMs', ms(DEFAULT_LIMITS.maxCallDurationMs).describe('Longest run of a unary call whose client sent no `grpc-timeout`, and the cap on one it sent (`DEADLINE_EXCEEDED`); streams such as `Subscribe` are exempt; 0 = off')],
+  Grpc__StreamIdleTimeoutMs: ['streamIdleTimeoutMs', ms(DEFAULT_LIMITS.streamIdleTimeoutMs).describe('A call whose request is unfinished and that gets no DATA frame this long is reset; 0 = off')],
+  Grpc__WriteTimeoutMs: ['writeTimeoutMs', ms(DEFAULT_LIMITS.writeTimeoutMs).describe('An answer its client does not read (no byte of it sent) this long resets its stream; 0 = off')],
+  Grpc__HandshakeTimeoutMs: ['handshakeTimeoutMs', ms(DEFAULT_LIMITS.handshakeTimeoutMs).describe("From a TCP connection to the client's HTTP/2 preface and SETTINGS; 0 = off")],
+  Grpc__ConnectionIdleTimeoutMs: ['connectionIdleTimeoutMs', ms(DEFAULT_LIMITS.connectionIdleTimeoutMs).describe('A connection without calls this long is closed (GOAWAY); 0 = off')],
+  Grpc__MaxConnectionAgeMs: ['maxConnectionAgeMs', ms(DEFAULT_LIMITS.maxConnectionAgeMs).describe('A connection this old (±10%) is closed gracefully (GOAWAY), so clients reconnect and new replicas get traffic; 0 = off')],
+  Grpc__MaxConnectionAgeGraceMs: ['maxConnectionAgeGraceMs', ms(DEFAULT_LIMITS.maxConnectionAgeGraceMs).describe('Then its calls have this long to finish before it is cut')],
+  Grpc__KeepaliveTimeMs: ['keepaliveTimeMs', ms(DEFAULT_LIMITS.keepaliveTimeMs).describe('The server pings a connection it has heard nothing from this long; 0 = off')],
+  Grpc__KeepaliveTimeoutMs: ['keepaliveTimeoutMs', ms(DEFAULT_LIMITS.keepaliveTimeoutMs).describe('…and closes it when the ping is not answered within this (a half-open connection)')],
+  Grpc__KeepaliveMinPingIntervalMs: ['keepaliveMinPingIntervalMs', ms(DEFAULT_LIMITS.keepaliveMinPingIntervalMs).describe("Client pings closer together than this are strikes; the third ends the connection with GOAWAY `ENHANCE_YOUR_CALM` `too_many_pings` (grpc-go's `EnforcementPolicy.MinTime`)")],
+  Grpc__KeepalivePermitWithoutStream: ['keepalivePermitWithoutStream', env.bool(DEFAULT_LIMITS.keepalivePermitWithoutStream).describe("Whether clients may ping a connection without calls (grpc-go's `EnforcementPolicy.PermitWithoutStream`)")],
+  Grpc__StreamWindowBytes: ['streamWindowBytes', bytes(DEFAULT_LIMITS.streamWindowBytes).describe("Each call's HTTP/2 flow-control window (`SETTINGS_INITIAL_WINDOW_SIZE`) once the connection carried a message over 64 KiB (until then HTTP/2's 64 KiB): what a client may send before the server reads it; 65535..2147483647")],
+  Grpc__ConnectionWindowBytes: ['connectionWindowBytes', bytes(DEFAULT_LIMITS.connectionWindowBytes).describe("The connection's flow-control window, shared by its calls; 65535..2147483647")],
 } as const satisfies Record<string, readonly [keyof GrpcSettings, z.ZodType]>;
 type GrpcVariable = keyof typeof GRPC_VARIABLES;
 const grpcShape = Object.fromEntries(Object.entries(GRPC_VARIABLES).map(([name, [, schema]]) => [name, schema])) as { [Name in GrpcVariable]: (typeof GRPC_VARIABLES)[Name][1] };
 const variableOf = (limit: keyof GrpcServerLimits): string =>
-  limit === 'maxReceiveMessageBytes' ? `Cache__MaxValueBytes + ${MESSAGE_OVERHEAD_BYTES}` : limit === 'maxSendMessageBytes' ? 'Grpc__MaxAnswerBytes' : Object.entries(GRPC_VARIABLES).find(([, [key]]) => key === limit)![0];
+  limit === 'maxReceiveMessageBytes' ? `Cache__MaxValueBytes + ${MESSAGE_OVERHEAD_BYTES}` : Object.entries(GRPC_VARIABLES).find(([, [key]]) => key === limit)![0];
 
 /** The transport's limits from the parsed variables, or every reason they cannot work together. */
-function grpcSettings(vars: Record<GrpcVariable, number | boolean> & { Grpc__MaxAnswerBytes?: number; Cache__MaxValueBytes: number }): GrpcSettings {
+function grpcSettings(vars: Partial<Record<GrpcVariable, number | boolean>> & { Grpc__MaxAnswerBytes?: number; Cache__MaxValueBytes: number }): GrpcSettings {
   const limits = Object.fromEntries(Object.entries(GRPC_VARIABLES).map(([name, [key]]) => [key, vars[name as GrpcVariable]])) as Omit<GrpcSettings, 'maxSendMessageBytes'>;
   const maxReceiveMessageBytes = vars.Cache__MaxValueBytes + MESSAGE_OVERHEAD_BYTES;
   // An answer must hold the largest value a Get can return.
@@ -89,31 +90,40 @@ function duplicatePrefix(partitions: PartitionConfig[]): string | undefined {
   return undefined;
 }
 
+/**
+ * Every variable of the service, declared once: name, schema, default and description (`make docs`
+ * writes the README's settings table from it).
+ */
+export const settings = {
+  Cache__Port: env.port(7777).describe('gRPC port (cleartext HTTP/2): `cache.v1.CacheGrpcService`, `grpc.health.v1.Health`, server reflection'),
+  Cache__Host: env.string().default('0.0.0.0').describe('Listening address'),
+  Cache__Backend: z.enum(['memory', 'redis'], { message: 'must be memory or redis' }).default('memory').describe('`memory` (in process, LRU) or `redis` (required for more than one replica)'),
+  Cache__Capacity: env.positiveInt(1000).describe('Memory backend: most entries held outside the partitions; beyond it the least recently used is evicted'),
+  Cache__Partitions: env
+    .list()
+    .transform((items, ctx) => {
+      const partitions = items.map(parsePartition);
+      const problem = partitions.find((partition) => typeof partition === 'string') ?? duplicatePrefix(partitions as PartitionConfig[]);
+      if (problem === undefined) return partitions as PartitionConfig[];
+      ctx.addIssue({ code: 'custom', message: problem });
+      return z.NEVER;
+    })
+    .default([])
+    .describe('Memory backend: key prefixes with a capacity and full policy of their own, `prefix=capacity[/lru|/reject]`, comma-separated (see "Limits")'),
+  Cache__MaxValueBytes: env.positiveInt(1024 * 1024).describe('Largest value accepted, in bytes (INVALID_ARGUMENT above)'),
+  Cache__RedisUrl: env
+    .redisUrl()
+    .optional()
+    .describe('Required with `redis`: `redis://[user:pass@]host:port[/db]`, `rediss://…`, `redis+sentinel://[:pass@]host:port,…/masterName[/db]` or `redis+cluster://[:pass@]host:port,…`'),
+  Cache__KeyPrefix: env.string().default('cache:').describe('Redis backend: prefix of every key'),
+  ...grpcShape,
+  ...operationsEnv,
+};
+
 /** The only reader of the environment; every variable is validated at start. */
 export function loadConfig(environment: Env = process.env): CacheConfig {
   const vars = parseEnv(
-    {
-      Cache__Port: env.port(7777),
-      Cache__Host: env.string().default('0.0.0.0'),
-      Cache__Backend: z.enum(['memory', 'redis'], { message: 'must be memory or redis' }).default('memory'),
-      Cache__Capacity: env.positiveInt(1000),
-      Cache__Partitions: env
-        .list()
-        .transform((items, ctx) => {
-          const partitions = items.map(parsePartition);
-          const problem = partitions.find((partition) => typeof partition === 'string') ?? duplicatePrefix(partitions as PartitionConfig[]);
-          if (problem === undefined) return partitions as PartitionConfig[];
-          ctx.addIssue({ code: 'custom', message: problem });
-          return z.NEVER;
-        })
-        .default([]),
-      Cache__MaxValueBytes: env.positiveInt(1024 * 1024),
-      Cache__RedisUrl: env.redisUrl().optional(),
-      Cache__KeyPrefix: env.string().default('cache:'),
-      Grpc__MaxAnswerBytes: z.coerce.number().int().positive().optional(),
-      ...grpcShape,
-      ...operationsEnv,
-    },
+    settings,
     environment,
     (input) => (input.Cache__Backend === 'redis' && input.Cache__RedisUrl === undefined ? ['Cache__RedisUrl: is required when Cache__Backend is redis'] : []),
   );
