@@ -14,8 +14,9 @@
 // Last, the memory backend, the bare server and the raw node:http2 server run once more under
 // `node --cpu-prof` and the top frames of their profiles are printed. Results:
 // bench/results/cache.json. BENCH_CACHE_PARTS picks parts (comma-separated, default all):
-// get (the peer comparison), ops (Set, coalesced Get, Increment, SetIfAbsent), invalidation,
-// redis-benchmark, footprint, profile.
+// get (the peer comparison), ops (Set, coalesced Get, Increment, SetIfAbsent), large-set (Sets of
+// 1 MiB values with the transport's flow-control windows against HTTP/2's default 64 KiB ones, as
+// the server had them before), invalidation, redis-benchmark, footprint, profile.
 import { execFileSync } from 'node:child_process';
 import { cpus } from 'node:os';
 import { bufferSerializer, createCacheClient } from '@sp/cache-client';
@@ -51,7 +52,12 @@ const GET_DURATION_MS = 3000;
 const PROFILE_DURATION_MS = 8000;
 const ENTRIES = 1_000_000;
 const INVALIDATION_WRITES = 1000;
-const PARTS = ['get', 'ops', 'invalidation', 'redis-benchmark', 'footprint', 'profile'] as const;
+const LARGE_VALUE = Buffer.alloc(1024 * 1024, 'L');
+/** Sets of 1 MiB in flight at once on the one connection: within its budget (Grpc__ConnectionBufferBytes, 8 MiB). */
+const LARGE_SET_CONCURRENCY = [1, 4];
+/** The windows the server had before issue 39 (HTTP/2's defaults), against the settings' defaults. */
+const HTTP2_DEFAULT_WINDOWS = { Grpc__StreamWindowBytes: '65535', Grpc__ConnectionWindowBytes: '65535' };
+const PARTS = ['get', 'ops', 'large-set', 'invalidation', 'redis-benchmark', 'footprint', 'profile'] as const;
 const chosen = new Set((process.env.BENCH_CACHE_PARTS ?? PARTS.join(',')).split(',').map((part) => part.trim()));
 const unknownParts = [...chosen].filter((part) => !(PARTS as readonly string[]).includes(part));
 if (unknownParts.length > 0) throw new Error(`BENCH_CACHE_PARTS: unknown ${unknownParts.join(', ')} (parts: ${PARTS.join(', ')})`);
@@ -97,6 +103,15 @@ async function round(target: Target, roundNo: number): Promise<void> {
 /** Every operation on every target, in `ROUNDS` interleaved rounds. */
 async function operationRounds(targets: Target[]): Promise<void> {
   for (let r = 0; r < ROUNDS; r++) for (const target of targets) await round(target, r);
+}
+
+/** Sets of 1 MiB values on one connection, at each of LARGE_SET_CONCURRENCY, added to `figures` by concurrency. */
+async function largeSets(target: Server, figures: Record<string, RunFigures[]>): Promise<void> {
+  const client = createCacheClient<Buffer>({ address: target.address, deadlineMs: 10_000, retries: 0, coalesce: false }, bufferSerializer);
+  for (const concurrency of LARGE_SET_CONCURRENCY) {
+    (figures[`concurrency${concurrency}`] ??= []).push(await drive((i) => client.set(`large-${i % 16}`, LARGE_VALUE), concurrency, DURATION_MS, target.pid));
+  }
+  client.close();
 }
 
 function redisBenchmark(redisUrl: string): { get: Partial<RunFigures>; set: Partial<RunFigures> } {
@@ -227,6 +242,26 @@ if (runs('get') || runs('ops')) {
     Object.assign(results, figures, { ratios });
   }
   for (const target of targets) await target.stop();
+}
+
+if (runs('large-set')) {
+  // Both services run throughout; every round loads each in turn (alternating which goes first).
+  const variants = { windows: await startCacheService({ Cache__Backend: 'memory' }), http2Defaults: await startCacheService({ Cache__Backend: 'memory', ...HTTP2_DEFAULT_WINDOWS }) };
+  const loadBefore = load();
+  const figures: Record<string, Record<string, RunFigures[]>> = {};
+  for (let r = 0; r < ROUNDS; r++) {
+    const order = r % 2 === 0 ? (['windows', 'http2Defaults'] as const) : (['http2Defaults', 'windows'] as const);
+    for (const name of order) await largeSets(variants[name], (figures[name] ??= {}));
+  }
+  for (const target of Object.values(variants)) await target.stop();
+  const medians = Object.fromEntries(Object.entries(figures).map(([name, byConcurrency]) => [name, Object.fromEntries(Object.entries(byConcurrency).map(([key, list]) => [key, median(list)]))]));
+  print(
+    `cache Set of 1 MiB values, transport windows (1 MiB per stream, 2 MiB per connection) vs HTTP/2's default 64 KiB (${ROUNDS} interleaved rounds of ${DURATION_MS / 1000} s, median round; load average ${loadBefore} → ${load()}):`,
+    ...Object.entries(medians).flatMap(([name, byConcurrency]) =>
+      Object.entries(byConcurrency).map(([key, run]) => `  ${name.padEnd(14)} ${key.padEnd(13)} ${String(run.opsPerSecond).padStart(5)}/s  p50 ${run.p50Ms} ms  p99 ${run.p99Ms} ms  server ${run.serverCpuMicrosPerOp} µs/Set  errors ${run.errors}`),
+    ),
+  );
+  results.largeSet = { valueBytes: LARGE_VALUE.length, http2DefaultWindows: HTTP2_DEFAULT_WINDOWS, medians, loadAverage: { before: loadBefore, after: load() } };
 }
 
 if (runs('invalidation')) {
