@@ -21,6 +21,13 @@ const LIMITS = {
   maxCallDurationMs: 1500,
 };
 
+/** An Echo call on stream 1 whose framed message is sent one byte per DATA frame, the last one ending the stream. */
+function byteByByte(authority: string, framed: Buffer): Buffer[] {
+  const frames = [headersFrame(1, grpcRequestFields(ECHO, authority))];
+  for (let i = 0; i < framed.length; i++) frames.push(dataFrame(1, framed.subarray(i, i + 1), i === framed.length - 1));
+  return frames;
+}
+
 describe('GrpcServer: budgets and time limits', () => {
   let service: TextService;
   let client: Client;
@@ -132,9 +139,7 @@ describe('GrpcServer: budgets and time limits', () => {
     const connection = await rawHttp2(service.port);
     try {
       const framed = grpcFrame(Buffer.alloc(900, 'a'));
-      const frames = [headersFrame(1, grpcRequestFields(ECHO, service.address))];
-      for (let i = 0; i < framed.length; i++) frames.push(dataFrame(1, framed.subarray(i, i + 1), i === framed.length - 1));
-      await connection.send(...frames);
+      await connection.send(...byteByByte(service.address, framed));
       await connection.waitFor((frame) => frame.streamId === 1 && frame.type === FRAME.HEADERS && (frame.flags & FLAG.END_STREAM) !== 0, 10_000);
       const answered = connection.frames.filter((frame) => frame.streamId === 1 && frame.type === FRAME.DATA).reduce((total, frame) => total + frame.payload.length, 0);
       expect(answered).toBe(framed.length);
@@ -147,9 +152,7 @@ describe('GrpcServer: budgets and time limits', () => {
     const connection = await rawHttp2(service.port);
     try {
       const framed = grpcFrame(Buffer.alloc(20_000, 'a'));
-      const frames = [headersFrame(1, grpcRequestFields(ECHO, service.address))];
-      for (let i = 0; i < framed.length; i++) frames.push(dataFrame(1, framed.subarray(i, i + 1), i === framed.length - 1));
-      await connection.send(...frames);
+      await connection.send(...byteByByte(service.address, framed));
       expect(await connection.waitClosed(10_000)).toBe(true);
       expect(service.limits).toContain('too_many_small_frames');
       expect(connection.frames.some((frame) => frame.streamId === 1 && frame.type === FRAME.DATA)).toBe(false);
