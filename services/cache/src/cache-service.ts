@@ -17,7 +17,8 @@ export interface CacheServiceDeps {
   /**
    * Whether the store answers a read at once (the memory backend): GetMany then reads one key after
    * another and stops at the first that makes the answer too large, so a refused GetMany never
-   * holds more than the limit. Over the network (Redis) the reads go out together, in one round trip.
+   * holds more than the limit. Over the network (Redis) the reads go out together, in one round trip
+   * (after one that asks their lengths, when they could be too large).
    */
   localReads: boolean;
 }
@@ -60,6 +61,20 @@ export function createCacheService(deps: CacheServiceDeps): Record<Exclude<keyof
   const answerTooLarge = (): AppError => new AppError(429, 'answer_too_large', `the entries together exceed the largest answer (${deps.maxAnswerBytes} bytes): ask for fewer keys`);
 
   /**
+   * When the values of `distinct` could together exceed the largest answer and the store can tell
+   * their lengths without reading them (Redis), asks them (one more round trip) and refuses the
+   * GetMany if they do, so that a refused GetMany never brings in more than it may answer.
+   */
+  async function checkLengths(distinct: readonly string[], repetitions: ReadonlyMap<string, number>, call: CallContext): Promise<void> {
+    if (store.valueBytes === undefined || distinct.length * maxValueBytes <= deps.maxAnswerBytes) return;
+    const lengths = await store.valueBytes(distinct);
+    const bytes = distinct.reduce((total, key, i) => total + repetitions.get(key)! * (ENTRY_OVERHEAD_BYTES + lengths[i]!), 0);
+    if (bytes > deps.maxAnswerBytes) throw answerTooLarge();
+    if (!call.hasRoom(bytes)) throw noRoom();
+    if (call.cancelled) throw CANCELLED;
+  }
+
+  /**
    * The entries of `keys` in their order, each distinct key read once (its entry then stands for
    * every repetition), refused RESOURCE_EXHAUSTED before the answer is built when their values
    * together would exceed the largest answer: 1,000 repetitions of one 1 MiB key cost one read,
@@ -83,6 +98,7 @@ export function createCacheService(deps: CacheServiceDeps): Record<Exclude<keyof
       }
     } else {
       // All reads start at once: the Redis client pipelines them into one round trip per node.
+      await checkLengths(distinct, repetitions, call);
       const read = await Promise.all(distinct.map(readEntry));
       if (call.cancelled) throw CANCELLED;
       distinct.forEach((key, i) => add(key, read[i]!));
