@@ -20,7 +20,12 @@ const OK_TRAILERS: OutgoingHttpHeaders = { 'grpc-status': '0' };
 const MAX_UNSENT_BEFORE_PAUSE = 64;
 /** Answers up to this size are copied behind their prefix into one buffer (one write); larger ones go out as two. */
 const COPY_LIMIT_BYTES = 64 * 1024;
-/** A DATA frame smaller than this that leaves a message unfinished counts against the connection's allowance (allowance.ts). */
+/**
+ * A DATA frame smaller than this that leaves a message unfinished counts against the connection's
+ * allowance (allowance.ts) while the stream's frames so far average less than this too: a client
+ * whose sends flow control cuts short (a 1 MiB message leaves as 16 KiB frames and, at each
+ * window's end, a few small ones) is not one that sends a byte a frame.
+ */
 const SMALL_FRAME_BYTES = 1024;
 /** Node's timers hold at most 2^31 - 1 ms; a longer deadline is no deadline here. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -101,6 +106,9 @@ export class Call implements StreamingCallPort, UnaryCall<unknown> {
   private receivedAt: number;
   /** When an answer byte was last sent (or the first unsent one written). */
   private sentAt = 0;
+  /** DATA frames received on the stream, and their bytes: their average tells tiny framing from flow control's. */
+  private frames = 0;
+  private frameBytes = 0;
   private requestBytes = 0;
   private answerBytes = 0;
   /** Reserved for the flow-control window of a stream paused because its answers wait. */
@@ -167,7 +175,9 @@ export class Call implements StreamingCallPort, UnaryCall<unknown> {
   /** A DATA frame of `bytes` arrived from the client (the stream is not idle); `midMessage`: it left a message unfinished. */
   received(bytes: number, midMessage: boolean): void {
     this.receivedAt = this.host.clock.now;
-    if (midMessage && bytes < SMALL_FRAME_BYTES) this.host.smallFrame();
+    this.frames++;
+    this.frameBytes += bytes;
+    if (midMessage && bytes < SMALL_FRAME_BYTES && this.frameBytes < this.frames * SMALL_FRAME_BYTES) this.host.smallFrame();
   }
 
   /** Reserves a request message's bytes; false (the call then ends RESOURCE_EXHAUSTED) when the budgets have no room. */

@@ -1,7 +1,7 @@
 import { constants as h2, type ClientHttp2Session } from 'node:http2';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { status, type Client } from '@grpc/grpc-js';
-import { dataFrame, FLAG, FRAME, grpcFrame, grpcRequestFields, headersFrame, rawHttp2, rstCode } from '../../../test/support/raw-http2.js';
+import { dataFrame, FLAG, FRAME, grpcFrame, grpcRequestFields, headersFrame, rawHttp2, rstCode, windowUpdateFrame } from '../../../test/support/raw-http2.js';
 import { eventually } from '../../../test/support/eventually.js';
 import { CONNECTION_RESERVE_BYTES } from '../src/index.js';
 import { echo, ECHO, grpcClient, h2Session, message, outcomeOf, REPEAT, requestHeaders, sleep, statusOf, startTextService, type StreamOutcome, type TextService } from './text-service.js';
@@ -143,6 +143,30 @@ describe('GrpcServer: budgets and time limits', () => {
       await connection.waitFor((frame) => frame.streamId === 1 && frame.type === FRAME.HEADERS && (frame.flags & FLAG.END_STREAM) !== 0, 10_000);
       const answered = connection.frames.filter((frame) => frame.streamId === 1 && frame.type === FRAME.DATA).reduce((total, frame) => total + frame.payload.length, 0);
       expect(answered).toBe(framed.length);
+    } finally {
+      connection.destroy();
+    }
+  });
+
+  it('should take message after message whose frames flow control cut short (3 KiB, then 100 bytes, again and again), past the allowance of small frames', async () => {
+    const connection = await rawHttp2(service.port);
+    try {
+      // Room for the 60 echoes on the connection (each fits its stream's default window).
+      await connection.send(windowUpdateFrame(0, 16 * 1024 * KiB));
+      // 60 messages of 60 KiB, 19 small frames each: 1,140 in all, more than the allowance's burst (1,000).
+      for (let id = 1; id <= 119; id += 2) {
+        const framed = grpcFrame(Buffer.alloc(60 * KiB, 'a'));
+        const frames = [headersFrame(id, grpcRequestFields(ECHO, service.address))];
+        for (let at = 0; at < framed.length; ) {
+          const size = frames.length % 2 === 1 ? 3 * KiB : 100;
+          frames.push(dataFrame(id, framed.subarray(at, at + size), at + size >= framed.length));
+          at += size;
+        }
+        await connection.send(...frames);
+        const ended = await connection.waitFor((frame) => frame.streamId === id && frame.type === FRAME.HEADERS && (frame.flags & FLAG.END_STREAM) !== 0, 5000);
+        expect({ id, ended: ended !== undefined, closed: connection.closed }).toEqual({ id, ended: true, closed: false });
+      }
+      expect(service.limits).not.toContain('too_many_small_frames');
     } finally {
       connection.destroy();
     }
