@@ -16,7 +16,7 @@
 // bench/results/cache.json. BENCH_CACHE_PARTS picks parts (comma-separated, default all):
 // get (the peer comparison), ops (Set, coalesced Get, Increment, SetIfAbsent), large-set (Sets of
 // 1 MiB values with the transport's flow-control windows against HTTP/2's default 64 KiB ones, as
-// the server had them before), invalidation, redis-benchmark, footprint, profile.
+// the server had them before, and wider ones), invalidation, redis-benchmark, footprint, profile.
 import { execFileSync } from 'node:child_process';
 import { cpus } from 'node:os';
 import { bufferSerializer, createCacheClient } from '@sp/cache-client';
@@ -55,8 +55,9 @@ const INVALIDATION_WRITES = 1000;
 const LARGE_VALUE = Buffer.alloc(1024 * 1024, 'L');
 /** Sets of 1 MiB in flight at once on the one connection: within its budget (Grpc__ConnectionBufferBytes, 8 MiB). */
 const LARGE_SET_CONCURRENCY = [1, 4];
-/** The windows the server had before issue 39 (HTTP/2's defaults), against the settings' defaults. */
+/** The windows the server had before issue 39 (HTTP/2's defaults), and wider ones than the settings' defaults (256 KiB, 512 KiB). */
 const HTTP2_DEFAULT_WINDOWS = { Grpc__StreamWindowBytes: '65535', Grpc__ConnectionWindowBytes: '65535' };
+const WIDE_WINDOWS = { Grpc__StreamWindowBytes: String(1024 * 1024), Grpc__ConnectionWindowBytes: String(2 * 1024 * 1024) };
 const PARTS = ['get', 'ops', 'large-set', 'invalidation', 'redis-benchmark', 'footprint', 'profile'] as const;
 const chosen = new Set((process.env.BENCH_CACHE_PARTS ?? PARTS.join(',')).split(',').map((part) => part.trim()));
 const unknownParts = [...chosen].filter((part) => !(PARTS as readonly string[]).includes(part));
@@ -246,22 +247,27 @@ if (runs('get') || runs('ops')) {
 
 if (runs('large-set')) {
   // Both services run throughout; every round loads each in turn (alternating which goes first).
-  const variants = { windows: await startCacheService({ Cache__Backend: 'memory' }), http2Defaults: await startCacheService({ Cache__Backend: 'memory', ...HTTP2_DEFAULT_WINDOWS }) };
+  const variants = {
+    windows: await startCacheService({ Cache__Backend: 'memory' }),
+    http2Defaults: await startCacheService({ Cache__Backend: 'memory', ...HTTP2_DEFAULT_WINDOWS }),
+    wide: await startCacheService({ Cache__Backend: 'memory', ...WIDE_WINDOWS }),
+  };
   const loadBefore = load();
   const figures: Record<string, Record<string, RunFigures[]>> = {};
   for (let r = 0; r < ROUNDS; r++) {
-    const order = r % 2 === 0 ? (['windows', 'http2Defaults'] as const) : (['http2Defaults', 'windows'] as const);
+    const names = ['windows', 'http2Defaults', 'wide'] as const;
+    const order = [...names.slice(r % 3), ...names.slice(0, r % 3)];
     for (const name of order) await largeSets(variants[name], (figures[name] ??= {}));
   }
   for (const target of Object.values(variants)) await target.stop();
   const medians = Object.fromEntries(Object.entries(figures).map(([name, byConcurrency]) => [name, Object.fromEntries(Object.entries(byConcurrency).map(([key, list]) => [key, median(list)]))]));
   print(
-    `cache Set of 1 MiB values, transport windows (1 MiB per stream, 2 MiB per connection) vs HTTP/2's default 64 KiB (${ROUNDS} interleaved rounds of ${DURATION_MS / 1000} s, median round; load average ${loadBefore} → ${load()}):`,
+    `cache Set of 1 MiB values, the transport's default windows (256 KiB per stream, 512 KiB per connection) vs HTTP/2's default 64 KiB and wide ones (1 MiB, 2 MiB) (${ROUNDS} interleaved rounds of ${DURATION_MS / 1000} s, median round; load average ${loadBefore} → ${load()}):`,
     ...Object.entries(medians).flatMap(([name, byConcurrency]) =>
       Object.entries(byConcurrency).map(([key, run]) => `  ${name.padEnd(14)} ${key.padEnd(13)} ${String(run.opsPerSecond).padStart(5)}/s  p50 ${run.p50Ms} ms  p99 ${run.p99Ms} ms  server ${run.serverCpuMicrosPerOp} µs/Set  errors ${run.errors}`),
     ),
   );
-  results.largeSet = { valueBytes: LARGE_VALUE.length, http2DefaultWindows: HTTP2_DEFAULT_WINDOWS, medians, loadAverage: { before: loadBefore, after: load() } };
+  results.largeSet = { valueBytes: LARGE_VALUE.length, http2DefaultWindows: HTTP2_DEFAULT_WINDOWS, wideWindows: WIDE_WINDOWS, medians, loadAverage: { before: loadBefore, after: load() } };
 }
 
 if (runs('invalidation')) {

@@ -81,8 +81,8 @@ export class Connection implements CallHost {
   /**
    * Widens every stream's flow-control window to `streamWindowBytes` (a SETTINGS frame; the open
    * streams gain the difference at once, RFC 9113 6.9.2), the first time the client sends a
-   * message larger than the window it has: a 1 MiB Set then travels in one round trip instead of
-   * sixteen. Until then streams keep HTTP/2's 64 KiB, which is what a stream the server stopped
+   * message larger than the window it has: a 1 MiB Set then travels in four round trips (with the
+   * default 256 KiB) instead of sixteen. Until then streams keep HTTP/2's 64 KiB, which is what a stream the server stopped
    * reading (a client that sends and never reads) may still bring in; grpc-go grows its windows
    * from what it measures (BDP) for the same reason.
    */
