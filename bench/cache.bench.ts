@@ -14,8 +14,9 @@
 // Last, the memory backend, the bare server and the raw node:http2 server run once more under
 // `node --cpu-prof` and the top frames of their profiles are printed. Results:
 // bench/results/cache.json. BENCH_CACHE_PARTS picks parts (comma-separated, default all):
-// get (the peer comparison), ops (Set, coalesced Get, Increment, SetIfAbsent), invalidation,
-// redis-benchmark, footprint, profile.
+// get (the peer comparison), ops (Set, coalesced Get, Increment, SetIfAbsent), large-set (Sets of
+// 1 MiB values with the transport's flow-control windows against HTTP/2's default 64 KiB ones, as
+// the server had them before, and wider ones), invalidation, redis-benchmark, footprint, profile.
 import { execFileSync } from 'node:child_process';
 import { cpus } from 'node:os';
 import { bufferSerializer, createCacheClient } from '@sp/cache-client';
@@ -24,6 +25,8 @@ import {
   bareServer,
   buildGoPeer,
   CONCURRENCY,
+  DEPLOYED_ENV,
+  DEPLOYED_NODE_OPTIONS,
   getRounds,
   KEYS,
   load,
@@ -38,6 +41,7 @@ import {
   type Server,
 } from './lib/cache-peers.ts';
 import { invalidationLatency, type LatencyFigures } from './lib/invalidation-latency.ts';
+import { npmStart } from '../test/support/service-process.ts';
 import { drive, infraEnv, median, medianOf, rssBytes, writeResults, type RunFigures } from './lib/stats.ts';
 
 const DURATION_MS = 5000;
@@ -48,11 +52,13 @@ const GET_DURATION_MS = 3000;
 const PROFILE_DURATION_MS = 8000;
 const ENTRIES = 1_000_000;
 const INVALIDATION_WRITES = 1000;
-// V8 grows its heap lazily (up to ~4 GB on this machine), so an unbounded process keeps garbage
-// that a sized one collects. Deployments bound the heap from the container's memory limit; these
-// are the settings for a 512 MiB container (services/cache/README.md, "Memory sizing").
-const FOOTPRINT_NODE_OPTIONS = ['--max-old-space-size=320', '--max-semi-space-size=8'];
-const PARTS = ['get', 'ops', 'invalidation', 'redis-benchmark', 'footprint', 'profile'] as const;
+const LARGE_VALUE = Buffer.alloc(1024 * 1024, 'L');
+/** Sets of 1 MiB in flight at once on the one connection: within its budget (Grpc__ConnectionBufferBytes, 8 MiB). */
+const LARGE_SET_CONCURRENCY = [1, 4];
+/** The windows the server had before issue 39 (HTTP/2's defaults), and wider ones than the settings' defaults (256 KiB, 512 KiB). */
+const HTTP2_DEFAULT_WINDOWS = { Grpc__StreamWindowBytes: '65535', Grpc__ConnectionWindowBytes: '65535' };
+const WIDE_WINDOWS = { Grpc__StreamWindowBytes: String(1024 * 1024), Grpc__ConnectionWindowBytes: String(2 * 1024 * 1024) };
+const PARTS = ['get', 'ops', 'large-set', 'invalidation', 'redis-benchmark', 'footprint', 'profile'] as const;
 const chosen = new Set((process.env.BENCH_CACHE_PARTS ?? PARTS.join(',')).split(',').map((part) => part.trim()));
 const unknownParts = [...chosen].filter((part) => !(PARTS as readonly string[]).includes(part));
 if (unknownParts.length > 0) throw new Error(`BENCH_CACHE_PARTS: unknown ${unknownParts.join(', ')} (parts: ${PARTS.join(', ')})`);
@@ -100,6 +106,15 @@ async function operationRounds(targets: Target[]): Promise<void> {
   for (let r = 0; r < ROUNDS; r++) for (const target of targets) await round(target, r);
 }
 
+/** Sets of 1 MiB values on one connection, at each of LARGE_SET_CONCURRENCY, added to `figures` by concurrency. */
+async function largeSets(target: Server, figures: Record<string, RunFigures[]>): Promise<void> {
+  const client = createCacheClient<Buffer>({ address: target.address, deadlineMs: 10_000, retries: 0, coalesce: false }, bufferSerializer);
+  for (const concurrency of LARGE_SET_CONCURRENCY) {
+    (figures[`concurrency${concurrency}`] ??= []).push(await drive((i) => client.set(`large-${i % 16}`, LARGE_VALUE), concurrency, DURATION_MS, target.pid));
+  }
+  client.close();
+}
+
 function redisBenchmark(redisUrl: string): { get: Partial<RunFigures>; set: Partial<RunFigures> } {
   const url = new URL(redisUrl);
   const csv = execFileSync(infraEnv().REDIS_BENCHMARK_BIN ?? 'redis-benchmark', ['-h', url.hostname, '-p', url.port, '-c', String(CONCURRENCY), '-n', '300000', '-d', '100', '-t', 'get,set', '--csv'], { encoding: 'utf8' });
@@ -112,7 +127,9 @@ function redisBenchmark(redisUrl: string): { get: Partial<RunFigures>; set: Part
 }
 
 async function memoryFootprint(): Promise<Record<string, number>> {
-  const service = await startCacheService({ Cache__Backend: 'memory', Cache__Capacity: String(ENTRIES) }, FOOTPRINT_NODE_OPTIONS);
+  // The chart's heap bound for a 512 MiB container (as every service the bench starts): V8 grows
+  // its heap lazily, so an unbounded process keeps garbage a sized one collects (README, "Memory sizing").
+  const service = await startCacheService({ Cache__Backend: 'memory', Cache__Capacity: String(ENTRIES) });
   const clients = [0, 1].map(() => createCacheClient<Buffer>({ address: service.address, deadlineMs: 10_000 }, bufferSerializer));
   const client = clients[0]!;
   await client.get('warm-up');
@@ -228,6 +245,31 @@ if (runs('get') || runs('ops')) {
   for (const target of targets) await target.stop();
 }
 
+if (runs('large-set')) {
+  // Both services run throughout; every round loads each in turn (alternating which goes first).
+  const variants = {
+    windows: await startCacheService({ Cache__Backend: 'memory' }),
+    http2Defaults: await startCacheService({ Cache__Backend: 'memory', ...HTTP2_DEFAULT_WINDOWS }),
+    wide: await startCacheService({ Cache__Backend: 'memory', ...WIDE_WINDOWS }),
+  };
+  const loadBefore = load();
+  const figures: Record<string, Record<string, RunFigures[]>> = {};
+  for (let r = 0; r < ROUNDS; r++) {
+    const names = ['windows', 'http2Defaults', 'wide'] as const;
+    const order = [...names.slice(r % 3), ...names.slice(0, r % 3)];
+    for (const name of order) await largeSets(variants[name], (figures[name] ??= {}));
+  }
+  for (const target of Object.values(variants)) await target.stop();
+  const medians = Object.fromEntries(Object.entries(figures).map(([name, byConcurrency]) => [name, Object.fromEntries(Object.entries(byConcurrency).map(([key, list]) => [key, median(list)]))]));
+  print(
+    `cache Set of 1 MiB values, the transport's default windows (256 KiB per stream, 512 KiB per connection) vs HTTP/2's default 64 KiB and wide ones (1 MiB, 2 MiB) (${ROUNDS} interleaved rounds of ${DURATION_MS / 1000} s, median round; load average ${loadBefore} → ${load()}):`,
+    ...Object.entries(medians).flatMap(([name, byConcurrency]) =>
+      Object.entries(byConcurrency).map(([key, run]) => `  ${name.padEnd(14)} ${key.padEnd(13)} ${String(run.opsPerSecond).padStart(5)}/s  p50 ${run.p50Ms} ms  p99 ${run.p99Ms} ms  server ${run.serverCpuMicrosPerOp} µs/Set  errors ${run.errors}`),
+    ),
+  );
+  results.largeSet = { valueBytes: LARGE_VALUE.length, http2DefaultWindows: HTTP2_DEFAULT_WINDOWS, wideWindows: WIDE_WINDOWS, medians, loadAverage: { before: loadBefore, after: load() } };
+}
+
 if (runs('invalidation')) {
   // Two replicas on the test Redis, a stream on each, Sets through both in turn (with Redis'
   // notifications read directly beside them); and the memory backend (one replica announcing its
@@ -291,7 +333,7 @@ writeResults('cache', {
     loadGenerator: 'this process, @sp/cache-client on one @grpc/grpc-js channel per target (coalesce off: one call per operation; getCoalesced: the default); each server in its own process; the Get comparison has rounds of its own and reports the median of the ratios within a round; other figures are the median of interleaved rounds',
     grpcGoServer: 'bench/go/cache-peer (grpc-go, in-memory map), built by bench/lib/go-peer.sh',
     rawHttp2Server: 'bench/lib/raw-http2-cache-server.ts (floor experiment: node:http2 and protobufjs, no gRPC library, in-memory map)',
-    footprintNodeOptions: FOOTPRINT_NODE_OPTIONS.join(' '),
+    cacheService: `as the chart runs it: npm start's command line (${npmStart('cache').args.join(' ')}), NODE_OPTIONS ${DEPLOYED_NODE_OPTIONS.join(' ')}, ${Object.entries(DEPLOYED_ENV).map(([name, value]) => `${name}=${value}`).join(' ')}`,
   },
   ...results,
   targets: { memoryGetCpuVsGrpcGo: 2, callerCpuCoalescedVsPerCall: 0.5, invalidationP99Ms: 50, memoryVsBare: 0.9, redisVsBare: 0.7, memoryFootprintMaxMiB: 400 },

@@ -6,6 +6,8 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bufferSerializer, createCacheClient } from '@sp/cache-client';
+import { localCacheSizing } from '../../scripts/local-platform.ts';
+import { npmStart } from '../../test/support/service-process.ts';
 import { summarizeProfileDir, type ProfileSummary } from './cpu-profile.ts';
 import { drive, freePort, medianOf, startChild, stopChild, type RunFigures } from './stats.ts';
 
@@ -14,7 +16,14 @@ export const KEYS = 1000;
 export const VALUE = Buffer.alloc(100, 'v');
 export const GET_WARMUP_MS = 1000;
 
-const cacheMain = fileURLToPath(new URL('../../services/cache/dist/main.js', import.meta.url));
+/**
+ * The cache service as the chart runs it, and `make up` (whose sizing is the chart's): the chart's
+ * default capacity and key partitions (scripts/local-platform.ts holds the same for make up) and
+ * its heap bound for a 512 MiB container (NODE_OPTIONS, platform-lib's nodeOptions); the command
+ * line is `npm start`'s (source maps on, the instrument file imported before main).
+ */
+export const DEPLOYED_ENV: Record<string, string> = { Cache__Capacity: String(localCacheSizing.capacity), Cache__Partitions: localCacheSizing.partitions };
+export const DEPLOYED_NODE_OPTIONS = ['--max-old-space-size=320', '--max-semi-space-size=8'];
 /** grpc-js serving the proto with handlers that answer a constant: the framework's ceiling. */
 export const bareServer = fileURLToPath(new URL('./bare-cache-server.ts', import.meta.url));
 /** Get and Set by hand on node:http2 with protobufjs, no gRPC library: the floor of a Node server. */
@@ -28,13 +37,16 @@ export interface Server {
   stop: () => Promise<void>;
 }
 
+/** The cache service as deployed (DEPLOYED_ENV, then `env`), with `nodeOptions` (profiling) added to the deployed ones. */
 export async function startCacheService(env: Record<string, string>, nodeOptions: string[] = []): Promise<Server> {
   const port = await freePort();
+  const { cwd, args } = npmStart('cache');
   const child = await startChild(
     process.execPath,
-    [...nodeOptions, cacheMain],
-    { Cache__Port: String(port), Cache__Host: '127.0.0.1', Management__Port: String(await freePort()), ...env },
+    [...DEPLOYED_NODE_OPTIONS, ...nodeOptions, ...args],
+    { ...DEPLOYED_ENV, Cache__Port: String(port), Cache__Host: '127.0.0.1', Management__Port: String(await freePort()), ...env },
     /listening/,
+    cwd,
   );
   return { address: `127.0.0.1:${port}`, stop: () => stopChild(child), pid: child.pid! };
 }

@@ -106,9 +106,9 @@ export function medianOf(values: number[]): number {
   return [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!;
 }
 
-/** Starts a child process and resolves once it printed `marker` on stdout. */
-export async function startChild(command: string, args: string[], env: NodeJS.ProcessEnv, marker: RegExp): Promise<ChildProcess> {
-  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+/** Starts a child process (in `cwd`, default this one's) and resolves once it printed `marker` on stdout. */
+export async function startChild(command: string, args: string[], env: NodeJS.ProcessEnv, marker: RegExp, cwd?: string): Promise<ChildProcess> {
+  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'], cwd });
   let seen = '';
   await new Promise<void>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${command} ${args.join(' ')} exited with ${code}: ${seen.slice(-2000)}`)));

@@ -1,7 +1,9 @@
 // The unit tier (jest.config.js): test files that need no dependency, no child process and no
 // network beyond an in-process server on 127.0.0.1:0 (the cache service's memory backend through
-// test/support/cache-service.ts counts as one). Listed by path, so the other tiers need no renames;
-// a file not listed here runs in the integration tier.
+// test/support/cache-service.ts counts as one). One exception: the cache's hostile-client suite
+// runs the service from its sources in a child process (nothing built), so a crash shows as an
+// exit. Listed by path, so the other tiers need no renames; a file not listed here runs in the
+// integration tier.
 export const unitTests = [
   'packages/platform/test/backoff.test.ts',
   'packages/platform/test/by-method.test.ts',
@@ -9,8 +11,6 @@ export const unitTests = [
   'packages/platform/test/deadline.test.ts',
   'packages/platform/test/errors.test.ts',
   'packages/platform/test/graph-name.test.ts',
-  'packages/platform/test/grpc-messages.test.ts',
-  'packages/platform/test/grpc-server.test.ts',
   'packages/platform/test/http-app.test.ts',
   'packages/platform/test/json-depth.test.ts',
   'packages/platform/test/poll.test.ts',
@@ -23,6 +23,13 @@ export const unitTests = [
   'packages/platform/test/secret-matcher.test.ts',
   'packages/platform/test/serve-service.test.ts',
   'packages/platform/test/token-retry.test.ts',
+  'packages/grpc-server/test/budgets.test.ts',
+  'packages/grpc-server/test/cancellation.test.ts',
+  'packages/grpc-server/test/connection-policy.test.ts',
+  'packages/grpc-server/test/grpc-headers.test.ts',
+  'packages/grpc-server/test/grpc-server.test.ts',
+  'packages/grpc-server/test/message-assembly.test.ts',
+  'packages/grpc-server/test/request-checks.test.ts',
   'packages/cache-client/test/cache-client.test.ts',
   'packages/cache-client/test/near-cache.test.ts',
   'services/auth/test/config.test.ts',
@@ -39,6 +46,7 @@ export const unitTests = [
   'services/cache/test/cache-message-codec.test.ts',
   'services/cache/test/config.test.ts',
   'services/cache/test/grpc-transport.test.ts',
+  'services/cache/test/hostile-clients.test.ts',
   'services/cache/test/memory-expiry.test.ts',
   'services/cache/test/memory-store.property.test.ts',
   'services/cache/test/wire-limits.test.ts',

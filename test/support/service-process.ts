@@ -64,6 +64,21 @@ export function npmStart(service: string): { cwd: string; args: string[] } {
   return { cwd, args };
 }
 
+/**
+ * Where and how to run services/<name> from its TypeScript sources, as `npm start` runs its build
+ * (same entry point and `--import` of its instrument file), through tsx: the @sp/* packages
+ * resolve to their sources (tsconfig.sources.json), so nothing needs to be built. For tests of the
+ * process itself that belong in the unit tier (a crash must be observable as an exit).
+ */
+export function sourcesStart(service: string): { cwd: string; args: string[]; env: Record<string, string> } {
+  const cwd = join(servicesDir, service);
+  return {
+    cwd,
+    args: ['--enable-source-maps', '--import', 'tsx', '--import', './src/instrument.ts', 'src/main.ts'],
+    env: { TSX_TSCONFIG_PATH: fileURLToPath(new URL('./tsconfig.sources.json', import.meta.url)) },
+  };
+}
+
 let logDir: string | undefined;
 const logFiles = new Map<string, number>();
 function logPath(name: string): string {

@@ -31,5 +31,3 @@ export * from './serve-service.js';
 export * from './json-depth.js';
 export * from './spans.js';
 export * from './api-key.js';
-export * from './grpc-messages.js';
-export * from './grpc-server.js';

@@ -9,6 +9,8 @@ export interface CacheMetrics {
   increments: Counter;
   setIfAbsent: Counter<'result'>;
   rpcDuration: Histogram<'method' | 'code'>;
+  /** Limits of the gRPC transport that acted, by limit (@sp/grpc-server's LimitName). */
+  transportLimits: Counter<'limit'>;
   storeEvents: StoreEvents;
 }
 
@@ -16,6 +18,8 @@ export interface CacheMetrics {
 export interface CacheGaugeSources {
   items: () => number | undefined;
   subscriptions: () => number;
+  /** Bytes the gRPC transport holds for calls. */
+  transportBytes: () => number;
 }
 
 /** Cache counters, RPC latency, and gauges read from `sources` when scraped. */
@@ -41,6 +45,14 @@ export function createCacheMetrics(registry: Registry, sources: CacheGaugeSource
       this.set(sources.subscriptions());
     },
   });
+  new Gauge({
+    name: 'grpc_server_buffered_bytes',
+    help: 'Bytes the gRPC transport holds for calls: request headers and messages, answers not yet sent (bounded by Grpc__ProcessBufferBytes)',
+    registers,
+    collect() {
+      this.set(sources.transportBytes());
+    },
+  });
   return {
     hits: new Counter({ name: 'cache_hits_total', help: 'Get calls that found a live entry', registers }),
     misses: new Counter({ name: 'cache_misses_total', help: 'Get calls that found nothing', registers }),
@@ -53,6 +65,12 @@ export function createCacheMetrics(registry: Registry, sources: CacheGaugeSource
       help: 'RPC handling time by method and status code',
       labelNames: ['method', 'code'],
       buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1],
+      registers,
+    }),
+    transportLimits: new Counter({
+      name: 'grpc_server_limit_events_total',
+      help: 'Times a limit of the gRPC transport acted (a connection refused or closed, a stream refused or reset, a message or answer refused), by limit',
+      labelNames: ['limit'],
       registers,
     }),
     storeEvents: { evicted: (n) => evictions.inc(n), expired: (n) => expirations.inc(n), rejected: (n) => rejections.inc(n) },

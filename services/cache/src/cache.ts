@@ -2,7 +2,7 @@ import { AppError, type Logger, type ReadinessCheck, type Registry, type ServedA
 import { createCacheBackend } from './cache-backend.js';
 import { createCacheMetrics } from './cache-metrics.js';
 import { createCacheService } from './cache-service.js';
-import type { CacheConfig } from './config.js';
+import { loadConfig, type CacheConfig } from './config.js';
 import { createCacheServer } from './server.js';
 import { createSubscribeHandler } from './subscribe-rpc.js';
 
@@ -33,7 +33,7 @@ export interface Cache {
 }
 
 /** What the root reads of the configuration: the management listener and the grace period are serveService's. */
-export type CacheSettings = Pick<CacheConfig, 'port' | 'host' | 'backend' | 'maxValueBytes'>;
+export type CacheSettings = Pick<CacheConfig, 'port' | 'host' | 'backend' | 'maxValueBytes'> & Partial<Pick<CacheConfig, 'grpc'>>;
 
 const SHUTTING_DOWN = new AppError(503, 'unavailable', 'this cache replica is shutting down');
 
@@ -48,10 +48,16 @@ export function createCache(config: CacheSettings, runtime: CacheRuntime, overri
     logger.info({ capacity: config.backend.capacity }, 'memory backend: entries live in this process only; use redis for more than one replica');
   }
   // The gauges read the store and the hub when scraped, by which time both exist.
-  const metrics = createCacheMetrics(runtime.registry, { items: () => store.size(), subscriptions: () => invalidations.size() });
+  const metrics = createCacheMetrics(runtime.registry, { items: () => store.size(), subscriptions: () => invalidations.size(), transportBytes: () => grpc.bufferedBytes });
   const { store, invalidations } = createCacheBackend(config.backend, metrics, logger, runtime.now);
-  const service = createCacheService({ store, metrics, logger, maxValueBytes: config.maxValueBytes });
-  const grpc = createCacheServer({ ...service, Subscribe: createSubscribeHandler(invalidations) }, { maxValueBytes: config.maxValueBytes, logger });
+  // Tests may leave the transport's limits out: then the defaults loadConfig gives that value limit.
+  const grpcSettings = config.grpc ?? loadConfig({ Cache__MaxValueBytes: String(config.maxValueBytes) }).grpc;
+  const maxAnswerBytes = grpcSettings.maxSendMessageBytes;
+  const service = createCacheService({ store, metrics, logger, maxValueBytes: config.maxValueBytes, maxAnswerBytes, localReads: config.backend.kind === 'memory' });
+  const grpc = createCacheServer(
+    { ...service, Subscribe: createSubscribeHandler(invalidations) },
+    { maxValueBytes: config.maxValueBytes, logger, grpc: grpcSettings, onLimit: (limit) => metrics.transportLimits.inc({ limit }) },
+  );
   const refreshHealth = async (): Promise<void> => grpc.setServing(await store.check().then(() => true, () => false));
   let healthTimer: NodeJS.Timeout | undefined;
   // Stopped before the server closes: a refresh after that would fail the shutdown.

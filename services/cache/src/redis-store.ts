@@ -38,6 +38,10 @@ export function createRedisStore(redis: Redis | Cluster, keyPrefix: string): Cac
     async get(key) {
       return decodeStored(await run(() => redis.getBuffer(keyPrefix + key)));
     },
+    valueBytes(keys) {
+      // STRLEN of each entry (header and value), pipelined like the reads: one round trip per node.
+      return Promise.all(keys.map(async (key) => Math.max(0, (await run(() => redis.strlen(keyPrefix + key))) - HEADER_BYTES)));
+    },
     async set(key, value, ttlMs) {
       const expiresAtUnixMs = expiryFor(ttlMs);
       const stored = encodeEntry(value, expiresAtUnixMs);

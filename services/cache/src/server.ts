@@ -1,7 +1,9 @@
 import { HealthImplementation, type ServingStatus } from 'grpc-health-check';
 import { ReflectionService } from '@grpc/reflection';
 import { cacheServiceDefinition } from '@sp/cache-client';
-import { GrpcServer, type Logger } from '@sp/platform';
+import { DEFAULT_LIMITS, GrpcServer, type LimitName } from '@sp/grpc-server';
+import type { Logger } from '@sp/platform';
+import { MESSAGE_OVERHEAD_BYTES, type GrpcSettings } from './config.js';
 import { withCacheMessageCodec } from './cache-message-codec.js';
 import { reflectionPackageDefinition } from './reflection-descriptors.js';
 import { refusingInvalidUtf8Keys } from './utf8-keys.js';
@@ -9,15 +11,12 @@ import { refusingInvalidUtf8Keys } from './utf8-keys.js';
 export const CACHE_SERVICE_NAME = 'cache.v1.CacheGrpcService';
 
 /**
- * Concurrent calls (HTTP/2 streams) one connection may have open; a client's further calls wait
- * in its own queue until one ends. Unbounded, a single connection could hold any number of calls
- * (each with up to a full message buffered) at once. 100 is
- * the least RFC 9113 recommends; the platform's clients keep a few calls in flight per
+ * Concurrent calls (HTTP/2 streams) one connection may have open by default
+ * (Grpc__MaxConcurrentStreams); a client's further calls wait in its own queue until one ends. 100
+ * is the least RFC 9113 recommends; the platform's clients keep a few calls in flight per
  * connection, each well under a millisecond.
  */
-export const MAX_CONCURRENT_STREAMS = 100;
-/** Room in a message for everything but the value: a key of 1024 bytes, the TTL and the framing. */
-const MESSAGE_OVERHEAD_BYTES = 4096;
+export const MAX_CONCURRENT_STREAMS = DEFAULT_LIMITS.maxConcurrentStreams;
 
 export interface CacheServer {
   health: HealthImplementation;
@@ -26,6 +25,17 @@ export interface CacheServer {
   listen(port: number, host: string): Promise<number>;
   /** Stops accepting calls and waits for in-flight ones, cutting them after `graceMs`. */
   close(graceMs: number): Promise<void>;
+  /** Bytes the transport holds for calls now (request headers and messages, unsent answers). */
+  readonly bufferedBytes: number;
+}
+
+export interface CacheServerOptions {
+  maxValueBytes: number;
+  logger: Logger;
+  /** The transport's limits (the defaults of @sp/grpc-server when absent). */
+  grpc?: GrpcSettings;
+  /** Told each time a limit of the transport acts (a metric). */
+  onLimit?: (limit: LimitName) => void;
 }
 
 /**
@@ -33,11 +43,12 @@ export interface CacheServer {
  * message is received only up to the largest value accepted (`maxValueBytes`) and a key: a larger
  * one is refused (RESOURCE_EXHAUSTED) before it is buffered and decoded whole.
  */
-export function createCacheServer(cacheService: Readonly<Record<string, unknown>>, options: { maxValueBytes: number; logger: Logger }): CacheServer {
+export function createCacheServer(cacheService: Readonly<Record<string, unknown>>, options: CacheServerOptions): CacheServer {
   const server = new GrpcServer({
+    ...options.grpc,
     maxReceiveMessageBytes: options.maxValueBytes + MESSAGE_OVERHEAD_BYTES,
-    maxConcurrentStreams: MAX_CONCURRENT_STREAMS,
     logger: options.logger,
+    ...(options.onLimit === undefined ? {} : { onLimit: options.onLimit }),
   });
   server.addService(withCacheMessageCodec(refusingInvalidUtf8Keys(cacheServiceDefinition())), cacheService);
   const health = new HealthImplementation({ '': 'NOT_SERVING', [CACHE_SERVICE_NAME]: 'NOT_SERVING' });
@@ -53,5 +64,8 @@ export function createCacheServer(cacheService: Readonly<Record<string, unknown>
     },
     listen: (port, host) => server.listen(port, host),
     close: (graceMs) => server.close(graceMs),
+    get bufferedBytes() {
+      return server.bufferedBytes;
+    },
   };
 }

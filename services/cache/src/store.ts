@@ -42,6 +42,12 @@ export interface CacheStore {
   increment(key: string, delta: number, ttlMs: number): Promise<Counter>;
   /** Stores the value only when no live entry exists; otherwise leaves and returns that entry. */
   setIfAbsent(key: string, value: Buffer, ttlMs: number): Promise<SetIfAbsentResult>;
+  /**
+   * The length of each key's value (0 when absent), without reading the values: stores whose
+   * reads cross the network have it, so that a GetMany too large to answer is refused before its
+   * values are brought in.
+   */
+  valueBytes?(keys: readonly string[]): Promise<number[]>;
   /** Number of entries held, when the backend can tell cheaply. */
   size(): number | undefined;
   /** Readiness: rejects when the backend is unusable. */

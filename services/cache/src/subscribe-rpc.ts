@@ -1,10 +1,13 @@
-import { badRequest, toGrpcStatus, type GrpcStreamCall } from '@sp/platform';
+import { badRequest, toGrpcStatus } from '@sp/platform';
+import type { GrpcStreamCall } from '@sp/grpc-server';
 import type { Invalidation, SubscribeRequest__Output } from '@sp/cache-client';
 import type { ChangeKind, InvalidationHub } from './invalidation-hub.js';
 import { keysAreUtf8 } from './utf8-keys.js';
 
 export const MAX_PREFIXES = 64;
 export const MAX_PREFIX_BYTES = 1024;
+/** An Invalidation's bytes besides its key (UTF-16 units, at most 3 bytes each in UTF-8): sequence, kind, tags, framing. */
+const MESSAGE_OVERHEAD_BYTES = 32;
 
 export interface SubscribeOptions {
   /** Interval of HEARTBEAT messages. Default 1000 ms (the proto says so). */
@@ -12,6 +15,8 @@ export interface SubscribeOptions {
   /**
    * Messages a stream may hold unsent (its client reads too slowly) before the service drops
    * further ones, leaving a gap in the sequence, instead of buffering without bound. Default 10,000.
+   * Messages are also dropped while the transport's budget of unsent answers is spent (its
+   * connection's or the process'), so many unread streams cannot add up either.
    */
   maxBuffered?: number;
 }
@@ -48,7 +53,7 @@ export function createSubscribeHandler(hub: InvalidationHub, options: SubscribeO
     const send = (kind: MessageKind, key = ''): void => {
       sequence++;
       // Dropped, not queued: the client sees the jump in `sequence` and flushes.
-      if (call.writableLength >= maxBuffered) return;
+      if (call.writableLength >= maxBuffered || !call.hasRoom(MESSAGE_OVERHEAD_BYTES + key.length * 3)) return;
       call.write({ sequence, key, kind });
     };
     const heartbeat = setInterval(() => send('HEARTBEAT'), heartbeatMs);

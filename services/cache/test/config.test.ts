@@ -16,4 +16,18 @@ describe('cache configuration', () => {
     ]);
     expect(configProblems(() => loadConfig({ Cache__Backend: 'redis', Cache__RedisUrl: 'redis+sentinel://s1:26379' }))).toEqual([expect.stringMatching(/^Cache__RedisUrl: a redis\+sentinel URL must name the master/)]);
   });
+
+  it("should set the gRPC transport's limits from Grpc__*, the request size from Cache__MaxValueBytes and the answer size from both", () => {
+    const { grpc } = loadConfig({ Grpc__MaxConnections: '50', Grpc__WriteTimeoutMs: '0', Grpc__KeepalivePermitWithoutStream: 'true', Cache__MaxValueBytes: String(6 * 1024 * 1024), Grpc__ConnectionBufferBytes: String(16 * 1024 * 1024) });
+    expect(grpc).toMatchObject({ maxConnections: 50, writeTimeoutMs: 0, keepalivePermitWithoutStream: true, connectionBufferBytes: 16 * 1024 * 1024, maxSendMessageBytes: 6 * 1024 * 1024 + 4096 });
+    expect(loadConfig({}).grpc.maxSendMessageBytes).toBe(4 * 1024 * 1024);
+  });
+
+  it('should refuse transport limits that cannot work together, naming the variables', () => {
+    expect(configProblems(() => loadConfig({ Cache__MaxValueBytes: String(10 * 1024 * 1024), Grpc__MaxAnswerBytes: String(1024 * 1024), Grpc__StreamWindowBytes: '1000' }))).toEqual([
+      'Grpc__ConnectionBufferBytes: must be at least Cache__MaxValueBytes + 4096 (10489856), or the largest request could never be read',
+      'Grpc__StreamWindowBytes: must be from 65535 (HTTP/2\'s default window) to 2147483647',
+      'Grpc__MaxAnswerBytes: must be at least Cache__MaxValueBytes + 4096 (10489856), or a Get of the largest value could not be answered',
+    ]);
+  });
 });

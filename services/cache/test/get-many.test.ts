@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { credentials, status, type ServiceError } from '@grpc/grpc-js';
-import { cacheServiceClient, createCacheClient, type CacheClient, type CacheGrpcServiceClient, type GetManyResponse__Output } from '@sp/cache-client';
+import { Redis } from 'ioredis';
+import { bufferSerializer, cacheServiceClient, createCacheClient, type CacheClient, type CacheGrpcServiceClient, type GetManyResponse__Output } from '@sp/cache-client';
 import { infra } from '../../../test/support/infra.js';
 import { startCache, type RunningCache } from './cache-fixture.js';
 import type { CacheConfig } from '../src/config.js';
@@ -68,5 +69,41 @@ describe.each(backends)('GetMany and coalesced gets, %s backend', (_name, backen
     const [bad, good] = await Promise.allSettled([client.get(''), client.get('neighbour')]);
     expect(bad).toMatchObject({ status: 'rejected', reason: { status: 500 } });
     expect(good).toEqual({ status: 'fulfilled', value: 'fine' });
+  });
+});
+
+describe('GetMany larger than the largest answer, redis backend', () => {
+  let cache: RunningCache;
+  let redis: Redis;
+
+  beforeAll(async () => {
+    cache = await startCache({ kind: 'redis', url: infra('REDIS_URL'), keyPrefix: `test-${randomUUID()}:` });
+    redis = new Redis(infra('REDIS_URL'));
+  });
+
+  afterAll(async () => {
+    redis.disconnect();
+    await cache.close();
+  });
+
+  /** What Redis has sent its clients in all, from INFO. */
+  const redisBytesSent = async (): Promise<number> => Number(/total_net_output_bytes:(\d+)/.exec(await redis.info('stats'))![1]);
+
+  it('should refuse it RESOURCE_EXHAUSTED from the values\' lengths, without bringing the values in from Redis', async () => {
+    const writer = createCacheClient<Buffer>({ address: cache.address }, bufferSerializer);
+    const raw = new (cacheServiceClient())(cache.address, credentials.createInsecure());
+    try {
+      // Five values of 1 MiB: together over the largest answer (4 MiB), each within the largest value.
+      const keys = Array.from({ length: 5 }, (_, i) => `large-${i}`);
+      for (const key of keys) await writer.set(key, Buffer.alloc(1024 * 1024 - 64, 'v'));
+      const before = await redisBytesSent();
+      const refused = await new Promise<ServiceError | null>((resolve) => raw.GetMany({ keys }, (err: ServiceError | null) => resolve(err)));
+      expect(refused).toMatchObject({ code: status.RESOURCE_EXHAUSTED });
+      // Read first, the values alone would be 5 MiB sent by Redis.
+      expect((await redisBytesSent()) - before).toBeLessThan(256 * 1024);
+    } finally {
+      writer.close();
+      raw.close();
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Client, credentials, status, type ServiceError } from '@grpc/grpc-js';
-import { GrpcServer, type GrpcMethodDefinition, type GrpcStreamCall, type UnaryCallback, type UnaryCall } from '../src/grpc-server.js';
+import { GrpcServer, type GrpcMethodDefinition, type GrpcStreamCall, type UnaryCallback, type UnaryCall } from '../src/index.js';
 import { silentLogger } from '../../../test/support/silent-logger.js';
 
 /** A method whose messages are UTF-8 text; a response of 'unserializable' throws, as a serializer bug would. */

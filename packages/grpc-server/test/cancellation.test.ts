@@ -1,0 +1,120 @@
+import { constants as h2 } from 'node:http2';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { status, type Client } from '@grpc/grpc-js';
+import { dataFrame, FRAME, grpcFrame, grpcRequestFields, headersFrame, rawHttp2, rstCode, rstStreamFrame, type RawHttp2Connection } from '../../../test/support/raw-http2.js';
+import { eventually } from '../../../test/support/eventually.js';
+import { CHAT, echo, ECHO, grpcClient, h2Session, outcomeOf, requestHeaders, statusOf, startTextService, type TextService } from './text-service.js';
+
+// Cancellation as PROTOCOL-HTTP2 has it: a client's RST_STREAM cancels, before END_STREAM the call
+// never starts; the server's RST_STREAM follows early trailers (NO_ERROR) and the deadline (CANCEL).
+
+const RST_CODES = Array.from({ length: 14 }, (_, code) => code); // NO_ERROR (0) … HTTP_1_1_REQUIRED (13)
+
+describe('GrpcServer: cancellation', () => {
+  let service: TextService;
+  let client: Client;
+
+  beforeAll(async () => {
+    service = await startTextService();
+    client = grpcClient(service.address);
+  });
+
+  afterAll(async () => {
+    client.close();
+    await service.close();
+  });
+
+  /** Opens raw streams on `connection` from `firstId`: HEADERS and a whole Echo message, `ended` with END_STREAM or not, then RST_STREAM with each code. */
+  async function resetEach(connection: RawHttp2Connection, firstId: number, request: string, ended: boolean): Promise<number> {
+    let id = firstId;
+    for (const code of RST_CODES) {
+      await connection.send(headersFrame(id, grpcRequestFields(ECHO, service.address)), dataFrame(id, grpcFrame(Buffer.from(request)), ended), rstStreamFrame(id, code));
+      id += 2;
+    }
+    return id;
+  }
+
+  it('should never run the handler of a call reset before its END_STREAM, whatever the RST_STREAM code', async () => {
+    const connection = await rawHttp2(service.port);
+    try {
+      let id = 1;
+      for (let round = 0; round < 20; round++) id = await resetEach(connection, id, `reset-before-end-${round}`, false);
+      // The same connection still serves a call, so everything before it was read.
+      await connection.send(headersFrame(id, grpcRequestFields(ECHO, service.address)), dataFrame(id, grpcFrame(Buffer.from('after')), true));
+      expect(await connection.waitFor((frame) => frame.streamId === id && frame.type === FRAME.DATA)).toBeDefined();
+      expect(service.handled.filter((record) => record.request.startsWith('reset-before-end'))).toEqual([]);
+      expect(await echo(client, 'still serving')).toBe('still serving');
+    } finally {
+      connection.destroy();
+    }
+  });
+
+  it('should cancel a call reset after its END_STREAM: its handler sees the signal abort, and no answer is sent on the closed stream', async () => {
+    const connection = await rawHttp2(service.port);
+    try {
+      await connection.send(headersFrame(1, grpcRequestFields(ECHO, service.address)), dataFrame(1, grpcFrame(Buffer.from('hang')), true));
+      await eventually(() => service.handled.some((record) => record.request === 'hang' && record.aborted === undefined), 5000, 'the handler runs');
+      await connection.send(rstStreamFrame(1, h2.NGHTTP2_CANCEL));
+      await eventually(() => service.handled.at(-1)?.aborted === 'AbortError', 5000, 'the signal aborts');
+      expect(connection.frames.filter((frame) => frame.streamId === 1)).toEqual([]);
+    } finally {
+      connection.destroy();
+    }
+  });
+
+  it('should end a call at its 50 ms deadline with RST_STREAM(CANCEL), the handler seeing its signal abort, and grpc-js reporting DEADLINE_EXCEEDED', async () => {
+    const session = await h2Session(service.address);
+    try {
+      const before = service.handled.length;
+      const stream = session.request(requestHeaders(ECHO, { 'grpc-timeout': '50m' }));
+      const outcome = outcomeOf(stream);
+      stream.end(Buffer.concat([Buffer.from([0, 0, 0, 0, 4]), Buffer.from('hang')]));
+      const started = performance.now();
+      const ended = await outcome;
+      expect(performance.now() - started).toBeGreaterThanOrEqual(45);
+      expect(ended.rstCode).toBe(h2.NGHTTP2_CANCEL);
+      expect(ended.headers).toBeUndefined();
+      expect(service.handled[before]).toMatchObject({ request: 'hang', aborted: 'TimeoutError' });
+      expect(service.handled[before]!.deadline).toBeGreaterThan(Date.now() - 10_000);
+      await expect(echo(client, 'hang', { deadlineMs: 50 })).rejects.toMatchObject({ code: status.DEADLINE_EXCEEDED });
+      await eventually(() => service.handled.at(-1)?.aborted === 'TimeoutError', 5000, 'the second handler sees its signal abort');
+    } finally {
+      session.destroy();
+    }
+  });
+
+  it('should follow early trailers with RST_STREAM(NO_ERROR) while the client still sends', async () => {
+    const connection = await rawHttp2(service.port);
+    try {
+      // Unknown method, request not finished: Trailers-Only, then RST_STREAM(NO_ERROR).
+      await connection.send(headersFrame(1, grpcRequestFields('/test.Text/Nope', service.address)));
+      const reset = await connection.waitFor((frame) => frame.streamId === 1 && frame.type === FRAME.RST_STREAM);
+      const answered = connection.frames.filter((frame) => frame.streamId === 1).map((frame) => frame.type);
+      expect(answered).toEqual([FRAME.HEADERS, FRAME.RST_STREAM]);
+      expect(rstCode(reset!)).toBe(h2.NGHTTP2_NO_ERROR);
+      // A bidirectional call the server ends while the client is still sending: trailers, then RST_STREAM(NO_ERROR).
+      await connection.send(headersFrame(3, grpcRequestFields(CHAT, service.address)), dataFrame(3, Buffer.from([1, 0, 0, 0, 1, 0])));
+      const resetChat = await connection.waitFor((frame) => frame.streamId === 3 && frame.type === FRAME.RST_STREAM);
+      expect(rstCode(resetChat!)).toBe(h2.NGHTTP2_NO_ERROR);
+      expect(connection.frames.filter((frame) => frame.streamId === 3).map((frame) => frame.type)).toEqual([FRAME.HEADERS, FRAME.RST_STREAM]);
+    } finally {
+      connection.destroy();
+    }
+  });
+
+  it('should end a bidirectional call at its deadline with DEADLINE_EXCEEDED in the trailers after what it sent, then RST_STREAM(CANCEL)', async () => {
+    const session = await h2Session(service.address);
+    try {
+      const stream = session.request(requestHeaders(CHAT, { 'grpc-timeout': '200m' }));
+      const outcome = outcomeOf(stream);
+      stream.write(Buffer.concat([Buffer.from([0, 0, 0, 0, 2]), Buffer.from('hi')]));
+      const ended = await outcome;
+      expect(ended.headers?.[':status']).toBe(200);
+      expect(ended.body.subarray(5).toString()).toBe('hi');
+      expect(statusOf(ended)).toBe(String(status.DEADLINE_EXCEEDED));
+      expect(ended.rstCode).toBe(h2.NGHTTP2_CANCEL);
+    } finally {
+      session.destroy();
+    }
+  });
+});
