@@ -6,6 +6,7 @@ import { eventually } from '../../../test/support/eventually.js';
 import { bigHeaders, messages, neverEnding, noPreface, pingFlood, reflectionFlood, resetStorm, settingsFlood, tinyFrames, unreadAnswers, unreadSubscribe, type AttackReport } from '../../../test/support/grpc-attacks.js';
 import { dataFrame, FRAME, grpcFrame, grpcRequestFields, headersFrame, rawHttp2, rstStreamFrame } from '../../../test/support/raw-http2.js';
 import { sourcesStart, startService, type ServiceProcess } from '../../../test/support/service-process.js';
+import { HANG_GUARD_MS } from '../../../test/support/progress.js';
 
 // The cache service as a child process (from its sources, with its instrument file, as `npm start`
 // runs its build), attacked as issue 39 lists it while a well-behaved client calls Get in a loop:
@@ -104,14 +105,13 @@ describe('cache service: hostile and broken clients', () => {
         Grpc__WriteTimeoutMs: '1000',
         Grpc__HandshakeTimeoutMs: '1000',
       },
-      timeoutMs: 60_000,
     });
     port = service.port!;
     address = `127.0.0.1:${port}`;
     writer = createCacheClient<Buffer>({ address, deadlineMs: 10_000, retries: 0, coalesce: false }, bufferSerializer);
     await writer.set('attack:big', Buffer.alloc(MiB, 'b'));
     startRss = rssBytes(service.pid);
-  }, 90_000);
+  }, HANG_GUARD_MS);
 
   afterAll(async () => {
     writer?.close();
