@@ -62,7 +62,12 @@ step_kube_node() { bash "$ROOT/test/infra/kube.sh" install && bash "$ROOT/test/i
 step_images() { bash "$ROOT/test/infra/images.sh" all; }
 
 install() {
-  local t0
+  local t0 lock
+  # One install at a time in this clone (the cluster suite waits here for the one `make test`
+  # started in the background): the steps' logs have fixed names.
+  mkdir -p "$LOGS"
+  exec {lock}> "$LOGS/.cluster-install.lock"
+  flock "$lock"
   t0=$(date +%s%N)
   say "installing the cluster: ${CLUSTER_DEBS[*]} (Debian), the node's commands, the images (tools' output: $LOGS/<step>.log)"
   run_parallel cluster-debs kube-node images

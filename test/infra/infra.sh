@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs, starts or stops the local dependencies of the platform, each component beside the
 # others:
-#   bash test/infra/infra.sh up [component...]     install what they run, start them (default: all)
+#   bash test/infra/infra.sh up [component...]     start them, each installing what it runs (default: all)
 #   bash test/infra/infra.sh down [component...]
 #   bash test/infra/infra.sh install [up|test] [build|lint]
 #                                                  install, start nothing: what `make up` runs (up),
@@ -52,15 +52,6 @@ install_steps() {
   say "installed in $(duration_since "$t0")"
 }
 
-# The install steps a component's start needs.
-steps_of() {
-  case "$1" in
-    stripe-mock) echo stripe-mock ;;
-    kube) echo kube-apiserver etcd ;;
-    *) echo "$1" ;;
-  esac
-}
-
 step_start() { infra "$COMPONENT.sh" start; }
 
 # start_all COMPONENT...: one background start a component, all awaited; fails if any failed.
@@ -100,9 +91,8 @@ case "$action" in
     components=("$@")
     [ ${#components[@]} -gt 0 ] || components=("${ALL[@]}")
     started=$(date +%s%N)
-    steps=()
-    for c in "${components[@]}"; do read -ra s <<< "$(steps_of "$c")"; steps+=("${s[@]}"); done
-    install_steps "${steps[@]}"
+    # Each start installs what its component runs first (a build says so on the screen): after
+    # `infra.sh install` (the Makefile's targets run it first) that takes milliseconds.
     start_all "${components[@]}"
     say "dependencies up in $(duration_since "$started")"
     grep -E "_(URL|BROKERS)=" "$ENV_FILE" | sed "s/^/[infra]   /" >&2
