@@ -38,20 +38,21 @@ ARG BUNDLE=/bundle
 RUN test -n "${SERVICE}" && test -d "services/${SERVICE}/src" || { echo "build with --build-arg SERVICE=<a folder of services/>" >&2; exit 1; }
 # One step that writes only new folders (prod, removed again, and the bundle), so that the layer
 # holds the bundle alone and nothing of the build stage is copied up. The production install runs
-# in prod, a workspace of the root manifests, the packages and this service alone (package.json and
-# dist), so that only what the service links lands in node_modules/@sp. The root package's
+# in prod, a workspace of the root manifests, the packages and this service alone (package.json
+# and dist), so that only what the service links lands in node_modules/@sp. The root package's
 # postinstall applies patches/ with patch-package, a dev dependency the production install leaves
-# out: the build stage's node_modules lends it. What runs: the root package.json and node_modules,
-# the proto the cache client loads from <root>/proto, and of each workspace package the service
-# links (itself included) its package.json, dist and own node_modules; no sources, tests or type
-# declarations.
+# out: the build stage's node_modules lends it, and that install's npm cache the packages (the
+# lock file pins them: --prefer-offline asks the registry nothing the cache holds). What runs:
+# the root package.json and node_modules, the proto the cache client loads from <root>/proto, and
+# of each workspace package the service links (itself included) its package.json, dist and own
+# node_modules; no sources, tests or type declarations.
 RUN set -eu; \
     for dir in packages/* "services/${SERVICE}"; do \
       mkdir -p "prod/$dir"; \
       cp -a "$dir/package.json" "$dir/dist" "prod/$dir/"; \
     done; \
     cp -a package.json package-lock.json patches prod/; \
-    (cd prod && PATH="$OLDPWD/node_modules/.bin:$PATH" npm install --omit=dev --workspace "services/${SERVICE}" --include-workspace-root=false); \
+    (cd prod && PATH="$OLDPWD/node_modules/.bin:$PATH" npm install --omit=dev --workspace "services/${SERVICE}" --include-workspace-root=false --prefer-offline); \
     mkdir -p "$BUNDLE"; \
     cp -a package.json proto "$BUNDLE/"; \
     for link in prod/node_modules/@sp/*; do \

@@ -49,6 +49,13 @@ with_storage() {
   exec {lock}>&-
 }
 
+# in_storage DIR BUILD ARG...: BUILD DIR ARG... under the storage's lock (a build function of cached).
+in_storage() {
+  local dir=$1 build=$2
+  shift 2
+  with_storage "$build" "$dir" "$@"
+}
+
 node_image() {
   sed -n 's/^ARG NODE_IMAGE=//p' "$ROOT/Dockerfile"
 }
@@ -106,7 +113,7 @@ base() {
   name=$(node_image)
   [ "$name" = "node:$NODE_VERSION-$SUITE-slim" ] || die "the Dockerfile's NODE_IMAGE $name is not node:$NODE_VERSION-$SUITE-slim (test/infra/toolchain.sh)"
   cached image-base "$NODE_VERSION" "$(base_key)" \
-    "the base image $name: Debian $SUITE (mmdebstrap), Node $NODE_VERSION, npm $NPM_VERSION" with_storage make_base "$name"
+    "the base image $name: Debian $SUITE (mmdebstrap), Node $NODE_VERSION, npm $NPM_VERSION" in_storage make_base "$name"
   BASE_ARCHIVE="$ENTRY/image.tar"
   with_storage load_base "$name" "$BASE_ARCHIVE"
   record "$name" "$BASE_ARCHIVE"
@@ -146,7 +153,7 @@ C
 }
 
 pause() {
-  cached image-pause static-1 "$(input_key "$(declare -f make_pause)")" "the pause image (gcc, buildah)" with_storage make_pause
+  cached image-pause static-1 "$(input_key "$(declare -f make_pause)")" "the pause image (gcc, buildah)" in_storage make_pause
   record "$PAUSE_IMAGE" "$ENTRY/image.tar"
 }
 
@@ -186,7 +193,7 @@ service_image() {
   name="localhost/$IMAGE_PREFIX/$service:$k"
   [ -n "${BASE_ARCHIVE:-}" ] || base
   cached "image-$service" "$k" "$(input_key "$(base_key)" "$(declare -f build_service)")" "the $service image (buildah bud of the Dockerfile)" \
-    with_storage build_service "$service" "$name"
+    in_storage build_service "$service" "$name"
   record "$IMAGE_PREFIX/$service" "$name"
   record "$name" "$ENTRY/image.tar"
 }

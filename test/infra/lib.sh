@@ -188,7 +188,7 @@ run_step() {
   local name=$1 log="$LOGS/$1.log" t0 status=0
   shift
   t0=$(date +%s%N)
-  mkdir -p "$LOGS"
+  own_dir "$LOGS"
   # fd 3 is the screen (or the enclosing step's screen) for say(). Not `|| status=$?`: bash would
   # then ignore set -e inside COMMAND.
   set +e
@@ -269,6 +269,7 @@ cached() {
     return 0
   fi
   rm -f "$stamp"
+  own_dir "$CACHE/verified"
   mkdir -p "$dir" "$SHARED/timings"
   local lock building tmp t0
   exec {lock}> "$dir/.$version-$key.lock"
