@@ -157,13 +157,15 @@ pause() {
   record "$PAUSE_IMAGE" "$ENTRY/image.tar"
 }
 
-# The content a service image is made of: the Dockerfile, .dockerignore, the lock file and every
-# tracked or new file of its build context (what COPY takes), hashed.
+# The content a service image is made of: the Dockerfile, .dockerignore, the manifests, the lock
+# file, and every tracked or new file of its build context (what COPY takes) but the other
+# services' (the build stage compiles them too, but nothing of them lands in this image), hashed:
+# a change to one service builds its image alone.
 service_key() {
   local service=$1
   (
     cd "$ROOT"
-    git ls-files -co --exclude-standard -- Dockerfile .dockerignore package.json package-lock.json tsconfig.base.json patches proto packages services \
+    git ls-files -co --exclude-standard -- Dockerfile .dockerignore package.json package-lock.json tsconfig.base.json tsconfig.json patches proto packages "services/$service" \
       | grep -v -e '/test/' -e '\.test\.ts$' | sort | xargs -d '\n' sha256sum
     node_image
   ) | sha256sum | cut -c1-16
