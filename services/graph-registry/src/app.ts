@@ -1,11 +1,12 @@
 import type Koa from 'koa';
-import { connectRedis, createHttpApp, parseRedisUrl, notFound, requireApiKey, type EventPublisher, type Logger, type ReadinessCheck, type Registry, type StoreConfig } from '@sp/platform';
+import { connectRedis, createHttpApp, parseRedisUrl, notFound, requireApiKey, type Logger, type ReadinessCheck, type Registry, type StoreConfig } from '@sp/platform';
 import type { GraphStore } from './graph-store.js';
 import { createMemoryGraphStore } from './memory-graph-store.js';
 import { createRedisGraphStore } from './redis-graph-store.js';
 import { registerGraphMetrics } from './registry-metrics.js';
 import { createRouter } from './router.js';
 import { createLazySchemaChecker, type SchemaChecker } from './schema-checker.js';
+import type { SchemaAnnouncer } from './schema-announcer.js';
 import { createSchemaPublisher, DEFAULT_SCHEMA_PUBLISHING, type SchemaPublishing } from './schema-publisher.js';
 
 export interface GraphRegistryDeps {
@@ -14,8 +15,8 @@ export interface GraphRegistryDeps {
   schemaChecker?: SchemaChecker;
   /** Policy, retention and event topic of schema versions; DEFAULT_SCHEMA_PUBLISHING by default. */
   schemaPublishing?: SchemaPublishing;
-  /** Where SchemaPublishedEvent goes; without one, versions are published without events. */
-  events?: EventPublisher;
+  /** Sends SchemaPublishedEvent; without one, versions are published without events. */
+  announcer?: SchemaAnnouncer;
   /** Accepted values of X-Api-Key. */
   apiKeys: readonly string[];
   logger: Logger;
@@ -49,7 +50,7 @@ export function createGraphRegistryApp(deps: GraphRegistryDeps): Koa {
     checker,
     settings: deps.schemaPublishing ?? DEFAULT_SCHEMA_PUBLISHING,
     logger: deps.logger,
-    ...(deps.events === undefined ? {} : { events: deps.events }),
+    ...(deps.announcer === undefined ? {} : { announcer: deps.announcer }),
   });
   app.use(createRouter({ store: deps.store, checker, publisher, authenticate }).routes());
   // A path that is none of the routes: still 401 without a key, then 404.

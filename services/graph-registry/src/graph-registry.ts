@@ -3,6 +3,7 @@ import { createKafkaPublisher, type EventPublisher, type Logger, type ReadinessC
 import { createGraphRegistryApp, createGraphStore, storeReadiness } from './app.js';
 import type { GraphRegistryConfig } from './config.js';
 import type { GraphStore } from './graph-store.js';
+import { createSchemaAnnouncer } from './schema-announcer.js';
 import { createSchemaChecker } from './schema-checker.js';
 
 export interface GraphRegistryRuntime {
@@ -45,11 +46,12 @@ export function createGraphRegistry(config: GraphRegistrySettings, runtime: Grap
       : createKafkaPublisher({ brokers: config.brokers, clientId: 'graph-registry', source: '/subscription-platform/graph-registry', logger, registry });
   const events = overrides.events ?? ownEvents;
   if (events === undefined) logger.warn('MessageBroker__BrokerList is not set: schema versions are published without SchemaPublishedEvent');
+  const announcer = events === undefined ? undefined : createSchemaAnnouncer({ versions: store.versions, events, logger }, { topic: config.schemaPublishing.topic });
   const app = createGraphRegistryApp({
     store,
     schemaChecker,
     schemaPublishing: config.schemaPublishing,
-    ...(events === undefined ? {} : { events }),
+    ...(announcer === undefined ? {} : { announcer }),
     apiKeys: config.apiKeys,
     logger,
     registry,
@@ -59,6 +61,7 @@ export function createGraphRegistry(config: GraphRegistrySettings, runtime: Grap
     store,
     readiness: storeReadiness(store),
     async close() {
+      announcer?.close();
       await schemaChecker.close();
       await ownEvents?.close();
       if (overrides.store === undefined) await store.close();

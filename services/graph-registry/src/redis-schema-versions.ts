@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
-import type { RedisRun, SchemaVersionInfo } from '@sp/platform';
+import { createRedisLeases, holdsLua, type RedisRun, type SchemaVersionInfo } from '@sp/platform';
 import { infoOf, type SchemaVersions, type StoredSchemaVersion } from './schema-versions.js';
 
 /**
@@ -9,8 +9,13 @@ import { infoOf, type SchemaVersions, type StoredSchemaVersion } from './schema-
  */
 export const SCHEMA_HISTORY_KEYS = {
   current: 'graph:schema',
-  /** Hash: `last`, the highest version number ever given (never lowered, so numbers are never reused). */
+  /**
+   * Hash: `last`, the highest version number ever given (never lowered, so numbers are never
+   * reused); `announced`, the highest whose SchemaPublishedEvent was sent.
+   */
   state: '{graph:schema}:state',
+  /** The announcer's lease (schema-announcer.ts): the token of the replica sending the events. */
+  announcer: '{graph:schema}:announcer',
   /** Sorted set of the versions kept, scored by number. */
   order: '{graph:schema}:versions',
   /** Hashes by version number: metadata (JSON), SDL, change report (JSON). */
@@ -23,13 +28,18 @@ const KEYS = [SCHEMA_HISTORY_KEYS.current, SCHEMA_HISTORY_KEYS.state, SCHEMA_HIS
 
 /**
  * Appends version ARGV[1] + 1 when the last number is still ARGV[1] (compare and set): the
- * current schema, the version's records, then the oldest versions beyond ARGV[5] dropped.
+ * current schema, the version's records, then the oldest versions beyond ARGV[5] dropped. The
+ * first append also records every earlier version as announced (they were, before this was kept);
+ * with ARGV[6] '0' (no events configured) the new version counts as announced too, unless an
+ * earlier one is still pending.
  * Returns the new number, or 0 when another publish came first.
  */
 const APPEND = `
 local last = tonumber(redis.call('HGET', KEYS[2], 'last') or '0')
 if last ~= tonumber(ARGV[1]) then return 0 end
+redis.call('HSETNX', KEYS[2], 'announced', last)
 local n = last + 1
+if ARGV[6] == '0' and tonumber(redis.call('HGET', KEYS[2], 'announced')) == last then redis.call('HSET', KEYS[2], 'announced', n) end
 redis.call('SET', KEYS[1], ARGV[2])
 redis.call('HSET', KEYS[2], 'last', n)
 redis.call('ZADD', KEYS[3], n, n)
@@ -49,19 +59,32 @@ end
 return n
 `;
 
+/**
+ * Moves `announced` (KEYS[1]: the state hash) from ARGV[2] to ARGV[3] while the lease KEYS[2]
+ * holds ARGV[1]: a replica whose lease ran out cannot move it back or past another's.
+ */
+const MARK_ANNOUNCED = `
+if not (${holdsLua('KEYS[2]', 'ARGV[1]')}) then return 0 end
+local announced = redis.call('HGET', KEYS[1], 'announced') or redis.call('HGET', KEYS[1], 'last') or '0'
+if tonumber(announced) ~= tonumber(ARGV[2]) then return 0 end
+redis.call('HSET', KEYS[1], 'announced', ARGV[3])
+return 1
+`;
+
 const parseInfo = (json: string): SchemaVersionInfo => JSON.parse(json) as SchemaVersionInfo;
 
 /** The schema history on Redis (standalone, Sentinel or Cluster), beside `graph:schema`. */
 export function createRedisSchemaVersions(redis: Redis | Cluster, run: RedisRun): SchemaVersions {
   const K = SCHEMA_HISTORY_KEYS;
+  const leases = createRedisLeases(redis, run);
   return {
     async latest() {
       const last = Number((await run(() => redis.hget(K.state, 'last'))) ?? 0);
       const sdl = await run(() => (last === 0 ? redis.get(K.current) : redis.hget(K.sdl, String(last))));
       return sdl === null ? { version: last } : { version: last, sdl };
     },
-    async append(expected, entry, keep) {
-      const args = [String(expected), entry.sdl, JSON.stringify(infoOf(entry)), JSON.stringify(entry.report), String(keep)];
+    async append(expected, entry, keep, eventPending) {
+      const args = [String(expected), entry.sdl, JSON.stringify(infoOf(entry)), JSON.stringify(entry.report), String(keep), eventPending ? '1' : '0'];
       const appended = await run(() => redis.eval(APPEND, KEYS.length, ...KEYS, ...args));
       return appended !== 0;
     },
@@ -77,6 +100,17 @@ export function createRedisSchemaVersions(redis: Redis | Cluster, run: RedisRun)
       const [info, sdl, report] = await Promise.all([run(() => redis.hget(K.info, field)), run(() => redis.hget(K.sdl, field)), run(() => redis.hget(K.reports, field))]);
       if (info === null || sdl === null || report === null) return undefined;
       return { ...parseInfo(info), sdl, report: JSON.parse(report) as StoredSchemaVersion['report'] };
+    },
+    async announcement() {
+      const [announced, last] = await run(() => redis.hmget(K.state, 'announced', 'last'));
+      return { announced: Number(announced ?? last ?? 0), last: Number(last ?? 0) };
+    },
+    async markAnnounced(token, from, to) {
+      return (await run(() => redis.eval(MARK_ANNOUNCED, 2, K.state, K.announcer, token, String(from), String(to)))) === 1;
+    },
+    leaseAnnouncer: (token, ttlMs) => leases.acquire(K.announcer, token, ttlMs),
+    async releaseAnnouncer(token) {
+      await leases.release(K.announcer, token);
     },
   };
 }

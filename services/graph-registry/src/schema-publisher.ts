@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { schemaPublishedEvent, type EventPublisher, type Logger, type SchemaChangeReport, type SchemaVersionInfo } from '@sp/platform';
+import type { Logger, SchemaChangeReport, SchemaVersionInfo } from '@sp/platform';
+import type { SchemaAnnouncer } from './schema-announcer.js';
 import { emptyReport } from './schema-changes.js';
 import { schemaChecksBusy, type SchemaChecker } from './schema-checker.js';
 import type { SdlProblem } from './schema-sdl.js';
@@ -56,30 +57,20 @@ export interface SchemaPublisherDeps {
   versions: SchemaVersions;
   checker: SchemaChecker;
   settings: SchemaPublishing;
-  /** Where SchemaPublishedEvent goes; none: no events. */
-  events?: EventPublisher;
+  /** Sends SchemaPublishedEvent for each new version; none: no events. */
+  announcer?: SchemaAnnouncer;
   logger: Logger;
 }
 
 /**
  * Publishes schemas as versions: checked and compared with the newest version off the event
  * loop, then appended with a compare-and-set on the newest number. Publishes of this process
- * run one at a time (so their events leave in version order); one that loses the race to another
- * replica is compared again with the version that won, so every report is against the version
- * it really follows.
+ * run one at a time; one that loses the race to another replica is compared again with the
+ * version that won, so every report is against the version it really follows. The answer waits
+ * for the version's event (schema-announcer.ts: in version order across replicas).
  */
 export function createSchemaPublisher(deps: SchemaPublisherDeps): SchemaPublisher {
   let queue: Promise<unknown> = Promise.resolve();
-
-  async function announce(version: SchemaVersionInfo): Promise<void> {
-    if (deps.events === undefined) return;
-    const { version: number, sha256, previousVersion, rollbackOf, publishedAt, publisher, counts } = version;
-    try {
-      await deps.events.publish(deps.settings.topic, schemaPublishedEvent({ version: number, sha256, previousVersion, rollbackOf, publishedAt, publisher, changes: counts }));
-    } catch (err) {
-      deps.logger.error({ err, version: number }, 'SchemaPublishedEvent not published; the version is stored');
-    }
-  }
 
   /** The newest version itself when `sha256` is its SDL's (an idempotent re-publish). */
   async function unchangedVersion(latest: LatestSchema, sha256: string): Promise<SchemaVersionInfo | undefined> {
@@ -116,10 +107,9 @@ export function createSchemaPublisher(deps: SchemaPublisherDeps): SchemaPublishe
       sdl: request.sdl,
       report,
     };
-    if (!(await deps.versions.append(latest.version, entry, deps.settings.keep))) return undefined;
-    const version = infoOf(entry);
-    await announce(version);
-    return { outcome: 'created', version, report };
+    if (!(await deps.versions.append(latest.version, entry, deps.settings.keep, deps.announcer !== undefined))) return undefined;
+    await deps.announcer?.announceThrough(entry.version);
+    return { outcome: 'created', version: infoOf(entry), report };
   }
 
   async function publishNow(request: PublishRequest): Promise<PublishOutcome> {

@@ -13,21 +13,38 @@ export interface LatestSchema {
 }
 
 /**
- * The schema history, beside the current schema (`graph:schema`, which every append also sets).
- * Implementations: redis-schema-versions (one Lua script per append, so concurrent publishes on
- * every replica get consecutive numbers) and memory-schema-versions (local runs).
+ * The schema history, beside the current schema (`graph:schema`, which every append also sets),
+ * and how far its SchemaPublishedEvents were sent (schema-announcer.ts). Implementations:
+ * redis-schema-versions (one Lua script per append, so concurrent publishes on every replica get
+ * consecutive numbers) and memory-schema-versions (local runs).
  */
 export interface SchemaVersions {
   latest(): Promise<LatestSchema>;
   /**
    * Stores `entry` as version `expected + 1`, sets the current schema, and drops the oldest
    * versions beyond `keep`, all at once; false (nothing written) when the newest version is no
-   * longer `expected`, because another publish came first.
+   * longer `expected`, because another publish came first. `eventPending`: its event is still to
+   * be sent (an announcer will); otherwise (no broker configured) it counts as sent when nothing
+   * before it is pending.
    */
-  append(expected: number, entry: StoredSchemaVersion, keep: number): Promise<boolean>;
+  append(expected: number, entry: StoredSchemaVersion, keep: number, eventPending: boolean): Promise<boolean>;
   /** Up to `limit` versions older than `before` (all when undefined), newest first. */
   list(before: number | undefined, limit: number): Promise<SchemaVersionInfo[]>;
   get(version: number): Promise<StoredSchemaVersion | undefined>;
+  /**
+   * How far SchemaPublishedEvents were sent: `announced`, the highest version whose event was
+   * sent (or that had none to send), and `last`, the highest version stored. Versions stored
+   * before this was recorded count as sent.
+   */
+  announcement(): Promise<{ announced: number; last: number }>;
+  /**
+   * Records that the events of the versions after `from` up to `to` were sent, when `from` is
+   * the number recorded and `token` holds the announcer's lease; false (nothing written) otherwise.
+   */
+  markAnnounced(token: string, from: number, to: number): Promise<boolean>;
+  /** Takes the announcer's lease for `ttlMs`, or extends it when `token` holds it; false while another holder has it. */
+  leaseAnnouncer(token: string, ttlMs: number): Promise<boolean>;
+  releaseAnnouncer(token: string): Promise<void>;
 }
 
 /** The fields of a stored version that its listing shows. */

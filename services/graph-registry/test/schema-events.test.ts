@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { createKafkaPublisher, type EventPublisher } from '@sp/platform';
 import { expectEventPayload } from '../../../test/support/asyncapi-contract.js';
@@ -58,5 +58,72 @@ describe('SchemaPublishedEvent on Kafka', () => {
     expect(second!.value).toMatchObject({ previousVersion: 1, changes: { breaking: 1, dangerous: 0, safe: 1 } });
     const { sha256 } = (await api.get(1)).json as { sha256: string };
     expect(third!.value).toMatchObject({ previousVersion: 2, rollbackOf: 1, sha256 });
+  }, 60_000);
+});
+
+/** A replica's real publisher, each event held back a while first (a slower path to the broker than the other replica's). */
+function slowed(events: EventPublisher, maxDelayMs: number): EventPublisher {
+  return { ...events, publish: async (topic, event) => (await sleep(Math.random() * maxDelayMs), events.publish(topic, event)) };
+}
+
+/** A replica's real publisher whose first `failures` publishes fail, as with a broker out of reach. */
+function failingFirst(events: EventPublisher, failures: number): EventPublisher {
+  let left = failures;
+  return { ...events, publish: (topic, event) => (left-- > 0 ? Promise.reject(new Error('broker unavailable')) : events.publish(topic, event)) };
+}
+
+describe('SchemaPublishedEvent from two replicas', () => {
+  const PUBLISHES = 30;
+  const redises: PrivateRedis[] = [];
+  const publishers: EventPublisher[] = [];
+  const collectors: EventCollector[] = [];
+  const replicas: RunningRegistry[] = [];
+
+  /** Two registry replicas on a Redis of their own, each with its own Kafka producer (`wrap`ped), and a consumer of their topic. */
+  async function twoReplicas(wrap: [(events: EventPublisher) => EventPublisher, (events: EventPublisher) => EventPublisher]): Promise<{ apis: Array<ReturnType<typeof versionsApi>>; collector: EventCollector }> {
+    const topic = `schema-changes-test-${randomUUID()}`;
+    const redis = await startPrivateRedis();
+    redises.push(redis);
+    const collector = await collectEvents([topic]);
+    collectors.push(collector);
+    const started = await Promise.all(
+      wrap.map(async (wrapper) => {
+        const events = createKafkaPublisher({ brokers: infra('KAFKA_BROKERS').split(','), clientId: 'graph-registry-test', source: '/subscription-platform/graph-registry', logger: silentLogger });
+        publishers.push(events);
+        const replica = await startRegistry({ kind: 'redis', url: redis.url }, undefined, { schemaPublishing: { ...DEFAULT_SCHEMA_PUBLISHING, topic }, events: wrapper(events) });
+        replicas.push(replica);
+        return versionsApi(client(replica.baseUrl));
+      }),
+    );
+    return { apis: started, collector };
+  }
+
+  afterEach(async () => {
+    await Promise.all(replicas.splice(0).map((replica) => replica.close()));
+    await Promise.all(publishers.splice(0).map((events) => events.close()));
+    await Promise.all(collectors.splice(0).map((collector) => collector.close()));
+    await Promise.all(redises.splice(0).map((redis) => redis.stop()));
+  });
+
+  it(`should send the events of ${PUBLISHES} concurrent publishes through two replicas in version order, none lost, none twice`, async () => {
+    const { apis, collector } = await twoReplicas([(events) => slowed(events, 50), (events) => events]);
+    const answers = await Promise.all(Array.from({ length: PUBLISHES }, (_, i) => apis[i % 2]!.publish(schemaNumber(i + 1))));
+    expect(answers.map((answer) => answer.status)).toEqual(Array.from({ length: PUBLISHES }, () => 201));
+    await collector.waitFor((event) => event.value.version === PUBLISHES);
+    await sleep(1000); // an event sent twice or late would be here by now
+    const consumed = collector.events.map((event) => event.value.version);
+    expect(consumed).toEqual(Array.from({ length: PUBLISHES }, (_, i) => i + 1));
+    // Each event describes the version it names, whichever replica stored it.
+    const stored = await apis[0]!.list('?limit=100');
+    for (const event of collector.events) expect(event.value.sha256).toBe(stored.versions.find((version) => version.version === event.value.version)!.sha256);
+  }, 120_000);
+
+  it('should send a version whose event could not be sent before the next one, from the other replica', async () => {
+    const { apis, collector } = await twoReplicas([(events) => failingFirst(events, 1), (events) => events]);
+    expect((await apis[0]!.publish(schemaNumber(1))).status).toBe(201);
+    expect((await apis[1]!.publish(schemaNumber(2))).status).toBe(201);
+    await collector.waitFor((event) => event.value.version === 2);
+    await sleep(500);
+    expect(collector.events.map((event) => event.value.version)).toEqual([1, 2]);
   }, 60_000);
 });

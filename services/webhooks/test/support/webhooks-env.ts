@@ -220,6 +220,10 @@ export interface SmsDelivery {
   token?: string;
   /** An `X-Twilio-Signature` of the test's own (null: none at all). */
   signature?: string | null;
+  /** The path called (SMS_WEBHOOK_PATH by default): Twilio calls the URL configured in its console, exactly. */
+  path?: string;
+  /** The URL signed: the public URL of the path called by default, as Twilio signs it. */
+  signedUrl?: string;
 }
 
 /** The form Twilio posts for an incoming SMS. */
@@ -242,11 +246,12 @@ export function smsForm(from: string, body: string, extra: Record<string, string
 /** POSTs an incoming SMS, signed with the Twilio library over the public URL unless the test says otherwise. */
 export function postSms(baseUrl: string, params: Record<string, string>, delivery: SmsDelivery = {}): Promise<Answer> {
   const query = codeQuery(delivery.code);
-  const publicUrl = `${PUBLIC_BASE_URL}${SMS_WEBHOOK_PATH}${query}`;
-  const signature = delivery.signature === undefined ? twilio.getExpectedTwilioSignature(delivery.token ?? TWILIO_TOKENS[0], publicUrl, params) : delivery.signature;
+  const path = delivery.path ?? SMS_WEBHOOK_PATH;
+  const signedUrl = delivery.signedUrl ?? `${PUBLIC_BASE_URL}${path}${query}`;
+  const signature = delivery.signature === undefined ? twilio.getExpectedTwilioSignature(delivery.token ?? TWILIO_TOKENS[0], signedUrl, params) : delivery.signature;
   const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'TwilioProxy/1.1' };
   if (signature !== null) headers['x-twilio-signature'] = signature;
-  return call(baseUrl, SMS_WEBHOOK_PATH, { method: 'POST', headers, body: new URLSearchParams(params).toString(), query });
+  return call(baseUrl, path, { method: 'POST', headers, body: new URLSearchParams(params).toString(), query });
 }
 
 /** The text of the reply SMS in a TwiML answer (undefined for an empty `<Response/>`). */
