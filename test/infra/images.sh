@@ -218,7 +218,8 @@ drop_service_images() {
   buildah_ rmi --prune > /dev/null
 }
 
-# Each source change makes five new archives (about 1 GB): the three newest of each service stay
+# A change to a service's sources makes a new archive of its image, one to what the services share
+# five (about 1 GB): the three newest of each service stay
 # (other clones on this machine may be on other commits), older ones go.
 drop_old_archives() {
   local service old

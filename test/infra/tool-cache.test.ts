@@ -161,6 +161,48 @@ describe('the machine-wide tool cache', () => {
   });
 });
 
+describe('the service images\' keys (images.sh key)', () => {
+  // A tree shaped like this repository's build context, with two services and a shared package.
+  const files: Record<string, string> = {
+    Dockerfile: 'ARG NODE_IMAGE=node:24-bookworm-slim\n',
+    'package.json': '{}\n',
+    'package-lock.json': '{}\n',
+    'packages/shared/src/index.ts': 'export const shared = 1;\n',
+    'services/cache/src/main.ts': 'export const cache = 1;\n',
+    'services/cache/test/main.test.ts': 'it.todo("x");\n',
+    'services/auth/src/main.ts': 'export const auth = 1;\n',
+  };
+
+  const keys = async (root: string): Promise<Record<string, string>> => {
+    const key = (service: string) => run('bash', [join(root, 'test/infra/images.sh'), 'key', service], { env: env({}) }).then(({ stdout }) => stdout.trim());
+    return { cache: await key('cache'), auth: await key('auth') };
+  };
+
+  it('should change for a change to its own service or to what the services share, and for nothing else', async () => {
+    const root = clone('repo');
+    for (const script of ['images.sh', 'toolchain.sh']) copyFileSync(new URL(`./${script}`, import.meta.url).pathname, join(root, 'test/infra', script));
+    for (const [path, text] of Object.entries(files)) {
+      mkdirSync(join(root, path, '..'), { recursive: true });
+      writeFileSync(join(root, path), text);
+    }
+    await run('git', ['init', '-q'], { cwd: root });
+    const before = await keys(root);
+    expect(before.cache).toMatch(/^[0-9a-f]{16}$/);
+    expect(before.auth).not.toBe(before.cache);
+
+    appendFileSync(join(root, 'services/cache/test/main.test.ts'), '// a test only\n');
+    expect(await keys(root)).toEqual(before);
+    appendFileSync(join(root, 'services/cache/src/main.ts'), '// changed\n');
+    const cacheChanged = await keys(root);
+    expect(cacheChanged.cache).not.toBe(before.cache);
+    expect(cacheChanged.auth).toBe(before.auth);
+    appendFileSync(join(root, 'packages/shared/src/index.ts'), '// changed\n');
+    const sharedChanged = await keys(root);
+    expect(sharedChanged.cache).not.toBe(cacheChanged.cache);
+    expect(sharedChanged.auth).not.toBe(before.auth);
+  });
+});
+
 describe('run_step', () => {
   const step = (command: string) => {
     const root = clone('a');
