@@ -9,6 +9,7 @@ import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redi
 import { DEFAULT_SCHEMA_PUBLISHING } from '../src/schema-publisher.js';
 import { client, silentLogger, startRegistry, type RunningRegistry } from './support/registry-fixture.js';
 import { schemaNumber, versionsApi } from './support/versions-client.js';
+import { HANG_GUARD_MS } from '../../../test/support/progress.js';
 
 describe('SchemaPublishedEvent on Kafka', () => {
   const topic = `schema-changes-test-${randomUUID()}`;
@@ -22,7 +23,7 @@ describe('SchemaPublishedEvent on Kafka', () => {
     collector = await collectEvents([topic]);
     events = createKafkaPublisher({ brokers: infra('KAFKA_BROKERS').split(','), clientId: 'graph-registry-test', source: '/subscription-platform/graph-registry', logger: silentLogger });
     registry = await startRegistry({ kind: 'redis', url: redis.url }, undefined, { schemaPublishing: { ...DEFAULT_SCHEMA_PUBLISHING, topic }, events });
-  }, 60_000);
+  }, HANG_GUARD_MS);
 
   afterAll(async () => {
     await registry.close();

@@ -4,6 +4,7 @@ import { startRedisSentinel } from '../../../test/support/redis-sentinel.js';
 import { startPrivateRedis } from '../../../test/support/redis-server.js';
 import { client, startRegistry, type RunningRegistry } from './support/registry-fixture.js';
 import { schemaNumber, versionsApi, type VersionBody } from './support/versions-client.js';
+import { HANG_GUARD_MS } from '../../../test/support/progress.js';
 
 const PUBLISHES = 20;
 
@@ -19,7 +20,7 @@ describe.each([
     store = await startStore();
     // Two registry replicas on one store: their publishes race in Redis, not in one process' queue.
     replicas = [await startRegistry({ kind: 'redis', url: store.url }), await startRegistry({ kind: 'redis', url: store.url })];
-  }, 60_000);
+  }, HANG_GUARD_MS);
 
   afterAll(async () => {
     await Promise.all(replicas.map((replica) => replica.close()));

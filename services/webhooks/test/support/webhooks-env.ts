@@ -5,10 +5,10 @@ import { createCacheClient, stringSerializer, type CacheClient } from '@sp/cache
 import { closeGracefully, createRegistry, listen, requestListener, startManagementServer, type EventPublisher, type ManagementServer, type Registry } from '@sp/platform';
 import { PAYMENT_WEBHOOK_PATH, SMS_WEBHOOK_PATH } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import type { ProcessingStore } from '../../src/processing-store.js';
+import type { ProcessingStore } from '../../src/events/processing-store.js';
 import type { Topics } from '../../src/topics.js';
-import type { EventLog } from '../../src/event-log.js';
-import type { Sweeper } from '../../src/reconcile-sweeper.js';
+import type { EventLog } from '../../src/events/event-log.js';
+import type { Sweeper } from '../../src/payments/reconcile-sweeper.js';
 import { createStores } from '../../src/stores.js';
 import { createWebhooks, type WebhooksOverrides } from '../../src/webhooks.js';
 import { startCacheService, type RunningCacheService } from '../../../../test/support/cache-service.js';
@@ -17,6 +17,7 @@ import { infra } from '../../../../test/support/infra.js';
 import { collectEvents, type EventCollector } from '../../../../test/support/kafka.js';
 import { startLocalizationService, type LocalizationServiceFixture } from '../../../../test/support/localization-service.js';
 import { silentLogger } from '../../../../test/support/silent-logger.js';
+import type { TestClock } from '../../../../test/support/test-clock.js';
 import { assertDocumented } from './openapi-contract.js';
 import { signStripe } from './stripe-events.js';
 
@@ -75,6 +76,12 @@ export interface InstanceOptions {
   /** Kafka brokers; the shared test broker by default. */
   brokers?: string[];
   publishTimeoutMs?: number;
+  /**
+   * How long a gateway call may take before the delivery answers 503; the service's default (5 s)
+   * unless given. Tests of the give-up path set it short; the rest keep the default, so a slow
+   * machine does not turn an ordinary delivery into a retry.
+   */
+  gatewayTimeoutMs?: number;
   validateSignature?: boolean;
   oidcClientSecret?: string;
   /** PAYMENT_PROVIDER_API_KEY; a test-mode key by default. */
@@ -85,6 +92,8 @@ export interface InstanceOptions {
   sweeper?: WebhooksOverrides['sweeper'];
   /** Claims' lease, wait and retention; the service's defaults unless given. */
   processOnce?: WebhooksOverrides['processOnce'];
+  /** The service's clock; the wall clock unless given (a runningClock: the dependencies run in real time). */
+  clock?: TestClock;
 }
 
 export interface WebhooksInstance {
@@ -135,16 +144,17 @@ export function testEnvironment(deps: Dependencies, options: InstanceOptions = {
 /**
  * The service from its root, createWebhooks (its configuration loaded from an environment), served
  * as main.ts serves it (API and management listeners) on free loopback ports. The stores are the
- * test's own, on the key prefix of this test file; outbound calls give up sooner than by default.
+ * test's own, on the key prefix of this test file; publishing and localization give up sooner than by default.
  */
 export async function startWebhooks(deps: Dependencies, options: InstanceOptions = {}): Promise<WebhooksInstance> {
   const logger = silentLogger('webhooks');
   const registry = createRegistry('webhooks');
   const config = loadConfig(testEnvironment(deps, options));
-  const stores = createStores(config, logger, { processing: deps.keyPrefix, eventLog: `${deps.keyPrefix}event-log:`, reconcile: `${deps.keyPrefix}reconcile:` });
-  const webhooks = createWebhooks(config, { logger, registry }, {
+  const now = options.clock?.now ?? Date.now;
+  const stores = createStores(config, { logger, now }, { processing: deps.keyPrefix, eventLog: `${deps.keyPrefix}event-log:`, reconcile: `${deps.keyPrefix}reconcile:` });
+  const webhooks = createWebhooks(config, { logger, registry, now }, {
     stores,
-    timeouts: { publishMs: options.publishTimeoutMs ?? 10_000, gatewayMs: 3000, localizationMs: 500 },
+    timeouts: { publishMs: options.publishTimeoutMs ?? 10_000, localizationMs: 500, ...(options.gatewayTimeoutMs === undefined ? {} : { gatewayMs: options.gatewayTimeoutMs }) },
     ...(options.sweeper === undefined ? {} : { sweeper: options.sweeper }),
     ...(options.processOnce === undefined ? {} : { processOnce: options.processOnce }),
   });
