@@ -11,13 +11,13 @@ ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 # No default: an image of "some" service is never what was meant.
 ARG SERVICE
 
-# ---- build: the workspace with dev dependencies, compiled by tsc --build --------------------
-# Everything up to the install is the same for the five services, so their builds share those
-# layers (one install, not five); only the compile and what follows depend on SERVICE.
+# ---- build: the workspace with dev dependencies, compiled by tsc --build ---------------------
+# Nothing in this stage depends on SERVICE: the five images share it, so building all five installs
+# and compiles once (their builds find this stage's layers in the builder's cache).
 FROM ${NODE_IMAGE} AS build
 ENV npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 WORKDIR /src
-COPY package.json package-lock.json tsconfig.base.json ./
+COPY package.json package-lock.json tsconfig.base.json tsconfig.json ./
 # Fixes to dependencies, applied by the root package's postinstall (patch-package; see the README).
 COPY patches/ patches/
 COPY proto/ proto/
@@ -28,36 +28,41 @@ COPY services/ services/
 # cannot list the others and `npm ci` refuses it (see the Makefile); `npm install` installs the
 # locked versions. With a complete registry, `npm ci` is the stricter choice.
 RUN npm install
-ARG SERVICE
-# The guard: a build without --build-arg SERVICE (or with an unknown one) stops here.
-RUN { test -n "${SERVICE}" && test -d "services/${SERVICE}/src" || { echo "build with --build-arg SERVICE=<a folder of services/>" >&2; exit 1; }; } \
- && npx tsc --build "services/${SERVICE}"
+RUN npx tsc --build
 
-# ---- production: production dependencies only, gathered into /bundle ------------------------
+# ---- production: this service's production dependencies and build, gathered into /bundle ------
 FROM build AS production
 ARG SERVICE
 ARG BUNDLE=/bundle
-# Only this service's folder stays, so that only it is linked into node_modules/@sp.
-RUN find services -mindepth 1 -maxdepth 1 ! -name "${SERVICE}" -exec rm -rf {} +
-# The root package's postinstall applies patches/ with patch-package, a dev dependency the
-# production install leaves out: the build stage's node_modules, set aside, lends it, then goes.
-RUN mkdir .build-tools && mv node_modules .build-tools/ \
- && rm -rf packages/*/node_modules services/*/node_modules \
- && PATH="$PWD/.build-tools/node_modules/.bin:$PATH" npm install --omit=dev --workspace "services/${SERVICE}" --include-workspace-root=false \
- && rm -rf .build-tools
-# What runs: the root package.json and node_modules, the proto the cache client loads from
-# <root>/proto, and of each workspace package the service links (itself included) its
-# package.json, dist and own node_modules; no sources, tests or type declarations.
+# The guard: a build without --build-arg SERVICE (or with an unknown one) stops here.
+RUN test -n "${SERVICE}" && test -d "services/${SERVICE}/src" || { echo "build with --build-arg SERVICE=<a folder of services/>" >&2; exit 1; }
+# One step that writes only new folders (prod, removed again, and the bundle), so that the layer
+# holds the bundle alone and nothing of the build stage is copied up. The production install runs
+# in prod, a workspace of the root manifests, the packages and this service alone (package.json
+# and dist), so that only what the service links lands in node_modules/@sp. The root package's
+# postinstall applies patches/ with patch-package, a dev dependency the production install leaves
+# out: the build stage's node_modules lends it, and that install's npm cache the packages (the
+# lock file pins them: --prefer-offline asks the registry nothing the cache holds). What runs:
+# the root package.json and node_modules, the proto the cache client loads from <root>/proto, and
+# of each workspace package the service links (itself included) its package.json, dist and own
+# node_modules; no sources, tests or type declarations.
 RUN set -eu; \
+    for dir in packages/* "services/${SERVICE}"; do \
+      mkdir -p "prod/$dir"; \
+      cp -a "$dir/package.json" "$dir/dist" "prod/$dir/"; \
+    done; \
+    cp -a package.json package-lock.json patches prod/; \
+    (cd prod && PATH="$OLDPWD/node_modules/.bin:$PATH" npm install --omit=dev --workspace "services/${SERVICE}" --include-workspace-root=false --prefer-offline); \
     mkdir -p "$BUNDLE"; \
     cp -a package.json proto "$BUNDLE/"; \
-    for link in node_modules/@sp/*; do \
-      dir=$(realpath --relative-to=. "$link"); \
+    for link in prod/node_modules/@sp/*; do \
+      dir=$(realpath --relative-to=prod "$link"); \
       mkdir -p "$BUNDLE/$dir"; \
-      cp -a "$dir/package.json" "$dir/dist" "$BUNDLE/$dir/"; \
-      if [ -d "$dir/node_modules" ]; then mv "$dir/node_modules" "$BUNDLE/$dir/"; fi; \
+      mv "prod/$dir/package.json" "prod/$dir/dist" "$BUNDLE/$dir/"; \
+      if [ -d "prod/$dir/node_modules" ]; then mv "prod/$dir/node_modules" "$BUNDLE/$dir/"; fi; \
     done; \
-    mv node_modules "$BUNDLE/"; \
+    mv prod/node_modules "$BUNDLE/"; \
+    rm -rf prod; \
     find "$BUNDLE/packages" "$BUNDLE/services" -path "*/dist/*" \( -name "*.d.ts" -o -name "*.d.ts.map" \) -delete
 
 # ---- runtime ----------------------------------------------------------------------------------

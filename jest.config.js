@@ -45,6 +45,7 @@ const project = {
 /** @type {import('jest').Config} */
 export default {
   testTimeout: 30_000,
+  testSequencer: '<rootDir>/test/jest/sequencer.cjs',
   reporters: ['default', '<rootDir>/test/jest/summary-reporter.cjs'],
   projects: [
     {

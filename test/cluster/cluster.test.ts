@@ -272,8 +272,13 @@ async function settles(check: () => Promise<void>, timeoutMs: number): Promise<v
 
 beforeAll(async () => {
   scratch = mkdtempSync(join(tmpdir(), 'sp-cluster-'));
+  // `make test` builds the cluster's commands and images while the other tiers run: this waits for
+  // that install (its locks) and finds everything built, or builds what is missing (cold: the
+  // longest builds of the project; cached per machine after).
+  const install = await clusterSh(['install'], 5_400_000);
+  if (install.code !== 0) throw new Error(`cluster.sh install failed: ${install.stderr}`);
   before = await machineState();
-}, 60_000);
+}, 5_460_000);
 
 afterAll(async () => {
   // Whatever happened above, nothing of the cluster stays running.

@@ -2,7 +2,8 @@
 # A real single-node Kubernetes cluster on this machine, for the end-to-end suite (test/cluster)
 # and for `make cluster-up` / `make cluster-down`:
 #
-#   test/infra/cluster.sh install    build or reuse everything (kube binaries, images); starts nothing
+#   test/infra/cluster.sh install    build or reuse everything (kube binaries, images; the machine-wide
+#                                    tool cache keeps them); starts nothing
 #   test/infra/cluster.sh up         etcd, kube-apiserver, controller-manager, scheduler, containerd,
 #                                    kubelet, kube-proxy, CoreDNS; the images imported; the node Ready
 #   test/infra/cluster.sh down       stop all of it and restore the machine as it was before `up`
@@ -53,16 +54,26 @@ NETPOL_QUEUE=100
 
 timing() { log "stage $1: $(($SECONDS - $2))s"; }
 
+# The install steps (run_parallel runs step_<name>): the Debian packages, the node's commands
+# (CPU-bound Go builds) and the images (much of it waiting on package downloads), side by side.
+CLUSTER_DEBS=(containerd runc containernetworking-plugins iptables conntrack buildah mmdebstrap gcc libc6-dev)
+step_cluster_debs() { apt_install "${CLUSTER_DEBS[@]}"; }
+step_kube_node() { bash "$ROOT/test/infra/kube.sh" install && bash "$ROOT/test/infra/kube.sh" install-node; }
+step_images() { bash "$ROOT/test/infra/images.sh" all; }
+
 install() {
-  local t0=$SECONDS kube_pid images_status=0
-  apt_install containerd runc containernetworking-plugins iptables conntrack buildah mmdebstrap gcc libc6-dev
-  # The Go builds are CPU-bound, the images wait on package downloads much of the time: side by side.
-  (bash "$ROOT/test/infra/kube.sh" install && timing "kube binaries" "$t0") &
-  kube_pid=$!
-  bash "$ROOT/test/infra/images.sh" all || images_status=$?
-  wait "$kube_pid" || die "building the kube binaries failed"
-  [ "$images_status" -eq 0 ] || die "building the images failed"
-  timing "cluster install" "$t0"
+  local t0 lock
+  # One install at a time in this clone (the cluster suite waits here for the one `make test`
+  # started in the background): the steps' logs have fixed names.
+  mkdir -p "$LOGS"
+  exec {lock}> "$LOGS/.cluster-install.lock"
+  flock "$lock"
+  t0=$(date +%s%N)
+  say "installing the cluster: ${CLUSTER_DEBS[*]} (Debian), the node's commands, the images (tools' output: $LOGS/<step>.log)"
+  run_parallel cluster-debs kube-node images
+  # The last Go builds of `make test`: Go's caches serve nothing that runs now.
+  trim_go_caches
+  say "cluster installed in $(duration_since "$t0")"
 }
 
 # ---- machine state --------------------------------------------------------------------------

@@ -13,7 +13,8 @@
 # - The prometheus-operator CRDs (ServiceMonitor, PrometheusRule) from the Go module
 #   github.com/prometheus-operator/prometheus-operator, which carries them as YAML.
 #
-# Everything lands under .cache (git-ignored); a repeat install takes milliseconds.
+# Each is an entry of the machine-wide tool cache (lib.sh: cached), linked from .cache/bin and
+# .cache/k8s-schemas; a repeat install takes milliseconds.
 # Writes to .cache/run/infra.env: PROMTOOL_BIN, PROMETHEUS_BIN, K8S_SCHEMA_DIR, PROMETHEUS_OPERATOR_CRD_DIR.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -24,52 +25,48 @@ K8S_VERSIONS=(1.29.0 1.37.0)
 PROMETHEUS_OPERATOR_VERSION=v0.85.0
 
 BIN="$CACHE/bin"
-SCHEMAS="$CACHE/k8s-schemas"
+
+# unpack_promtool DIR DEB_VERSION: the two binaries of Debian's prometheus package into DIR. The
+# .deb is fetched with `apt-get download` into the tool cache (apt's sandbox user cannot write
+# there: download as the caller).
+unpack_promtool() {
+  local dir=$1 version=$2 archives="$SHARED/apt/archives" deb
+  mkdir -p "$archives"
+  deb=$(find "$archives" -maxdepth 1 -name "prometheus_${version//:/%3a}_*.deb" | head -n 1)
+  if [ -z "$deb" ]; then
+    (cd "$archives" && apt-get download -qq -o APT::Sandbox::User=root "prometheus=$version") || die "apt-get download prometheus=$version failed"
+    deb=$(find "$archives" -maxdepth 1 -name "prometheus_${version//:/%3a}_*.deb" | head -n 1)
+  fi
+  [ -n "$deb" ] || die "no prometheus $version .deb in $archives"
+  dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$dir" --strip-components=3 ./usr/bin/promtool ./usr/bin/prometheus
+}
 
 install_promtool() {
-  local dir="$CACHE/promtool" deb version
-  if [ ! -x "$dir/usr/bin/promtool" ] || [ ! -x "$dir/usr/bin/prometheus" ]; then
-    local t0=$SECONDS
-    mkdir -p "$CACHE/apt/archives" "$dir.tmp"
-    if [ ! -f "$CACHE/apt/.updated" ] || [ -n "$(find "$CACHE/apt/.updated" -mmin +1440)" ]; then
-      apt-get update -qq && touch "$CACHE/apt/.updated"
-    fi
-    deb=$(find "$CACHE/apt/archives" -maxdepth 1 -name 'prometheus_*.deb' | sort | tail -n 1)
-    if [ -z "$deb" ]; then
-      # apt's sandbox user cannot write into .cache: download as the caller, quietly.
-      (cd "$CACHE/apt/archives" && apt-get download -qq -o APT::Sandbox::User=root prometheus) >&2 \
-        || die "apt-get download prometheus failed"
-      deb=$(find "$CACHE/apt/archives" -maxdepth 1 -name 'prometheus_*.deb' | sort | tail -n 1)
-    fi
-    dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$dir.tmp" ./usr/bin/promtool ./usr/bin/prometheus
-    rm -rf "$dir" && mv "$dir.tmp" "$dir"
-    log "promtool and prometheus unpacked from $(basename "$deb") in $((SECONDS - t0))s"
+  local version out
+  apt_update
+  version=$(apt-cache show --no-all-versions prometheus 2> /dev/null | sed -n 's/^Version: //p' | head -n 1)
+  [ -n "$version" ] || die "Debian's prometheus package is not known to apt (apt-get update?)"
+  cached promtool "$version" "$(input_key "$(declare -f unpack_promtool)")" "promtool and prometheus from Debian's prometheus $version" unpack_promtool "$version"
+  own_dir "$BIN"
+  if [ "$(readlink "$BIN/promtool" 2> /dev/null)" != "$ENTRY/promtool" ]; then
+    out=$("$ENTRY/promtool" --version 2>&1) || die "promtool does not run: $out"
+    out=$("$ENTRY/prometheus" --version 2>&1) || die "prometheus does not run: $out"
+    link_tool "$BIN/prometheus" "$ENTRY/prometheus"
+    link_tool "$BIN/promtool" "$ENTRY/promtool"
   fi
-  mkdir -p "$BIN"
-  ln -sfn "../promtool/usr/bin/promtool" "$BIN/promtool"
-  ln -sfn "../promtool/usr/bin/prometheus" "$BIN/prometheus"
-  version=$("$BIN/promtool" --version 2>&1 | head -n 1) || die "promtool does not run: $version"
-  version=$("$BIN/prometheus" --version 2>&1 | head -n 1) || die "prometheus does not run: $version"
   env_set PROMTOOL_BIN "$BIN/promtool"
   env_set PROMETHEUS_BIN "$BIN/prometheus"
 }
 
-install_k8s_schemas() {
-  local stamp="$SCHEMAS/.kubernetes-validate-$KUBERNETES_VALIDATE_VERSION" v missing=()
+# unpack_schemas DIR: the -local-strict trees of K8S_VERSIONS from the kubernetes-validate wheel,
+# as DIR/v<version>.
+unpack_schemas() {
+  local dir=$1 wheel v
+  python3 -m pip download --quiet --no-deps --only-binary :all: --dest "$dir/.wheel" \
+    "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION" || die "pip download kubernetes-validate failed"
+  wheel="$dir/.wheel/kubernetes_validate-$KUBERNETES_VALIDATE_VERSION-py3-none-any.whl"
   for v in "${K8S_VERSIONS[@]}"; do
-    [ -f "$SCHEMAS/v$v/_definitions.json" ] || missing+=("$v")
-  done
-  if [ ${#missing[@]} -gt 0 ] || [ ! -f "$stamp" ]; then
-    local t0=$SECONDS wheels="$CACHE/pip" wheel
-    mkdir -p "$wheels" "$SCHEMAS"
-    wheel="$wheels/kubernetes_validate-$KUBERNETES_VALIDATE_VERSION-py3-none-any.whl"
-    if [ ! -f "$wheel" ]; then
-      python3 -m pip download --quiet --no-deps --only-binary :all: --dest "$wheels" \
-        "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION" >&2 || die "pip download kubernetes-validate failed"
-    fi
-    for v in "${K8S_VERSIONS[@]}"; do
-      rm -rf "$SCHEMAS/v$v" "$SCHEMAS/tmp"
-      python3 - "$wheel" "$v" "$SCHEMAS/tmp" <<'PY' || die "no schemas for Kubernetes $v in $wheel"
+    python3 - "$wheel" "$v" "$dir/v$v" <<'PY' || die "no schemas for Kubernetes $v in $wheel"
 import sys, zipfile, os
 wheel, version, out = sys.argv[1:]
 prefix = f"kubernetes_validate/kubernetes-json-schema/v{version}-local-strict/"
@@ -82,31 +79,33 @@ with zipfile.ZipFile(wheel) as z:
         with open(os.path.join(out, n[len(prefix):]), "wb") as f:
             f.write(z.read(n))
 PY
-      mv "$SCHEMAS/tmp" "$SCHEMAS/v$v"
-    done
-    touch "$stamp"
-    log "Kubernetes schemas ${K8S_VERSIONS[*]} from kubernetes-validate $KUBERNETES_VALIDATE_VERSION in $((SECONDS - t0))s"
-  fi
-  env_set K8S_SCHEMA_DIR "$SCHEMAS"
+  done
+  rm -rf "$dir/.wheel"
+}
+
+install_k8s_schemas() {
+  cached k8s-schemas "$KUBERNETES_VALIDATE_VERSION" "$(input_key "${K8S_VERSIONS[*]}" "$(declare -f unpack_schemas)")" \
+    "Kubernetes schemas ${K8S_VERSIONS[*]} from the PyPI package kubernetes-validate" unpack_schemas
+  # A clone of the old layout has the schemas here as a folder.
+  [ ! -d "$CACHE/k8s-schemas" ] || [ -L "$CACHE/k8s-schemas" ] || rm -rf "$CACHE/k8s-schemas"
+  link_tool "$CACHE/k8s-schemas" "$ENTRY"
+  env_set K8S_SCHEMA_DIR "$CACHE/k8s-schemas"
+}
+
+# copy_crds DIR: the two CRDs from the prometheus-operator module (Go module proxy).
+copy_crds() {
+  local dir
+  go_env
+  dir=$(module_dir "github.com/prometheus-operator/prometheus-operator" "$PROMETHEUS_OPERATOR_VERSION")
+  [ -n "$dir" ] && [ -d "$dir/example/prometheus-operator-crd" ] || die "could not download prometheus-operator $PROMETHEUS_OPERATOR_VERSION"
+  cp "$dir/example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml" \
+    "$dir/example/prometheus-operator-crd/monitoring.coreos.com_prometheusrules.yaml" "$1/"
 }
 
 install_prometheus_operator_crds() {
-  local out="$SCHEMAS/prometheus-operator-$PROMETHEUS_OPERATOR_VERSION" go dir crd
-  if [ ! -f "$out/monitoring.coreos.com_servicemonitors.yaml" ] || [ ! -f "$out/monitoring.coreos.com_prometheusrules.yaml" ]; then
-    local t0=$SECONDS
-    go=$(command -v go || true)
-    [ -n "$go" ] || { [ -x /usr/local/go/bin/go ] && go=/usr/local/go/bin/go; } || die "go not found (PATH or /usr/local/go/bin/go)"
-    export GOPATH="$CACHE/go" GOMODCACHE="$CACHE/go/pkg/mod" GOCACHE="$CACHE/go/build" GOFLAGS=-modcacherw
-    dir=$("$go" mod download -json "github.com/prometheus-operator/prometheus-operator@$PROMETHEUS_OPERATOR_VERSION" \
-      | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
-    [ -n "$dir" ] && [ -d "$dir/example/prometheus-operator-crd" ] || die "could not download prometheus-operator $PROMETHEUS_OPERATOR_VERSION"
-    mkdir -p "$out"
-    for crd in servicemonitors prometheusrules; do
-      cp "$dir/example/prometheus-operator-crd/monitoring.coreos.com_$crd.yaml" "$out/"
-    done
-    log "prometheus-operator $PROMETHEUS_OPERATOR_VERSION CRDs in $((SECONDS - t0))s"
-  fi
-  env_set PROMETHEUS_OPERATOR_CRD_DIR "$out"
+  cached prometheus-operator-crds "$PROMETHEUS_OPERATOR_VERSION" "$(input_key "$(declare -f copy_crds)")" \
+    "the prometheus-operator CRDs from the Go module proxy" copy_crds
+  env_set PROMETHEUS_OPERATOR_CRD_DIR "$ENTRY"
 }
 
 case "${1:-}" in

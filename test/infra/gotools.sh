@@ -3,10 +3,10 @@
 # (no tool = all). grpcurl is the outside view of the cache service's reflection contract.
 #
 # Built with `go install <module>/<cmd>@<pinned version>` from the Go module proxy (GitHub
-# release downloads are not reachable from every machine). Everything Go writes stays under
-# .cache/go (GOPATH, GOMODCACHE, GOCACHE); binaries land in .cache/bin/<tool>-<version>, with
-# the symlink .cache/bin/<tool> pointing at the pinned one. When that file exists, go is not
-# run at all, so a repeat install takes milliseconds.
+# release downloads are not reachable from every machine) into the machine-wide tool cache
+# (lib.sh: cached), keyed by the version, the go that builds and the build's text; the symlink
+# .cache/bin/<tool> points at the entry's binary. When the entry is there, nothing is built, so a
+# repeat install takes milliseconds.
 #
 # Writes to .cache/run/infra.env: STRIPE_MOCK_BIN, HELM_BIN, GRPCURL_BIN (the .cache/bin/<tool> symlinks).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -18,8 +18,6 @@ HELM_VERSION=v4.3.1
 GRPCURL_VERSION=v1.9.4
 
 BIN="$CACHE/bin"
-GODIR="$CACHE/go"
-
 
 # ldflags for each tool, mirroring what the upstream release builds set.
 ldflags_stripe_mock() {
@@ -45,32 +43,33 @@ ldflags_helm() {
   printf '%s' "-s -w -X $pkg.version=$HELM_VERSION -X $pkg.metadata= -X $pkg.gitTreeState=clean"
 }
 
-# build_tool NAME CMD_PACKAGE VERSION TARGET: go install with the tool's release ldflags, into TARGET.
+# build_tool DIR NAME CMD_PACKAGE VERSION: go install with the tool's release ldflags, into DIR.
 build_tool() {
-  local name=$1 pkg=$2 version=$3 target=$4 flags tmp t0=$SECONDS
+  local dir=$1 name=$2 pkg=$3 version=$4 flags
   case $name in
     stripe-mock) flags=$(ldflags_stripe_mock) ;;
     helm) flags=$(ldflags_helm) ;;
     grpcurl) flags=$(ldflags_grpcurl) ;;
   esac
-  tmp=$(mktemp -d "$GODIR/gobin.XXXXXX")
-  log "building $name $version with $("$GO" env GOVERSION) (go install $pkg@$version)"
-  GOBIN="$tmp" "$GO" install -trimpath -ldflags "$flags" "$pkg@$version" \
-    || { rm -rf "$tmp"; die "go install $pkg@$version failed"; }
-  mv -f "$tmp/$(basename "$pkg")" "$target"
-  rm -rf "$tmp"
-  log "built $name $version in $((SECONDS - t0))s"
-  # Drop binaries of other versions.
-  find "$BIN" -maxdepth 1 -type f -name "$name-v*" ! -name "$name-$version" -delete
+  log "go install -trimpath -ldflags '$flags' $pkg@$version ($("$GO" env GOVERSION))"
+  GOBIN="$dir" "$GO" install -trimpath -ldflags "$flags" "$pkg@$version"
+  [ -x "$dir/$(basename "$pkg")" ] || die "go install $pkg@$version left no $(basename "$pkg")"
+  [ "$(basename "$pkg")" = "$name" ] || mv "$dir/$(basename "$pkg")" "$dir/$name"
 }
 
 # install_tool NAME CMD_PACKAGE VERSION ENV_KEY VERSION_ARGS...
 install_tool() {
-  local name=$1 pkg=$2 version=$3 key=$4; shift 4
-  local target="$BIN/$name-$version" link="$BIN/$name"
-  go_build_once "$target" build_tool "$name" "$pkg" "$version" "$target"
-  link_pinned "$link" "$name-$version" "$version" "$@"
-  env_set "$key" "$link"
+  local name=$1 pkg=$2 version=$3 key=$4 out
+  shift 4
+  go_tool "$name" "$version" "$pkg $(declare -f "ldflags_${name//-/_}")" "go install $pkg@$version from the Go module proxy" \
+    build_tool "$name" "$pkg" "$version"
+  own_dir "$BIN"
+  if [ "$(readlink "$BIN/$name" 2> /dev/null)" != "$ENTRY/$name" ]; then
+    out=$("$ENTRY/$name" "$@" 2>&1) || die "$name $* failed: $out"
+    grep -qF "${version#v}" <<< "$out" || die "$name $* does not report $version: $out"
+    link_tool "$BIN/$name" "$ENTRY/$name"
+  fi
+  env_set "$key" "$BIN/$name"
 }
 
 install_stripe_mock() {

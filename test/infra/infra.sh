@@ -1,71 +1,135 @@
 #!/usr/bin/env bash
-# Starts or stops the local dependencies of the platform, in parallel:
-#   bash test/infra/infra.sh up [component...]     (default: all)
+# Installs, starts or stops the local dependencies of the platform, each component beside the
+# others:
+#   bash test/infra/infra.sh up [component...]     start them, each installing what it runs (default: all)
 #   bash test/infra/infra.sh down [component...]
-#   bash test/infra/infra.sh install               (download everything, start nothing)
-#   bash test/infra/infra.sh disk                  (free space and the largest parts of .cache)
-# Components: redis kafka keycloak stripe-mock kube (etcd + kube-apiserver). helm and kubectl are
-# tools, installed by `install` and `up`.
-# Addresses land in .cache/run/infra.env; logs in .cache/run/<component>.log.
+#   bash test/infra/infra.sh install [up|test] [build|lint]
+#                                                  install, start nothing: what `make up` runs (up),
+#                                                  or that and the tools the tests use (test); beside
+#                                                  them, `make build` or `make lint`
+#   bash test/infra/infra.sh verify                check every checksum of this clone's tool cache entries
+#   bash test/infra/infra.sh disk                  free space, the largest parts of .cache and of the tool cache
+# Components: redis kafka keycloak stripe-mock kube (etcd + kube-apiserver).
+# One line on the screen per component as it ends (and, for a build, as it starts: what it does and
+# how long it took last time); the tools' own output in .cache/logs/<step>.log, printed only when
+# a step fails. Addresses land in .cache/run/infra.env; the processes' logs in .cache/run/<component>.log.
 source "$(dirname "$0")/lib.sh"
 
 ALL=(redis kafka keycloak stripe-mock kube)
 action=${1:-up}
 shift || true
-components=("$@")
-[ ${#components[@]} -gt 0 ] || components=("${ALL[@]}")
 
-# run_all ACTION COMPONENT...: one background job a component, all awaited; fails if any failed.
-run_all() {
-  local action=$1 pids=() names=() status=0 i
-  shift
-  for name in "$@"; do
-    bash "$ROOT/test/infra/$name.sh" "$action" &
+infra() { bash "$ROOT/test/infra/$1" "${@:2}"; }
+
+# The install steps, one function each (run_parallel runs step_<name>).
+step_redis() { infra redis.sh install; }
+step_kafka() { infra kafka.sh install; }
+step_keycloak() { infra keycloak.sh install; }
+step_stripe_mock() { infra gotools.sh install stripe-mock; }
+step_kube_apiserver() { infra kube.sh install control; }
+step_etcd() { infra kube.sh install etcd; }
+# The tools of the tests (the integration tier): not installed by `make up`.
+step_helm() { infra gotools.sh install helm; }
+step_grpcurl() { infra gotools.sh install grpcurl; }
+step_otelcol() { infra otelcol.sh install; }
+step_deploy_tools() { infra deploy-tools.sh install; }
+step_chromium() { infra browser.sh install; }
+
+# The Makefile's, as steps beside the installs.
+step_build() { make -C "$ROOT" --no-print-directory build; }
+step_lint() { make -C "$ROOT" --no-print-directory lint; }
+
+UP_STEPS=(redis kafka keycloak stripe-mock kube-apiserver etcd)
+TEST_STEPS=(helm grpcurl otelcol deploy-tools chromium)
+
+# install_steps STEP...: side by side, one line each on the screen.
+install_steps() {
+  own_dir "$CACHE/bin"
+  say "installing: $* (tools' output: $LOGS/<step>.log; built once per machine into $SHARED)"
+  local t0
+  t0=$(date +%s%N)
+  run_parallel "$@"
+  say "installed in $(duration_since "$t0")"
+}
+
+step_start() { infra "$COMPONENT.sh" start; }
+
+# start_all COMPONENT...: one background start a component, all awaited; fails if any failed.
+start_all() {
+  local pids=() names=() failed=() i
+  for i in "$@"; do
+    COMPONENT=$i run_step "start-$i" step_start &
     pids+=($!)
-    names+=("$name")
+    names+=("$i")
   done
-  for i in "${!pids[@]}"; do
-    if ! wait "${pids[$i]}"; then
-      log "${names[$i]} $action failed"
-      status=1
-    fi
+  for i in "${!pids[@]}"; do wait "${pids[$i]}" || failed+=("${names[$i]}"); done
+  [ ${#failed[@]} -eq 0 ] || die "could not start: ${failed[*]} (logs in $LOGS and $RUN)"
+}
+
+stop_all() {
+  local pids=() status=0 i
+  for i in "$@"; do
+    infra "$i.sh" stop &
+    pids+=($!)
   done
+  for i in "${pids[@]}"; do wait "$i" || status=1; done
   return $status
 }
 
 case "$action" in
   install)
-    # Installs share the Maven and apt caches: run them one after another.
-    bash "$ROOT/test/infra/redis.sh" install
-    bash "$ROOT/test/infra/gotools.sh" install
-    bash "$ROOT/test/infra/kafka.sh" install
-    bash "$ROOT/test/infra/keycloak.sh" install
-    bash "$ROOT/test/infra/deploy-tools.sh" install
-    # First run on a machine: builds the OpenTelemetry Collector (see otelcol.sh for the time).
-    bash "$ROOT/test/infra/otelcol.sh" install
-    bash "$ROOT/test/infra/browser.sh" install
-    # First run on a machine: builds kube-apiserver, kubectl and etcd (~6 min on 2 cores).
-    bash "$ROOT/test/infra/kube.sh" install
-    trim_go_caches
+    set=${1:-up}
+    shift || true
+    for extra in "$@"; do [[ $extra =~ ^(build|lint)$ ]] || die "usage: $0 install [up|test] [build|lint]"; done
+    case "$set" in
+      up) install_steps "$@" "${UP_STEPS[@]}" ;;
+      test) install_steps "$@" "${UP_STEPS[@]}" "${TEST_STEPS[@]}" ;;
+      *) die "usage: $0 install [up|test] [build|lint]" ;;
+    esac
     ;;
   up)
-    started=$SECONDS
-    "$0" install
-    run_all start "${components[@]}"
-    log "dependencies up in $((SECONDS - started))s"
+    components=("$@")
+    [ ${#components[@]} -gt 0 ] || components=("${ALL[@]}")
+    started=$(date +%s%N)
+    # Each start installs what its component runs first (a build says so on the screen): after
+    # `infra.sh install` (the Makefile's targets run it first) that takes milliseconds.
+    start_all "${components[@]}"
+    say "dependencies up in $(duration_since "$started")"
     grep -E "_(URL|BROKERS)=" "$ENV_FILE" | sed "s/^/[infra]   /" >&2
     ;;
   down)
-    run_all stop "${components[@]}"
+    components=("$@")
+    [ ${#components[@]} -gt 0 ] || components=("${ALL[@]}")
+    stop_all "${components[@]}"
+    ;;
+  verify)
+    status=0
+    for stamp in $(find "$CACHE/verified" -type f 2> /dev/null); do
+      entry=${stamp#"$CACHE/verified"}
+      [ -d "$entry" ] || { rm -f "$stamp"; continue; }
+      if entry_verify "$entry"; then
+        log "ok       $entry"
+      else
+        log "DAMAGED  $entry (the next install builds it again)"
+        rm -f "$stamp"
+        status=1
+      fi
+    done
+    exit $status
     ;;
   disk)
     # One line for a run's log: a run that fails on a full disk shows what filled it.
-    sizes=$(cd "$CACHE" 2> /dev/null && du -sm -- * 2> /dev/null | sort -rn)
-    total=$(awk '{ sum += $1 } END { printf "%.1f", sum / 1024 }' <<< "$sizes")
-    largest=$(head -n 6 <<< "$sizes" | awk '{ printf "%s%s %.1f", sep, $2, $1 / 1024; sep = ", " }')
-    log "disk: $(df -BG --output=avail "$ROOT" | tail -n 1 | tr -d ' ')B free; .cache ${total} GB (${largest:-empty})"
+    sizes() { (cd "$1" 2> /dev/null && du -sm -- * 2> /dev/null | sort -rn); }
+    summary() {
+      local s total largest
+      s=$(sizes "$1")
+      total=$(awk '{ sum += $1 } END { printf "%.1f", sum / 1024 }' <<< "$s")
+      largest=$(head -n 6 <<< "$s" | awk '{ printf "%s%s %.1f", sep, $2, $1 / 1024; sep = ", " }')
+      printf '%s GB (%s)' "$total" "${largest:-empty}"
+    }
+    log "disk: $(df -BG --output=avail "$ROOT" | tail -n 1 | tr -d ' ')B free; .cache $(summary "$CACHE"); tool cache $SHARED $(summary "$SHARED")"
     ;;
   *)
-    die "usage: $0 up|down|install|disk [component...]"
+    die "usage: $0 up|down [component...]|install [up|test] [build|lint]|verify|disk"
     ;;
 esac

@@ -2,7 +2,7 @@
 # Local single-node Apache Kafka broker (KRaft, broker+controller in one JVM) for dev runs
 # and tests, built only from the Kafka jars on Maven Central (no apache.org tarball).
 #
-#   bash test/infra/kafka.sh install   # jars -> .cache/kafka/libs (once; Maven cache in .cache/m2)
+#   bash test/infra/kafka.sh install   # jars, once per machine, into the tool cache (lib.sh: cached)
 #   bash test/infra/kafka.sh start     # background broker; KAFKA_BROKERS=127.0.0.1:<port> in .cache/run/infra.env
 #   bash test/infra/kafka.sh stop
 #   bash test/infra/kafka.sh status
@@ -35,7 +35,7 @@
 # to 2-3 s (the broker JVM alone: 1-2 s): C1 only (-XX:TieredStopAtLevel=1, plenty for a
 # test broker; drop it via KAFKA_JVM_OPTS when benchmarking throughput), and an AppCDS
 # archive of the broker's classes that `install` records once by starting and stopping a
-# throwaway broker (.cache/kafka/libs/.cds/, ~50 MB; KAFKA_CDS=0 disables it). RSS of the
+# throwaway broker (an entry of the tool cache beside the jars, ~50 MB; KAFKA_CDS=0 disables it). RSS of the
 # running broker: ~300 MB idle, ~340 MB after some traffic.
 #
 # Environment overrides: KAFKA_VERSION, KAFKA_JAVA (default /usr/bin/java; Kafka 4.x needs
@@ -53,49 +53,48 @@ KAFKA_START_TIMEOUT="${KAFKA_START_TIMEOUT:-90}"
 KAFKA_LOG4J2_CONFIG="${KAFKA_LOG4J2_CONFIG:-$ROOT/test/infra/kafka/log4j2.properties}"
 
 HERE="$ROOT/test/infra/kafka"
-KAFKA_HOME="$CACHE/kafka"
-LIBS="$KAFKA_HOME/libs"
-MARKER="$LIBS/.installed-kafka_2.13-$KAFKA_VERSION"
 NAME=kafka
+# Set by install: the jars' folder (an entry of the tool cache) and the class data sharing archive.
+LIBS=""
+CDS_ARCHIVE=""
 
 # ---------------------------------------------------------------------------------------------
 # install
 
 install() {
-  [ -f "$MARKER" ] && cds_ready && return 0
-  mkdir -p "$KAFKA_HOME"
-  # Tests may spawn several `run-private` at once on a fresh checkout: one installs, the
-  # others wait. The block form keeps fd 9 away from the broker that run_private execs.
-  {
-    flock 9
-    [ -f "$MARKER" ] || install_libs
-    cds_ready || cds_train
-  } 9> "$KAFKA_HOME/.install.lock"
+  cached kafka-libs "$KAFKA_VERSION" "$(input_key "$(cat "$HERE/pom.xml")" "$(declare -f build_libs)")" \
+    "Kafka $KAFKA_VERSION jars from Maven Central" build_libs
+  LIBS=$ENTRY
+  [ "$KAFKA_CDS" = 1 ] || return 0
+  # The archive holds the class path it was recorded with: it is keyed by the jars' entry, and by
+  # the Java that records and reads it. Recording it can fail (a broker that does not come up in
+  # time on a busy machine): that only costs start time, so brokers then start without it, and
+  # this clone does not try again with the same key (another clone, or a new key, does).
+  local key failed="$CACHE/kafka-cds.failed"
+  key=$(input_key "$LIBS" "$(java_id "$KAFKA_JAVA")" "$KAFKA_JVM_OPTS" "$(declare -f cds_train broker_exec)")
+  [ "$(cat "$failed" 2> /dev/null)" != "$key" ] || return 0
+  if (cached kafka-cds "$KAFKA_VERSION" "$key" "a class data sharing archive for faster broker starts" cds_train); then
+    CDS_ARCHIVE="$SHARED/kafka-cds/$KAFKA_VERSION-$key/kafka.jsa"
+  else
+    say "  kafka-cds: not recorded (a busy machine?): brokers start without it, 1-2 s slower (log: the install's)"
+    echo "$key" > "$failed"
+  fi
 }
 
-install_libs() {
+# build_libs DIR: the broker's jars (kafka/pom.xml) into DIR. Maven's own repository is in the tool
+# cache too, so a rebuild downloads only what changed.
+build_libs() {
+  local dir=$1
   command -v mvn > /dev/null || die "mvn not found (Maven is needed to fetch the Kafka jars)"
-  log "installing Kafka $KAFKA_VERSION jars into $LIBS (Maven Central)"
-  # Copy into a scratch folder and swap it in only when complete, so a failed or interrupted
-  # download never leaves a half-filled libs folder (nor mixes jars of two versions).
-  local tmp="$LIBS.tmp"
-  rm -rf "$tmp"
-  mkdir -p "$tmp"
-  # Maven 3.8 prints bare ANSI resets even with -B -q: keep its output in a file, show it on failure.
-  if ! mvn -B -q -f "$HERE/pom.xml" \
-    -Dmaven.repo.local="$CACHE/m2" \
+  log "mvn package -f $HERE/pom.xml -Dkafka.version=$KAFKA_VERSION"
+  # Maven 3.8 prints bare ANSI resets even with -B -q: strip them.
+  mvn -B -q -f "$HERE/pom.xml" -Dstyle.color=never \
+    -Dmaven.repo.local="$SHARED/m2/kafka" \
     -Dkafka.version="$KAFKA_VERSION" \
-    -Dlibs.dir="$tmp" \
-    package > "$KAFKA_HOME/mvn.log" 2>&1; then
-    rm -rf "$tmp"
-    sed 's/\x1b\[[0-9;]*m//g' "$KAFKA_HOME/mvn.log" | grep -v '^\s*$' | tail -n 20 >&2
-    die "mvn could not fetch Kafka $KAFKA_VERSION (full output: $KAFKA_HOME/mvn.log)"
-  fi
-  [ -f "$tmp/kafka_2.13-$KAFKA_VERSION.jar" ] || die "kafka_2.13-$KAFKA_VERSION.jar missing after mvn"
-  touch "$tmp/$(basename "$MARKER")"
-  rm -rf "$LIBS"
-  mv "$tmp" "$LIBS"
-  log "installed Kafka $KAFKA_VERSION ($(ls "$LIBS"/*.jar | wc -l) jars, $(du -sh "$LIBS" | cut -f1))"
+    -Dlibs.dir="$dir" \
+    package 2>&1 | sed 's/\x1b\[[0-9;]*m//g'
+  [ -f "$dir/kafka_2.13-$KAFKA_VERSION.jar" ] || die "kafka_2.13-$KAFKA_VERSION.jar missing after mvn"
+  log "Kafka $KAFKA_VERSION: $(ls "$dir"/*.jar | wc -l) jars, $(du -sh "$dir" | cut -f1)"
 }
 
 # Explicit, sorted class path (not "libs/*") so it is identical on every run: a CDS archive is
@@ -106,43 +105,25 @@ classpath() {
   printf '%s\n' "${jars[*]}"
 }
 
-# One archive per Java binary; it lives in the libs folder, so a new install drops it too.
-cds_archive() {
-  printf '%s/.cds/%s.jsa\n' "$LIBS" "$(readlink -f "$KAFKA_JAVA" | cksum | cut -d' ' -f1)"
-}
-
-# True when there is nothing (more) to do for CDS: disabled, recorded, or recording failed before.
-cds_ready() {
-  [ "$KAFKA_CDS" = 1 ] || return 0
-  local jsa
-  jsa=$(cds_archive)
-  [ -f "$jsa" ] || [ -f "$jsa.failed" ]
-}
-
-# Record the class data sharing archive: start a throwaway broker with
-# -XX:ArchiveClassesAtExit, wait until it serves metadata, stop it (the JVM writes the
-# archive while exiting). Failure only costs start time, so it is not fatal.
+# cds_train DIR: record the class data sharing archive DIR/kafka.jsa: start a throwaway broker with
+# -XX:ArchiveClassesAtExit, wait until it serves metadata, stop it (the JVM writes the archive
+# while exiting).
 cds_train() {
-  local jsa tmpd bport cport pid rc=0
-  jsa=$(cds_archive)
-  mkdir -p "$(dirname "$jsa")"
-  log "recording a class data sharing archive for faster broker starts (once)"
-  tmpd=$(mktemp -d "$KAFKA_HOME/cds-train.XXXXXX")
+  local dir=$1 tmpd bport cport pid rc=0
+  tmpd=$(mktemp -d "$dir/.train.XXXXXX")
   bport=$(free_port)
   cport=$(free_port)
-  (broker_exec "$tmpd" "$bport" "$cport" "-XX:ArchiveClassesAtExit=$jsa.tmp") > "$tmpd/broker.log" 2>&1 &
+  (broker_exec "$tmpd" "$bport" "$cport" "-XX:ArchiveClassesAtExit=$dir/kafka.jsa") > "$tmpd/broker.log" 2>&1 &
   pid=$!
-  node "$HERE/ready.cjs" 127.0.0.1 "$bport" "$KAFKA_START_TIMEOUT" "$pid" --warm > /dev/null || rc=$?
+  # Once per machine, beside the other installs' builds: more time than a start gets.
+  node "$HERE/ready.cjs" 127.0.0.1 "$bport" "$((KAFKA_START_TIMEOUT > 300 ? KAFKA_START_TIMEOUT : 300))" "$pid" --warm > /dev/null || rc=$?
   kill -TERM "$pid" 2> /dev/null || true
   wait "$pid" 2> /dev/null || true
-  if [ $rc -eq 0 ] && [ -s "$jsa.tmp" ]; then
-    mv "$jsa.tmp" "$jsa"
-    rm -rf "$tmpd"
-  else
-    rm -f "$jsa.tmp"
-    touch "$jsa.failed"
-    log "warning: could not record the CDS archive (see $tmpd/broker.log); starting without it"
+  if [ $rc -ne 0 ] || [ ! -s "$dir/kafka.jsa" ]; then
+    cat "$tmpd/broker.log"
+    die "could not record the class data sharing archive (the training broker's log is above)"
   fi
+  rm -rf "$tmpd"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -183,8 +164,8 @@ broker_exec() {
   datadir=$(cd "$datadir" && pwd)
   render_config "$datadir" "$bport" "$cport"
   cp=$(classpath)
-  if [ "$KAFKA_CDS" = 1 ] && [ $# -eq 0 ] && [ -f "$(cds_archive)" ]; then
-    cds=("-XX:SharedArchiveFile=$(cds_archive)")
+  if [ "$KAFKA_CDS" = 1 ] && [ $# -eq 0 ] && [ -n "$CDS_ARCHIVE" ]; then
+    cds=("-XX:SharedArchiveFile=$CDS_ARCHIVE")
   fi
   if [ ! -f "$datadir/kraft/meta.properties" ]; then
     # Static quorum (controller.quorum.voters), so no --standalone/--initial-controllers.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Local Keycloak for runs and tests: a real server imported from test/infra/keycloak/realm.json.
 #
-#   test/infra/keycloak.sh install   download (Maven Central, cached in .cache/m2), unpack, build, seed
+#   test/infra/keycloak.sh install   download (Maven Central), unpack, build, seed: once per machine, into
+#                                    the tool cache (lib.sh: cached); the clone's home is a copy
 #   test/infra/keycloak.sh start     start on free loopback ports, write KEYCLOAK_* to .cache/run/infra.env;
 #                                    trusts the local CA of local-ca.sh (--truststore-paths; its certificate's
 #                                    path is KEYCLOAK_TRUSTED_CA)
@@ -57,8 +58,10 @@ KC_REALM_FILE="$KC_SRC/realm.json"
 # Realm settings a realm file cannot carry, applied through the admin API after the import.
 KC_REALM_SETUP="$KC_SRC/verified-phone-grant.mjs"
 KC_BASE="$CACHE/keycloak"
+# The clone's own copy of the built home (Keycloak writes into its home: its data link points into
+# this clone's .cache/run); the built home and the seed themselves are entries of the tool cache.
 KC_HOME="$KC_BASE/keycloak-$KC_VERSION"
-KC_SEED="$KC_BASE/seed-$KC_VERSION"
+KC_SEED="" # set by cmd_install
 KC_DATA="$RUN/keycloak-data"
 KC_NAME=keycloak
 
@@ -130,38 +133,36 @@ pick_port() {
   die "could not find a free port for Keycloak"
 }
 
-build_key() { printf '%s\n' "$KC_VERSION" "${KC_BUILD_OPTS[*]}"; }
+build_key() { printf '%s\n' "$KC_VERSION" "${KC_BUILD_OPTS[*]}" "$(java_id "$KC_JAVA_HOME/bin/java")" "$(declare -f build_home)"; }
 
 seed_key() {
   {
-    echo "seed-format 1"
-    build_key
-    printf '%s\n' "$KC_MASTER_USER" "$KC_MASTER_PASSWORD" "$KC_JAVA_HOME" "$(kc_java_opts)" "$KC_AOT"
-    cat "$KC_JAVA_HOME/release" 2>/dev/null || true
+    echo "seed-format 2"
+    printf '%s\n' "$1" "$KC_MASTER_USER" "$KC_MASTER_PASSWORD" "$(kc_java_opts)" "$KC_AOT"
     cat "$KC_REALM_FILE" "$KC_REALM_SETUP"
-  } | sha256sum | cut -d' ' -f1
+    declare -f create_seed typical_requests
+  } | sha256sum | cut -c1-16
 }
 
-download_and_unpack() {
-  local artifact="org.keycloak:keycloak-quarkus-dist:$KC_VERSION:tar.gz"
-  local archive="$CACHE/m2/org/keycloak/keycloak-quarkus-dist/$KC_VERSION/keycloak-quarkus-dist-$KC_VERSION.tar.gz"
-  mkdir -p "$KC_BASE"
+# build_home DIR: the distribution from Maven Central (Maven's repository in the tool cache),
+# unpacked into DIR and built (`kc.sh build`, the Quarkus augmentation) with KC_BUILD_OPTS.
+build_home() {
+  local dir=$1 artifact="org.keycloak:keycloak-quarkus-dist:$KC_VERSION:tar.gz" repo="$SHARED/m2/keycloak"
+  local archive="$repo/org/keycloak/keycloak-quarkus-dist/$KC_VERSION/keycloak-quarkus-dist-$KC_VERSION.tar.gz"
   if [ ! -s "$archive" ]; then
-    log "keycloak: downloading $artifact from Maven Central"
-    command -v mvn >/dev/null || die "mvn is needed to download Keycloak"
-    mvn -B -q -Dmaven.repo.local="$CACHE/m2" -Dstyle.color=never \
+    log "downloading $artifact from Maven Central"
+    command -v mvn > /dev/null || die "mvn is needed to download Keycloak"
+    mvn -B -q -Dmaven.repo.local="$repo" -Dstyle.color=never \
       org.apache.maven.plugins:maven-dependency-plugin:3.8.1:get \
-      -Dartifact="$artifact" -Dtransitive=false > "$KC_BASE/download.log" 2>&1 \
-      || { tail -n 20 "$KC_BASE/download.log" >&2; die "download of $artifact failed"; }
+      -Dartifact="$artifact" -Dtransitive=false 2>&1 | sed 's/\x1b\[[0-9;]*m//g'
     [ -s "$archive" ] || die "maven did not leave $archive"
   fi
-  log "keycloak: unpacking $KC_VERSION"
-  local tmp="$KC_BASE/.unpack-$$"
-  rm -rf "$tmp" "$KC_HOME"
-  mkdir -p "$tmp"
-  tar -xzf "$archive" -C "$tmp"
-  mv "$tmp/keycloak-$KC_VERSION" "$KC_HOME"
-  rm -rf "$tmp"
+  log "unpacking $archive"
+  tar -xzf "$archive" -C "$dir" --strip-components=1
+  log "kc.sh build ${KC_BUILD_OPTS[*]}"
+  JAVA_HOME="$KC_JAVA_HOME" bash "$dir/bin/kc.sh" build "${KC_BUILD_OPTS[@]}" || die "kc.sh build failed"
+  # Its data folder is each home's own (link_data_dir).
+  rm -rf "$dir/data"
 }
 
 # Keycloak keeps its database, transaction logs and import folder under <home>/data: point that at
@@ -253,35 +254,32 @@ typical_requests() {
   [ -n "$tok" ] && curl -fsS "$@" -o /dev/null -H "Authorization: Bearer $tok" "$url/admin/realms/$realm/users?max=5" || true
 }
 
-# One start that imports realm.json into an empty database; its database file becomes the seed that
-# every later start copies, and (JDK 25+) it records the AOT cache.
+# create_seed DIR HOME_ENTRY: one start, from a copy of the built home of its own (the clone's
+# server may be running), that imports realm.json into an empty database; its database file
+# (DIR/keycloakdb.mv.db) becomes the seed that every later start copies, and (JDK 25+) it records
+# the AOT cache (DIR/keycloak.aot; the JVM finds a home copied elsewhere by the class path's common
+# prefix).
 create_seed() {
-  local key=$1 t0 realm url aot="" tmp="$KC_SEED.tmp"
-  t0=$(now)
-  log "keycloak: seeding the database from realm.json (once per realm.json change)"
-  rm -rf "$tmp"
-  mkdir -p "$tmp"
+  local dir=$1 aot=""
+  KC_HOME="$dir/.home"
+  KC_DATA="$dir/.data"
+  cp -a "$2" "$KC_HOME"
   if [ "$KC_AOT" != 0 ] && [ "$(java_major)" -ge 25 ]; then
-    aot="-XX:AOTCacheOutput=$tmp/keycloak.aot -Xlog:aot=error"
+    aot="-XX:AOTCacheOutput=$dir/keycloak.aot -Xlog:aot=error"
   fi
   launch_and_wait keycloak-seed 600 prepare_import "$aot" --import-realm
-  realm=$(realm_name)
-  url=$KC_URL
   # So that the AOT cache covers the classes these requests load.
-  typical_requests "$url"
-  configure_realm "$url"
+  typical_requests "$KC_URL"
+  configure_realm "$KC_URL"
   # Graceful stop: H2 closes the file, the JVM then writes the AOT cache (can take a while).
   stop_bg keycloak-seed 300
-  [ -s "$KC_DATA/h2/keycloakdb.mv.db" ] || die "seeding left no database (log: $RUN/keycloak-seed.log)"
-  cp "$KC_DATA/h2/keycloakdb.mv.db" "$tmp/keycloakdb.mv.db"
-  if [ -n "$aot" ] && [ ! -s "$tmp/keycloak.aot" ]; then
-    log "keycloak: no AOT cache was written, starting without it (log: $RUN/keycloak-seed.log)"
+  cat "$RUN/keycloak-seed.log"
+  [ -s "$KC_DATA/h2/keycloakdb.mv.db" ] || die "seeding left no database (log above)"
+  cp "$KC_DATA/h2/keycloakdb.mv.db" "$dir/keycloakdb.mv.db"
+  if [ -n "$aot" ] && [ ! -s "$dir/keycloak.aot" ]; then
+    log "keycloak: no AOT cache was written, starting without it"
   fi
-  echo "$key" > "$tmp/key"
-  rm -rf "$KC_SEED"
-  mv "$tmp" "$KC_SEED"
-  rm -rf "$KC_DATA"
-  log "keycloak: seed ready in $(elapsed "$t0")"
+  rm -rf "$KC_HOME" "$KC_DATA"
 }
 
 # configure_realm URL: the admin-API part of the realm (verified-phone-grant.mjs), idempotent.
@@ -290,31 +288,33 @@ configure_realm() {
     || die "configuring the realm at $1 failed"
 }
 
+# install_home: this clone's copy of the built home, renewed when the build changed (not while
+# the shared server runs from it).
+install_home() {
+  local entry=$1
+  [ "$(cat "$KC_HOME/.entry" 2> /dev/null)" != "$entry" ] || return 0
+  if is_running "$KC_NAME" && [ -d "$KC_HOME" ]; then
+    log "keycloak: running from an older build; the new one is used after a stop"
+    return 0
+  fi
+  own_dir "$KC_BASE"
+  rm -rf "$KC_HOME" "$KC_HOME.tmp"
+  cp -a "$entry" "$KC_HOME.tmp"
+  rm -f "$KC_HOME.tmp/.manifest" "$KC_HOME.tmp/.sizes"
+  echo "$entry" > "$KC_HOME.tmp/.entry"
+  mv -T "$KC_HOME.tmp" "$KC_HOME"
+  link_data_dir
+}
+
 cmd_install() {
   check_java
   [ -f "$KC_REALM_FILE" ] || die "missing $KC_REALM_FILE"
-  local marker="$KC_HOME/.installed" key
-  if [ ! -f "$marker" ] || [ "$(cat "$marker")" != "$(build_key)" ]; then
-    local t0; t0=$(now)
-    if [ ! -x "$KC_HOME/bin/kc.sh" ] || [ ! -f "$KC_HOME/.unpacked" ]; then
-      download_and_unpack
-      touch "$KC_HOME/.unpacked"
-    fi
-    link_data_dir
-    log "keycloak: kc.sh build ${KC_BUILD_OPTS[*]} (once)"
-    JAVA_HOME="$KC_JAVA_HOME" bash "$KC_HOME/bin/kc.sh" build "${KC_BUILD_OPTS[@]}" \
-      > "$KC_BASE/build.log" 2>&1 || { tail -n 30 "$KC_BASE/build.log" >&2; die "kc.sh build failed"; }
-    build_key > "$marker"
-    rm -rf "$KC_SEED"
-    log "keycloak: $KC_VERSION installed in $(elapsed "$t0")"
-  fi
-  key=$(seed_key)
-  if [ -f "$KC_SEED/key" ] && [ "$(cat "$KC_SEED/key")" = "$key" ]; then return 0; fi
-  if is_running "$KC_NAME"; then
-    log "keycloak: running, the seed is out of date; it is recreated on the next start after a stop"
-    return 0
-  fi
-  create_seed "$key"
+  local home_key
+  home_key=$(input_key "$(build_key)")
+  cached keycloak "$KC_VERSION" "$home_key" "Keycloak $KC_VERSION from Maven Central, kc.sh build" build_home
+  install_home "$ENTRY"
+  cached keycloak-seed "$KC_VERSION" "$(seed_key "$home_key")" "the realm's database from realm.json (one Keycloak start)" create_seed "$ENTRY"
+  KC_SEED=$ENTRY
 }
 
 cmd_start() {

@@ -2,8 +2,11 @@
 # A real Kubernetes API server for tests: etcd + kube-apiserver (+ kubectl for server-side
 # dry-run), built from the Go module proxy.
 #
-#   test/infra/kube.sh install   build once into .cache/bin: the apiserver, kubectl and the
-#                                 commands of the single-node cluster (cold ~15 min on 2 cores)
+#   test/infra/kube.sh install [control|etcd]
+#                                 kube-apiserver and kubectl (control), etcd: what `make up` and the
+#                                 API tests run, built once per machine into the tool cache
+#   test/infra/kube.sh install-node  the commands of the single-node cluster (kubelet, kube-proxy,
+#                                 kube-controller-manager, kube-scheduler, coredns, kube-network-policies)
 #   test/infra/kube.sh start     etcd + kube-apiserver on free loopback ports (~4 s)
 #   test/infra/kube.sh stop
 #   test/infra/kube.sh run-apiserver DIR PORT ETCD_URL [ETCD_PREFIX]
@@ -16,6 +19,7 @@
 # k8s.io/* v0.35.4 modules, and the commands are built from there. etcd has no buildable
 # main package in a published module: a three-line main calls etcdmain.Main.
 #
+# Binaries in the machine-wide tool cache (lib.sh: cached), linked as .cache/bin/<command>.
 # Writes to .cache/run/infra.env: KUBE_APISERVER_BIN, KUBECTL_BIN, ETCD_BIN (install);
 # KUBE_ETCD_URL, KUBE_APISERVER_URL, KUBECONFIG_PATH (an admin kubeconfig) (start).
 # State (keys, token file, certificates, etcd data) under .cache/run/kube; stop removes the data.
@@ -29,59 +33,56 @@ COREDNS_VERSION=v1.15.0
 NETWORK_POLICIES_VERSION=v0.8.0
 
 BIN="$CACHE/bin"
-GODIR="$CACHE/go"
-SRC="$CACHE/kube"
-# Every Kubernetes command the tests use: the apiserver and kubectl for the API tests, the rest
-# for the single-node cluster (test/infra/cluster.sh). Built together, installed together.
-KUBE_COMMANDS=(kube-apiserver kubectl kubelet kube-proxy kube-controller-manager kube-scheduler)
+# The Kubernetes commands the tests use, in two builds: what the API tests and `make up` run, and
+# what only the single-node cluster (test/infra/cluster.sh) runs. The second build finds the
+# packages the two share compiled in Go's build cache.
+KUBE_CONTROL=(kube-apiserver kubectl)
+KUBE_NODE=(kubelet kube-proxy kube-controller-manager kube-scheduler)
 STATE="$RUN/kube"
 
-
+# build_kubernetes DIR COMMAND...: the commands, built into DIR from the module's source.
 build_kubernetes() {
-  local dir src="$SRC/kubernetes-$KUBE_VERSION" staging=v0.${KUBE_VERSION#v1.} out t0=$SECONDS
+  local out=$1 dir src staging=v0.${KUBE_VERSION#v1.} mod
+  shift
+  export GOFLAGS="$GOFLAGS -mod=mod"
   dir=$(module_dir k8s.io/kubernetes "$KUBE_VERSION")
   [ -n "$dir" ] && [ -f "$dir/go.mod" ] || die "could not download k8s.io/kubernetes@$KUBE_VERSION"
-  rm -rf "$src" && mkdir -p "$SRC" && cp -r "$dir" "$src" && chmod -R u+w "$src"
+  mkdir -p "$SHARED/go"
+  src=$(mktemp -d "$SHARED/go/kubernetes-$KUBE_VERSION.XXXXXX")
+  cp -r "$dir/." "$src" && chmod -R u+w "$src"
   rm -rf "$src/vendor" "$src"/go.work*
   # Every `k8s.io/X => ./staging/src/k8s.io/X` becomes the published k8s.io/X at the matching
   # v0 version (kubernetes v1.N.P publishes its staging repos as v0.N.P).
-  local mod
   for mod in $(sed -n 's#^[[:space:]]*\(k8s\.io/[^ ]*\) => \./staging/.*#\1#p' "$src/go.mod"); do
     (cd "$src" && "$GO" mod edit -replace "$mod=$mod@$staging")
   done
   ! grep -q '=> ./staging' "$src/go.mod" || die "unhandled staging replace in $src/go.mod"
   local v=k8s.io/component-base/version
   local ldflags="-s -w -X $v.gitVersion=$KUBE_VERSION -X $v.gitMajor=1 -X $v.gitMinor=$(cut -d. -f2 <<< "$KUBE_VERSION") -X $v.gitTreeState=clean"
-  out=$(mktemp -d "$SRC/out.XXXXXX")
-  log "building ${KUBE_COMMANDS[*]} $KUBE_VERSION with $("$GO" env GOVERSION) (cold: ~15 min on 2 cores)"
-  # One `go build` for every command: the packages they share are compiled once.
-  (cd "$src" && "$GO" build -trimpath -ldflags "$ldflags" -o "$out/" "${KUBE_COMMANDS[@]/#/./cmd/}") \
-    || { rm -rf "$out"; die "building kubernetes $KUBE_VERSION failed"; }
-  local cmd
-  for cmd in "${KUBE_COMMANDS[@]}"; do mv -f "$out/$cmd" "$BIN/$cmd-$KUBE_VERSION"; done
-  rm -rf "$out" "$src"
-  log "built ${KUBE_COMMANDS[*]} $KUBE_VERSION in $((SECONDS - t0))s"
+  log "go build $* $KUBE_VERSION with $("$GO" env GOVERSION)"
+  # One `go build` for the commands: the packages they share are compiled once.
+  (cd "$src" && "$GO" build -trimpath -ldflags "$ldflags" -o "$out/" "${@/#/./cmd/}") \
+    || { rm -rf "$src"; die "building kubernetes $KUBE_VERSION failed"; }
+  rm -rf "$src"
 }
 
-# build_required NAME VERSION MODULE PACKAGE [MAIN_GO]: builds PACKAGE into $BIN/NAME-VERSION in a
+# build_required DIR NAME VERSION MODULE PACKAGE [MAIN_GO]: builds PACKAGE into DIR/NAME in a
 # throwaway module that requires MODULE@VERSION (PACKAGE ".": the main MAIN_GO holds).
 build_required() {
-  local name=$1 version=$2 module=$3 pkg=$4 src="$SRC/$1-$2" t0=$SECONDS
-  rm -rf "$src" && mkdir -p "$src"
-  [ -z "${5:-}" ] || printf '%s\n' "$5" > "$src/main.go"
-  log "building $name $version"
-  (cd "$src" && "$GO" mod init "local/$name" > /dev/null 2>&1 \
-    && "$GO" get "$module@$version" > /dev/null \
-    && "$GO" build -trimpath -ldflags "-s -w" -o "$BIN/$name-$version" "$pkg") \
-    || die "building $name $version failed"
+  local out=$1 name=$2 version=$3 module=$4 pkg=$5 src
+  export GOFLAGS="$GOFLAGS -mod=mod"
+  mkdir -p "$SHARED/go"
+  src=$(mktemp -d "$SHARED/go/$name-$version.XXXXXX")
+  [ -z "${6:-}" ] || printf '%s\n' "$6" > "$src/main.go"
+  log "go build $pkg ($module@$version) with $("$GO" env GOVERSION)"
+  (cd "$src" && "$GO" mod init "local/$name" && "$GO" get "$module@$version" \
+    && "$GO" build -trimpath -ldflags "-s -w" -o "$out/$name" "$pkg") \
+    || { rm -rf "$src"; die "building $name $version failed"; }
   rm -rf "$src"
-  log "built $name $version in $((SECONDS - t0))s"
 }
 
 # etcd has no buildable main package in a published module: a three-line main calls etcdmain.Main.
-build_etcd() {
-  build_required etcd "$ETCD_VERSION" go.etcd.io/etcd/server/v3 . "$(cat <<'GO'
-package main
+ETCD_MAIN='package main
 
 import (
 	"os"
@@ -89,65 +90,61 @@ import (
 	"go.etcd.io/etcd/server/v3/etcdmain"
 )
 
-func main() { etcdmain.Main(os.Args) }
-GO
-)"
+func main() { etcdmain.Main(os.Args) }'
+
+# kube_tool TOOL VERSION WHAT BUILD ARG...: the entry (lib.sh: go_tool) of a build function of this
+# file, keyed by its arguments too; ENTRY is set.
+kube_tool() {
+  local tool=$1 version=$2 what=$3
+  shift 3
+  go_tool "$tool" "$version" "$* $(declare -f build_required)" "$what" "$@"
 }
 
-build_coredns() {
-  build_required coredns "$COREDNS_VERSION" github.com/coredns/coredns github.com/coredns/coredns
+# link_commands ENTRY COMMAND...: .cache/bin/COMMAND -> ENTRY/COMMAND, each checked once to run.
+link_commands() {
+  local entry=$1 cmd
+  shift
+  own_dir "$BIN"
+  for cmd in "$@"; do
+    [ "$(readlink "$BIN/$cmd" 2> /dev/null)" = "$entry/$cmd" ] && continue
+    [ -x "$entry/$cmd" ] || die "$entry has no $cmd"
+    link_tool "$BIN/$cmd" "$entry/$cmd"
+  done
 }
 
-# kube-network-policies (kubernetes-sigs): decides each new connection of a pod against the
-# NetworkPolicies, in user space, from an NFQUEUE. Its module has no main package at the root:
-# the command is sigs.k8s.io/kube-network-policies/cmd.
-build_network_policies() {
-  build_required kube-network-policies "$NETWORK_POLICIES_VERSION" sigs.k8s.io/kube-network-policies sigs.k8s.io/kube-network-policies/cmd
-}
+# install: what `make up` and the API tests run.
+install() { install_control; install_etcd; }
 
-# link NAME VERSION KEY: .cache/bin/NAME -> NAME-VERSION, recorded in infra.env.
-link() {
-  local name=$1 version=$2 key=$3
-  ln -sfn "$name-$version" "$BIN/$name.tmp.$$" && mv -Tf "$BIN/$name.tmp.$$" "$BIN/$name"
-  env_set "$key" "$BIN/$name"
-}
-
-kube_built() {
-  local cmd
-  for cmd in "${KUBE_COMMANDS[@]}"; do [ -x "$BIN/$cmd-$KUBE_VERSION" ] || return 1; done
-}
-
-install() {
-  mkdir -p "$BIN" "$GODIR"
-  if ! kube_built || [ ! -x "$BIN/etcd-$ETCD_VERSION" ] || [ ! -x "$BIN/coredns-$COREDNS_VERSION" ] \
-    || [ ! -x "$BIN/kube-network-policies-$NETWORK_POLICIES_VERSION" ]; then
-    # One build at a time per checkout (start may be called by several scripts at once).
-    exec 9> "$GODIR/.kube.lock"
-    flock 9
-    go_env -mod=mod
-    kube_built || build_kubernetes
-    [ -x "$BIN/etcd-$ETCD_VERSION" ] || build_etcd
-    [ -x "$BIN/coredns-$COREDNS_VERSION" ] || build_coredns
-    [ -x "$BIN/kube-network-policies-$NETWORK_POLICIES_VERSION" ] || build_network_policies
-    local cmd
-    for cmd in "${KUBE_COMMANDS[@]}"; do
-      find "$BIN" -maxdepth 1 -type f -name "$cmd-v*" ! -name "$cmd-$KUBE_VERSION" -delete
-    done
-    find "$BIN" -maxdepth 1 -type f -name 'etcd-v*' ! -name "etcd-$ETCD_VERSION" -delete
-    find "$BIN" -maxdepth 1 -type f -name 'coredns-v*' ! -name "coredns-$COREDNS_VERSION" -delete
-    find "$BIN" -maxdepth 1 -type f -name 'kube-network-policies-v*' ! -name "kube-network-policies-$NETWORK_POLICIES_VERSION" -delete
-    flock -u 9
-    exec 9>&-
+install_control() {
+  kube_tool kubernetes-control "$KUBE_VERSION" "go build ${KUBE_CONTROL[*]} from the Go module proxy" build_kubernetes "${KUBE_CONTROL[@]}"
+  if [ "$(readlink "$BIN/kube-apiserver" 2> /dev/null)" != "$ENTRY/kube-apiserver" ]; then
+    # Without the version ldflags the server says v0.0.0 and helm refuses the chart's kubeVersion.
+    "$ENTRY/kube-apiserver" --version | grep -qF "$KUBE_VERSION" || die "$ENTRY/kube-apiserver does not report $KUBE_VERSION"
   fi
-  link kube-apiserver "$KUBE_VERSION" KUBE_APISERVER_BIN
-  link kubectl "$KUBE_VERSION" KUBECTL_BIN
-  local cmd
-  for cmd in kubelet kube-proxy kube-controller-manager kube-scheduler; do ln -sfn "$cmd-$KUBE_VERSION" "$BIN/$cmd"; done
-  ln -sfn "coredns-$COREDNS_VERSION" "$BIN/coredns"
-  ln -sfn "kube-network-policies-$NETWORK_POLICIES_VERSION" "$BIN/kube-network-policies"
-  link etcd "$ETCD_VERSION" ETCD_BIN
+  link_commands "$ENTRY" "${KUBE_CONTROL[@]}"
+  env_set KUBE_APISERVER_BIN "$BIN/kube-apiserver"
+  env_set KUBECTL_BIN "$BIN/kubectl"
 }
 
+install_etcd() {
+  kube_tool etcd "$ETCD_VERSION" "go build etcd from the Go module proxy" build_required etcd "$ETCD_VERSION" go.etcd.io/etcd/server/v3 . "$ETCD_MAIN"
+  link_commands "$ENTRY" etcd
+  env_set ETCD_BIN "$BIN/etcd"
+}
+
+# install-node: what only the single-node cluster runs. kube-network-policies (kubernetes-sigs)
+# decides each new connection of a pod against the NetworkPolicies, in user space, from an
+# NFQUEUE; its module has no main package at the root: the command is .../cmd.
+install_node() {
+  kube_tool kubernetes-node "$KUBE_VERSION" "go build ${KUBE_NODE[*]} from the Go module proxy" build_kubernetes "${KUBE_NODE[@]}"
+  link_commands "$ENTRY" "${KUBE_NODE[@]}"
+  kube_tool coredns "$COREDNS_VERSION" "go build coredns from the Go module proxy" \
+    build_required coredns "$COREDNS_VERSION" github.com/coredns/coredns github.com/coredns/coredns
+  link_commands "$ENTRY" coredns
+  kube_tool kube-network-policies "$NETWORK_POLICIES_VERSION" "go build kube-network-policies from the Go module proxy" \
+    build_required kube-network-policies "$NETWORK_POLICIES_VERSION" sigs.k8s.io/kube-network-policies sigs.k8s.io/kube-network-policies/cmd
+  link_commands "$ENTRY" kube-network-policies
+}
 
 # Material shared by every apiserver of this checkout: service-account key pair, admin token.
 make_secrets() {
@@ -251,9 +248,17 @@ stop() {
 }
 
 case "${1:-}" in
-  install) install ;;
+  install)
+    case "${2:-}" in
+      '') install ;;
+      control) install_control ;;
+      etcd) install_etcd ;;
+      *) die "usage: $0 install [control|etcd]" ;;
+    esac
+    ;;
+  install-node) install_node ;;
   start) start ;;
   stop) stop ;;
   run-apiserver) shift; make_secrets; run_apiserver "$@" ;;
-  *) die "usage: $0 install|start|stop|run-apiserver DIR PORT ETCD_URL [PREFIX]" ;;
+  *) die "usage: $0 install|install-node|start|stop|run-apiserver DIR PORT ETCD_URL [PREFIX]" ;;
 esac

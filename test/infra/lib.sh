@@ -1,18 +1,28 @@
 #!/usr/bin/env bash
 # Shared helpers for the local dependency scripts in test/infra.
-# Layout: downloads and installs under .cache/<component>, runtime state (pid files,
-# logs, data) under .cache/run, and the generated address file .cache/run/infra.env
-# that tests and `make up` read (KEY=VALUE lines).
+# Layout: what is built or downloaded once per machine lives in the machine-wide tool cache
+# ($SHARED, below); the clone's .cache holds links into it (.cache/bin/<tool>), its own copies of
+# what writes into itself (Keycloak's home), the install logs (.cache/logs/<step>.log), runtime
+# state (pid files, logs, data) under .cache/run, and the generated address file
+# .cache/run/infra.env that tests and `make up` read (KEY=VALUE lines).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 CACHE="$ROOT/.cache"
 RUN="$CACHE/run"
+LOGS="$CACHE/logs"
 ENV_FILE="$RUN/infra.env"
-mkdir -p "$CACHE" "$RUN"
+# The machine-wide cache of built tools: every clone on this machine reuses what one of them built
+# and verified. SUBSCRIPTION_PLATFORM_CACHE moves it (a fresh folder: a cold build from the
+# declared sources, as on a new machine).
+SHARED="${SUBSCRIPTION_PLATFORM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/subscription-platform}"
+mkdir -p "$CACHE" "$RUN" "$SHARED"
 
 log() { printf '[infra] %s\n' "$*" >&2; }
 die() { printf '[infra] error: %s\n' "$*" >&2; exit 1; }
+# say TEXT: a line for the person at the screen. Under run_step (whose log file takes the tools'
+# output and log()), it goes to the screen all the same, through fd SP_SAY_FD.
+say() { printf '[infra] %s\n' "$*" >&"${SP_SAY_FD:-2}"; }
 
 # Ask the kernel for a free TCP port on loopback.
 free_port() {
@@ -101,7 +111,8 @@ is_running() {
 # start_bg NAME COMMAND...: run detached in its own process group, log to .cache/run/NAME.log.
 start_bg() {
   local name=$1; shift
-  setsid nohup "$@" > "$RUN/$name.log" 2>&1 < /dev/null &
+  # fd 3 is run_step's screen channel: a daemon holding it would keep `make up | tee` waiting.
+  setsid nohup "$@" > "$RUN/$name.log" 2>&1 < /dev/null 3>&- &
   echo $! > "$RUN/$name.pid"
 }
 
@@ -154,87 +165,268 @@ stop_component() {
   for k in "$@"; do env_unset "$k"; done
 }
 
-# apt_install PACKAGE...: install Debian packages that are missing, keeping the .deb files
-# under .cache/apt so a second run on the same machine downloads nothing.
+
+# ---- the screen and the logs --------------------------------------------------------------------
+
+# duration_since START_NS: "0.4s", "42s", "8m05s".
+duration_since() {
+  local ms=$((($(date +%s%N) - $1) / 1000000))
+  if ((ms < 10000)); then
+    printf '%d.%01ds' $((ms / 1000)) $((ms % 1000 / 100))
+  elif ((ms < 60000)); then
+    printf '%ds' $((ms / 1000))
+  else
+    printf '%dm%02ds' $((ms / 60000)) $((ms % 60000 / 1000))
+  fi
+}
+
+# run_step NAME COMMAND...: runs COMMAND with its output (the tools' own, and log()) in
+# .cache/logs/NAME.log. On the screen: what COMMAND say()s (a long build says what it does and how
+# long it took last time), then one line when it ends, with its time; when it fails, the log's last
+# lines and its path. The exit status is COMMAND's.
+run_step() {
+  local name=$1 log="$LOGS/$1.log" t0 status=0
+  shift
+  t0=$(date +%s%N)
+  own_dir "$LOGS"
+  # fd 3 is the screen (or the enclosing step's screen) for say(). Not `|| status=$?`: bash would
+  # then ignore set -e inside COMMAND.
+  set +e
+  (set -e; export SP_SAY_FD=3; "$@") 3>&"${SP_SAY_FD:-2}" > "$log" 2>&1 < /dev/null
+  status=$?
+  set -e
+  if [ "$status" = 0 ]; then
+    say "✓ $name $(duration_since "$t0")"
+  else
+    say "✗ $name failed after $(duration_since "$t0") (exit $status); the end of $log:"
+    tail -n 25 "$log" | sed 's/^/    /' >&"${SP_SAY_FD:-2}"
+  fi
+  return "$status"
+}
+
+# run_parallel STEP...: run_step STEP step_STEP (hyphens as underscores) for each, side by side;
+# waits for all and fails when any failed (each failure has printed its log's end).
+run_parallel() {
+  local pids=() names=() failed=() i
+  for i in "$@"; do
+    run_step "$i" "step_${i//-/_}" &
+    pids+=($!)
+    names+=("$i")
+  done
+  for i in "${!pids[@]}"; do wait "${pids[$i]}" || failed+=("${names[$i]}"); done
+  [ ${#failed[@]} -eq 0 ] || { say "failed: ${failed[*]} (logs in $LOGS)"; return 1; }
+}
+
+# ---- the machine-wide tool cache ------------------------------------------------------------------
+#
+# An entry is a folder $SHARED/TOOL/VERSION-KEY: KEY hashes everything the build reads (the build
+# function's own text, versions, the Go or Java used, input files), so a change to any of them
+# builds a new entry and a clone on older inputs keeps finding its own. It is built in a temporary
+# folder beside it, gets .manifest (the sha256 of every file) and .sizes last, and is renamed into
+# place: an entry is complete or absent. One lock file per entry: a second installer (another
+# clone, another step) waits for the first and then uses what it built.
+#
+# A clone verifies an entry (every checksum) the first time it uses it and records that under
+# .cache/verified/; later uses compare the files' sizes with .sizes. An entry that fails either
+# check is removed and built again.
+
+# input_key INPUT...: 16 hex digits of sha256 over the inputs.
+input_key() { printf '%s\n' "$@" | sha256sum | cut -c1-16; }
+
+entry_sizes() { (cd "$1" && find . -type f ! -name .manifest ! -name .sizes -printf '%s %P\n' | LC_ALL=C sort); }
+
+# entry_verify ENTRY: its files are those of .manifest, each with its checksum.
+entry_verify() {
+  [ -f "$1/.manifest" ] && [ -f "$1/.sizes" ] || return 1
+  [ "$(entry_sizes "$1")" = "$(cat "$1/.sizes")" ] || return 1
+  (cd "$1" && sha256sum --quiet --status -c .manifest)
+}
+
+# entry_quick ENTRY: complete, each file of the size recorded (a truncated or missing file shows).
+entry_quick() {
+  [ -f "$1/.manifest" ] && [ -f "$1/.sizes" ] && [ "$(entry_sizes "$1")" = "$(cat "$1/.sizes")" ]
+}
+
+last_time() {
+  local file="$SHARED/timings/$1"
+  [ -s "$file" ] && printf '; last time on this machine %s' "$(cat "$file")"
+  return 0
+}
+
+# cached TOOL VERSION KEY WHAT BUILD [ARG...]: sets ENTRY to $SHARED/TOOL/VERSION-KEY, built first
+# (BUILD DIR ARG..., DIR a fresh folder to fill) unless present and sound. WHAT says on the screen
+# what a build does ("go build ... from the Go module proxy").
+cached() {
+  local tool=$1 version=$2 key=$3 what=$4 build=$5
+  shift 5
+  local dir="$SHARED/$tool" entry="$SHARED/$tool/$version-$key" stamp
+  stamp="$CACHE/verified$entry"
+  ENTRY=$entry
+  if [ -f "$stamp" ]; then
+    entry_quick "$entry" && return 0
+  elif entry_verify "$entry"; then
+    mkdir -p "$(dirname "$stamp")" && touch "$stamp"
+    return 0
+  fi
+  rm -f "$stamp"
+  own_dir "$CACHE/verified"
+  mkdir -p "$dir" "$SHARED/timings"
+  local lock building tmp t0
+  exec {lock}> "$dir/.$version-$key.lock"
+  flock "$lock"
+  if ! entry_verify "$entry"; then
+    if [ -e "$entry" ]; then
+      say "$tool $version: the cached $entry is incomplete or damaged: building it again"
+      mv -T "$entry" "$dir/.damaged-$version-$key.$$" && rm -rf "$dir/.damaged-$version-$key.$$"
+    fi
+    # Left by an interrupted build of this entry (the lock is ours): folders and their manifests.
+    rm -rf "$dir/.tmp-$version-$key".*
+    say "▸ $tool $version: $what$(last_time "$tool")"
+    t0=$(date +%s%N)
+    tmp=$(mktemp -d "$dir/.tmp-$version-$key.XXXXXX")
+    # Held shared by every build: trim_go_caches waits for none and skips while one runs.
+    exec {building}> "$SHARED/.building"
+    flock -s "$building"
+    local status
+    set +e
+    (set -e; "$build" "$tmp" "$@")
+    status=$?
+    set -e
+    exec {building}>&-
+    [ "$status" = 0 ] || { rm -rf "$tmp"; die "building $tool $version failed"; }
+    # Written beside the folder, then moved in: find must not list them.
+    find "$tmp" -type f -printf '%P\0' | LC_ALL=C sort -z | (cd "$tmp" && xargs -0r sha256sum) > "$tmp.manifest"
+    entry_sizes "$tmp" > "$tmp.sizes"
+    mv "$tmp.manifest" "$tmp/.manifest"
+    mv "$tmp.sizes" "$tmp/.sizes"
+    mv -T "$tmp" "$entry"
+    duration_since "$t0" > "$SHARED/timings/$tool"
+    say "  $tool $version built in $(cat "$SHARED/timings/$tool") ($entry)"
+  fi
+  exec {lock}>&-
+  mkdir -p "$(dirname "$stamp")" && touch "$stamp"
+}
+
+# java_id JAVA: which Java JAVA is (its path and its JDK's release file), for keys.
+java_id() {
+  local java
+  java=$(readlink -f "$1")
+  printf '%s\n' "$java"
+  cat "$(dirname "$(dirname "$java")")/release" 2> /dev/null || "$java" -version 2>&1
+}
+
+# link_tool LINK TARGET: LINK (in .cache/bin, say) points at TARGET, replaced atomically.
+link_tool() {
+  mkdir -p "$(dirname "$1")"
+  [ "$(readlink "$1" 2> /dev/null)" = "$2" ] && return 0
+  ln -sfn "$2" "$1.tmp.$$" && mv -Tf "$1.tmp.$$" "$1"
+}
+
+# own_dir PATH: PATH is a folder of this clone. A clone set up by sharing another checkout's
+# .cache folders through symlinks (the old layout) gets its own folder instead, holding links to
+# what the other one held (so what is not installed anew yet still works); the other checkout's
+# folder is left as it is.
+own_dir() {
+  local old e
+  if [ -L "$1" ]; then
+    old=$(readlink -f "$1")
+    rm -f "$1"
+    mkdir -p "$1"
+    for e in "$old"/*; do
+      [ -e "$e" ] && { ln -s "$e" "$1/${e##*/}" 2> /dev/null || true; }
+    done
+  fi
+  mkdir -p "$1"
+}
+
+# ---- Debian packages --------------------------------------------------------------------------
+
+# apt_install PACKAGE...: install Debian packages that are missing. The .deb files are kept in the
+# machine-wide cache; one install at a time on the machine (apt's own lock would fail the second).
 apt_install() {
-  local missing=() p
+  local missing=() p lock
   for p in "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
-  log "installing Debian packages: ${missing[*]}"
-  mkdir -p "$CACHE/apt/archives/partial"
+  mkdir -p "$SHARED/apt/archives/partial"
+  exec {lock}> "$SHARED/apt/.lock"
+  flock "$lock"
+  missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    log "installing Debian packages: ${missing[*]}"
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    apt_update
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+      -o DPkg::Lock::Timeout=600 -o Dir::Cache::archives="$SHARED/apt/archives" "${missing[@]}" >&2
+  fi
+  exec {lock}>&-
+}
+
+# apt_update: the package lists, refreshed once a day.
+apt_update() {
   local sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  if [ ! -f "$CACHE/apt/.updated" ] || [ -n "$(find "$CACHE/apt/.updated" -mmin +1440)" ]; then
-    $sudo apt-get update -qq && touch "$CACHE/apt/.updated"
+  mkdir -p "$SHARED/apt"
+  if [ ! -f "$SHARED/apt/.updated" ] || [ -n "$(find "$SHARED/apt/.updated" -mmin +1440)" ]; then
+    $sudo apt-get update -qq -o DPkg::Lock::Timeout=600 >&2 && touch "$SHARED/apt/.updated"
   fi
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
-    -o Dir::Cache::archives="$CACHE/apt/archives" "${missing[@]}" >&2
 }
 
-# link_pinned LINK FILE VERSION VERSION_ARGS...: points LINK at FILE (a name in LINK's folder);
-# when it pointed elsewhere, checks once that `LINK VERSION_ARGS...` runs and reports VERSION.
-link_pinned() {
-  local link=$1 file=$2 version=$3 out
-  shift 3
-  [ "$(readlink "$link" 2> /dev/null)" != "$file" ] || return 0
-  ln -sfn "$file" "$link.tmp.$$" && mv -Tf "$link.tmp.$$" "$link"
-  out=$("$link" "$@" 2>&1) || die "$link $* failed: $out"
-  grep -qF "${version#v}" <<< "$out" || die "$link $* does not report $version: $out"
-  log "$(basename "$link"): $(head -n 1 <<< "$out")"
-}
+# ---- Go ---------------------------------------------------------------------------------------
 
-# go_env [GOFLAG...]: the machine's go (PATH or /usr/local/go/bin/go) as $GO, with everything it
-# writes under .cache/go. Module cache files writable so `rm -rf .cache` works; no cgo, like the
-# upstream releases. Extra flags (e.g. -mod=mod) are added to GOFLAGS.
+# go_env [GOFLAG...]: the machine's go (PATH or /usr/local/go/bin/go) as $GO, with its module and
+# build caches in the machine-wide cache (Go's caches are safe for concurrent builds). Module cache
+# files writable so `rm -rf` works; no cgo, like the upstream releases. Extra flags (e.g. -mod=mod)
+# are added to GOFLAGS.
 go_env() {
   local go
   go=$(command -v go || true)
   [ -n "$go" ] || { [ -x /usr/local/go/bin/go ] && go=/usr/local/go/bin/go; } || die "go not found (PATH or /usr/local/go/bin/go)"
   GO=$go
-  export GOPATH="$CACHE/go" GOMODCACHE="$CACHE/go/pkg/mod" GOCACHE="$CACHE/go/build"
+  export GOPATH="$SHARED/go/path" GOMODCACHE="$SHARED/go/mod" GOCACHE="$SHARED/go/build"
   export GOFLAGS="-modcacherw${1:+ $*}" CGO_ENABLED=0
   unset GOBIN
 }
 
-# go_build_once TARGET COMMAND...: unless TARGET exists, run COMMAND (which builds it) after go_env,
-# holding the checkout's Go build lock: one Go build at a time (start scripts may install
-# concurrently), and a caller that waited finds the target the first one built.
-go_build_once() {
-  local target=$1
-  shift
-  [ -x "$target" ] && return 0
-  mkdir -p "$(dirname "$target")" "$CACHE/go"
-  exec 9> "$CACHE/go/.lock"
-  flock 9
-  if [ ! -x "$target" ]; then
-    go_env
-    "$@"
-  fi
-  flock -u 9
-  exec 9>&-
-}
+# go_version: the go that builds, part of every Go-built entry's key.
+go_version() { go_env && "$GO" env GOVERSION; }
 
-# trim_go_caches: once every Go-built tool is in .cache/bin, Go's build and module caches (13.6 GB
-# after a cold install, measured) serve nothing that runs, and a full disk fails a run; a tool of
-# another version downloads and builds again. Under both Go build locks, so no build is under way.
+# trim_go_caches: once the tools are built, Go's build and module caches (13.6 GB after a cold
+# install, measured) serve nothing that runs, and a full disk fails a run; a tool of another
+# version downloads and builds again. Skipped while any build of the tool cache runs.
 trim_go_caches() {
-  local go_dir="$CACHE/go"
-  # A filled build cache has its 00..ff folders; a filled module cache, any entry.
-  [ -n "$(find "$go_dir/build" "$go_dir/pkg/mod" -mindepth 1 -maxdepth 1 -type d -print -quit 2> /dev/null)" ] || return 0
-  exec 7> "$go_dir/.lock" 8> "$go_dir/.kube.lock"
-  flock 7
-  flock 8
+  local go_dir="$SHARED/go" lock before
+  [ -n "$(find "$go_dir/build" "$go_dir/mod" -mindepth 1 -maxdepth 1 -type d -print -quit 2> /dev/null)" ] || return 0
+  exec {lock}> "$SHARED/.building"
+  flock -n -x "$lock" || { log "a build is under way: Go's caches stay"; return 0; }
   go_env
-  local before
-  before=$(du -scm "$go_dir/build" "$go_dir/pkg" 2> /dev/null | tail -n 1 | cut -f1)
+  before=$(du -scm "$go_dir/build" "$go_dir/mod" 2> /dev/null | tail -n 1 | cut -f1)
   "$GO" clean -cache -modcache
   log "Go build and module caches removed (${before} MB; the tools are built)"
-  exec 7>&- 8>&-
+  exec {lock}>&-
 }
 
 # module_dir MODULE VERSION: download the module source (go_env first), print its directory.
 module_dir() {
   "$GO" mod download -json "$1@$2" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p'
+}
+
+# go_tool TOOL VERSION KEY_INPUT WHAT BUILD [ARG...]: a Go-built entry (cached), its key also
+# holding the go version and BUILD's text; BUILD DIR ARG... runs after go_env (in a subshell:
+# what it exports stays there).
+go_tool() {
+  local tool=$1 version=$2 inputs=$3 what=$4 build=$5
+  shift 5
+  cached "$tool" "$version" "$(input_key "$inputs" "$(go_version)" "$(declare -f "$build")")" "$what" go_build_in "$build" "$@"
+}
+go_build_in() {
+  local dir=$1 build=$2
+  shift 2
+  go_env
+  "$build" "$dir" "$@"
 }

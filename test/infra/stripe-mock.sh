@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Local stripe-mock for runs and tests: test/infra/stripe-mock.sh start|stop
+# Local stripe-mock for runs and tests: test/infra/stripe-mock.sh install|start|stop
 #
 # HTTP on a free port chosen at start, bound to 127.0.0.1 (-http-addr). stripe-mock also
 # opens HTTPS unless told otherwise, and with only -http-addr it would still listen for
@@ -19,8 +19,10 @@ answers() {
     "http://127.0.0.1:$1/v1/customers" 2> /dev/null
 }
 
+install() { bash "$ROOT/test/infra/gotools.sh" install stripe-mock; }
+
 start() {
-  "$ROOT/test/infra/gotools.sh" install stripe-mock
+  install
   if is_running "$NAME"; then
     log "stripe-mock already running (pid $(cat "$RUN/$NAME.pid"), port $(cat "$PORT_FILE" 2>/dev/null || echo '?'))"
     [ -f "$PORT_FILE" ] && env_set STRIPE_MOCK_URL "http://127.0.0.1:$(cat "$PORT_FILE")"
@@ -39,7 +41,8 @@ start() {
 stop() { stop_component "$NAME" "${ENV_KEYS[@]}"; }
 
 case "${1:-}" in
+  install) install ;;
   start) start ;;
   stop) stop ;;
-  *) die "usage: $0 start|stop" ;;
+  *) die "usage: $0 install|start|stop" ;;
 esac

@@ -26,17 +26,27 @@ async function withLock<T>(name: string, work: () => Promise<T>): Promise<T> {
   }
 }
 
-/**
- * `tsc --build services/<name>`: the images' compile step (and what `make build` runs), so the
- * service's dist is current. Incremental: a no-op when nothing changed. One at a time per machine.
- */
-export async function buildService(service: Service): Promise<void> {
+/** `tsc --build [PROJECT]` at the repository root, incremental; one at a time per machine. */
+async function tscBuild(project?: string): Promise<void> {
   await withLock('tsc-build', async () => {
     try {
-      await run(join(repoRoot, 'node_modules/.bin/tsc'), ['--build', `services/${service}`], { cwd: repoRoot, maxBuffer: 16 * 1024 * 1024 });
+      await run(join(repoRoot, 'node_modules/.bin/tsc'), ['--build', ...(project ? [project] : [])], { cwd: repoRoot, maxBuffer: 16 * 1024 * 1024 });
     } catch (err) {
       const failure = err as { stdout?: string; stderr?: string };
-      throw new Error(`tsc --build services/${service} failed:\n${failure.stdout ?? ''}${failure.stderr ?? ''}`);
+      throw new Error(`tsc --build ${project ?? ''} failed:\n${failure.stdout ?? ''}${failure.stderr ?? ''}`);
     }
   });
+}
+
+/**
+ * `tsc --build services/<name>`: what `make build` runs for one service, so the service's dist is
+ * current. Incremental: a no-op when nothing changed. One at a time per machine.
+ */
+export async function buildService(service: Service): Promise<void> {
+  await tscBuild(`services/${service}`);
+}
+
+/** `tsc --build`: every package and service (`make build`, the images' compile step). */
+export async function buildAll(): Promise<void> {
+  await tscBuild();
 }

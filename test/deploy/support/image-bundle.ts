@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative } from 'node:path';
 import { promisify } from 'node:util';
-import { buildService } from './build.js';
+import { buildAll } from './build.js';
 import { dockerignore, execForm, parseDockerfile, stageArgs, substitute, type Instruction } from './dockerfile.js';
 import { repoRoot, type Service } from './service-config.js';
 
@@ -66,7 +66,7 @@ async function carryOut(build: Build, state: StageState, instruction: Instructio
     },
     COPY: () => copy(text, state, build),
     // The shell expands the script's variables (from the stage's ARG and ENV), as in docker.
-    RUN: () => (isBuildStage ? buildStageRun(text, build.service, state) : cachedShell(instruction.args, state)),
+    RUN: () => (isBuildStage ? buildStageRun(text, state) : cachedShell(instruction.args, state)),
     USER: () => void (build.bundle.user = text),
     EXPOSE: () => void (build.bundle.expose = text.split(/\s+/)),
     ENTRYPOINT: () => void (build.bundle.entrypoint = execForm(instruction.args)),
@@ -88,7 +88,7 @@ function stageState(parent: StageState | undefined, fresh: string, args: Record<
  * Carries out the Dockerfile for one service (build argument SERVICE) without a container engine, stage by stage, in a
  * temporary folder: COPY from the build context (honouring .dockerignore) and between stages,
  * WORKDIR, ENV, ARG, and RUN through `sh -c` with the stage's variables. The build stage's RUNs
- * (`npm install` of the whole tree, then `tsc --build services/<name>`) are the repository's own
+ * (`npm install` of the whole tree, then `tsc --build` of all of it) are the repository's own
  * state after `make build`: its compile step runs here in the repository (incremental), and the
  * compiled dist folders are copied in. Every later RUN runs as written, so the production install
  * (`npm install --omit=dev --workspace ...`) and the bundle assembly are the image's own.
@@ -173,32 +173,43 @@ const layerCache = join(repoRoot, '.cache/deploy-test/npm-layers');
 /** One production install per service of the current lock file. */
 const KEPT_LAYERS = 5;
 
-/** The node_modules folders of a workspace tree (root, packages/*, services/*). */
-function nodeModulesDirs(cwd: string): string[] {
-  const dirs = [join(cwd, 'node_modules')];
-  for (const group of ['packages', 'services']) {
-    for (const name of existsSync(join(cwd, group)) ? readdirSync(join(cwd, group)) : []) dirs.push(join(cwd, group, name, 'node_modules'));
+/** Every file under BASE/DIR (path relative to BASE, and content) into HASH, in a stable order. */
+function hashTree(hash: ReturnType<typeof createHash>, base: string, dir: string): void {
+  if (!existsSync(join(base, dir))) return;
+  for (const name of readdirSync(join(base, dir)).sort()) {
+    const path = join(dir, name);
+    hash.update(path);
+    if (statSync(join(base, path)).isDirectory()) hashTree(hash, base, path);
+    else hash.update(readFileSync(join(base, path)));
   }
-  return dirs.filter((dir) => existsSync(dir));
 }
 
-/** What an npm install reads: the RUN line, its variables, and every package.json and the lock. */
+/**
+ * What a RUN that npm installs reads: the RUN line, its variables, every package.json and the
+ * lock, the patches, and the compiled dist folders (the production step bundles them).
+ */
 function installKey(script: string, state: StageState): string {
   const hash = createHash('sha256').update(script).update(JSON.stringify({ args: state.args, env: state.env, node: process.version }));
   const manifests = ['package.json', 'package-lock.json'];
+  const dists: string[] = [];
   for (const group of ['packages', 'services']) {
-    for (const name of existsSync(join(state.cwd, group)) ? readdirSync(join(state.cwd, group)).sort() : []) manifests.push(join(group, name, 'package.json'));
+    for (const name of existsSync(join(state.cwd, group)) ? readdirSync(join(state.cwd, group)).sort() : []) {
+      manifests.push(join(group, name, 'package.json'));
+      dists.push(join(group, name, 'dist'));
+    }
   }
   // The root package's postinstall applies patches/ to what was installed.
   const patches = existsSync(join(state.cwd, 'patches')) ? readdirSync(join(state.cwd, 'patches')).sort().map((name) => join('patches', name)) : [];
   for (const file of [...manifests, ...patches]) if (existsSync(join(state.cwd, file))) hash.update(file).update(readFileSync(join(state.cwd, file)));
+  for (const dist of dists) hashTree(hash, state.cwd, dist);
   return hash.digest('hex').slice(0, 32);
 }
 
 /**
- * A RUN, with a layer cache for npm installs like docker's: the node_modules folders an install
- * produced are kept under .cache/deploy-test, keyed by what the install reads, and linked back
- * in when nothing it reads changed. Other RUNs always run.
+ * A RUN, with a layer cache for npm installs like docker's: such a RUN writes only new folders at
+ * the stage's root (the Dockerfile's production step: its bundle); they are kept under
+ * .cache/deploy-test, keyed by what the RUN reads, and linked back in when nothing it reads
+ * changed. Other RUNs always run.
  */
 async function cachedShell(script: string, state: StageState): Promise<void> {
   if (!/\bnpm install\b/.test(script)) return shell(script, state);
@@ -206,21 +217,19 @@ async function cachedShell(script: string, state: StageState): Promise<void> {
   const layer = join(layerCache, key);
   // A layer without its tree is what a run cut off mid-install left (its work folder removed under it).
   if (existsSync(join(layer, '.complete')) && existsSync(join(layer, 'tree'))) {
-    for (const dir of nodeModulesDirs(state.cwd)) rmSync(dir, { recursive: true, force: true });
-    execFileSync('cp', ['-a', '--link', `${layer}/tree/.`, state.cwd]);
+    execFileSync('cp', ['-a', '--link', `${layer}/tree/.`, state.fs]);
     const now = new Date();
     utimesSync(layer, now, now);
     return;
   }
+  const before = new Set(readdirSync(state.fs));
   await shell(script, state);
   const staging = `${layer}.${process.pid}`;
   rmSync(staging, { recursive: true, force: true });
-  for (const dir of nodeModulesDirs(state.cwd)) {
-    const target = join(staging, 'tree', relative(state.cwd, dir));
-    mkdirSync(dirname(target), { recursive: true });
-    execFileSync('cp', ['-a', '--link', dir, target]);
+  mkdirSync(join(staging, 'tree'), { recursive: true });
+  for (const created of readdirSync(state.fs).filter((name) => !before.has(name))) {
+    execFileSync('cp', ['-a', '--link', join(state.fs, created), join(staging, 'tree', created)]);
   }
-  mkdirSync(staging, { recursive: true });
   execFileSync('touch', [join(staging, '.complete')]);
   rmSync(layer, { recursive: true, force: true });
   renameSync(staging, layer);
@@ -230,17 +239,17 @@ async function cachedShell(script: string, state: StageState): Promise<void> {
 }
 
 /** The build stage's RUN: the repository's install and compile stand in for it (see assembleImage). */
-async function buildStageRun(script: string, service: Service, state: StageState): Promise<void> {
+async function buildStageRun(script: string, state: StageState): Promise<void> {
   // The whole workspace's install: the repository's own `make install` stands for it, its
   // node_modules linked in (a later stage lends its tools, as patch-package, from there).
-  if (/^npm install\b/.test(script) && !script.includes('tsc')) {
+  if (script === 'npm install') {
     execFileSync('cp', ['-a', '--link', join(repoRoot, 'node_modules'), join(state.cwd, 'node_modules')]);
     return;
   }
-  if (!script.includes(`tsc --build "services/${service}"`)) {
-    throw new Error(`the build stage's RUNs are expected to npm install the workspace, then tsc --build "services/${service}": ${script}`);
+  if (script !== 'npx tsc --build') {
+    throw new Error(`the build stage's RUNs are expected to npm install the workspace, then tsc --build all of it: ${script}`);
   }
-  await buildService(service);
+  await buildAll();
   for (const dir of ['packages', 'services']) {
     for (const name of existsSync(join(state.cwd, dir)) ? readdirSync(join(state.cwd, dir)) : []) {
       const dist = join(repoRoot, dir, name, 'dist');
