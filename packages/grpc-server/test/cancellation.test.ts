@@ -1,7 +1,7 @@
 import { constants as h2 } from 'node:http2';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { status, type Client } from '@grpc/grpc-js';
-import { dataFrame, FRAME, grpcFrame, grpcRequestFields, headersFrame, rawHttp2, rstCode, rstStreamFrame, type RawHttp2Connection } from '../../../test/support/raw-http2.js';
+import { dataFrame, FRAME, goaway, grpcFrame, grpcRequestFields, headersFrame, rawHttp2, rstCode, rstStreamFrame, type RawHttp2Connection } from '../../../test/support/raw-http2.js';
 import { eventually } from '../../../test/support/eventually.js';
 import { CHAT, echo, ECHO, grpcClient, h2Session, outcomeOf, requestHeaders, statusOf, startTextService, type TextService } from './text-service.js';
 
@@ -33,6 +33,24 @@ describe('GrpcServer: cancellation', () => {
     }
     return id;
   }
+
+  it('should end a connection that opens and cancels 1,100 calls at once (the rapid reset, CVE-2023-44487) with GOAWAY, and keep serving others', async () => {
+    const connection = await rawHttp2(service.port);
+    try {
+      const frames: Buffer[] = [];
+      for (let id = 1; id <= 2 * 1100; id += 2) frames.push(headersFrame(id, grpcRequestFields(ECHO, service.address)), rstStreamFrame(id, h2.NGHTTP2_CANCEL));
+      await connection.send(...frames);
+      const received = await connection.waitFor((frame) => frame.type === FRAME.GOAWAY, 5000);
+      // A burst read at once meets nghttp2's own allowance (the same 1000, then 33/s) before the
+      // server sees the calls close: its GOAWAY is INTERNAL_ERROR; slower floods meet the server's
+      // (ENHANCE_YOUR_CALM 'too_many_resets').
+      expect(received === undefined ? undefined : goaway(received).code).toBe(h2.NGHTTP2_INTERNAL_ERROR);
+      expect(await connection.waitClosed(5000)).toBe(true);
+    } finally {
+      connection.destroy();
+    }
+    expect(await echo(client, 'still served')).toBe('still served');
+  });
 
   it('should never run the handler of a call reset before its END_STREAM, whatever the RST_STREAM code', async () => {
     const connection = await rawHttp2(service.port);
