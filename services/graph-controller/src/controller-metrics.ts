@@ -1,6 +1,6 @@
 import { Gauge, type Registry } from 'prom-client';
 import { counterFromZero } from '@sp/platform';
-import type { ReconcileResult } from './reconciler.js';
+import type { ReconcileResult } from './reconcile/reconciler.js';
 
 export type ReconcileOutcome = ReconcileResult | 'error';
 

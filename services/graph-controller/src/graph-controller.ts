@@ -1,19 +1,19 @@
 import type { KubeConfig, V1Service } from '@kubernetes/client-node';
 import type { Logger, ReadinessCheck, Registry, ServedApi } from '@sp/platform';
-import { createClaimIndex } from './claim-index.js';
-import { createClaimMemory } from './claim-memory.js';
+import { createClaimIndex } from './reconcile/claim-index.js';
+import { createClaimMemory } from './reconcile/claim-memory.js';
 import type { GraphControllerConfig } from './config.js';
 import { createControllerAdapters, type ControllerAdapters } from './controller-adapters.js';
 import { createControllerMetrics, registerStateGauges } from './controller-metrics.js';
-import { serviceKey } from './desired-state.js';
-import { loadKubeConfig, PooledKubeConfig } from './kube-client.js';
-import { createBackgroundEvents } from './kube-event-recorder.js';
-import { createLeaderElector } from './leader-elector.js';
-import { createOwnershipSync } from './ownership-sync.js';
-import { createReconciler, NotLeaderError } from './reconciler.js';
-import { createRegistryView } from './registry-view.js';
-import { createServiceInformer, type ServiceChange } from './service-informer.js';
-import { createWorkQueue, type Priority } from './work-queue.js';
+import { serviceKey } from './reconcile/desired-state.js';
+import { loadKubeConfig, PooledKubeConfig } from './kube/kube-client.js';
+import { createBackgroundEvents } from './kube/kube-event-recorder.js';
+import { createLeaderElector } from './kube/leader-elector.js';
+import { createOwnershipSync } from './ownership/ownership-sync.js';
+import { createReconciler, NotLeaderError } from './reconcile/reconciler.js';
+import { createRegistryView } from './registry/registry-view.js';
+import { createServiceInformer, type ServiceChange } from './informer/service-informer.js';
+import { createWorkQueue, type Priority } from './reconcile/work-queue.js';
 
 export interface GraphControllerRuntime {
   logger: Logger;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { DEFAULT_SCHEMA_CHECKER, type SchemaCheckerOptions } from './schema-checker.js';
-import { DEFAULT_SCHEMA_PUBLISHING, type SchemaPublishing } from './schema-publisher.js';
+import { DEFAULT_SCHEMA_CHECKER, type SchemaCheckerOptions } from './schemas/schema-checker.js';
+import { DEFAULT_SCHEMA_PUBLISHING, type SchemaPublishing } from './schemas/schema-publisher.js';
 import { env, operationsEnv, parseEnv, type Env, type StoreConfig } from '@sp/platform';
 
 export interface GraphRegistryConfig {

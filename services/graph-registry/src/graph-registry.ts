@@ -1,9 +1,9 @@
 import type Koa from 'koa';
 import { createKafkaPublisher, type EventPublisher, type Logger, type ReadinessCheck, type Registry } from '@sp/platform';
-import { createGraphRegistryApp, createGraphStore, storeReadiness } from './app.js';
+import { createGraphRegistryApp, createGraphStore, storeReadiness } from './http/app.js';
 import type { GraphRegistryConfig } from './config.js';
-import type { GraphStore } from './graph-store.js';
-import { createSchemaChecker } from './schema-checker.js';
+import type { GraphStore } from './graphs/graph-store.js';
+import { createSchemaChecker } from './schemas/schema-checker.js';
 
 export interface GraphRegistryRuntime {
   logger: Logger;

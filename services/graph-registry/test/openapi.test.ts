@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { GRAPH_NAME_PATTERN as NAME_PATTERN } from '@sp/platform';
-import { URL_BODY_LIMIT_BYTES } from '../src/graph-handlers.js';
-import { SCHEMA_BODY_LIMIT_BYTES } from '../src/schema-handlers.js';
+import { URL_BODY_LIMIT_BYTES } from '../src/graphs/graph-handlers.js';
+import { SCHEMA_BODY_LIMIT_BYTES } from '../src/schemas/schema-handlers.js';
 import { openapi, templateOf } from './support/openapi-contract.js';
 import { expectValidOpenApi31, operationsOf } from '../../../test/support/openapi-contract.js';
 

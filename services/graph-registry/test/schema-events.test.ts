@@ -6,7 +6,7 @@ import { sleep } from '../../../test/support/eventually.js';
 import { infra } from '../../../test/support/infra.js';
 import { collectEvents, type EventCollector } from '../../../test/support/kafka.js';
 import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
-import { DEFAULT_SCHEMA_PUBLISHING } from '../src/schema-publisher.js';
+import { DEFAULT_SCHEMA_PUBLISHING } from '../src/schemas/schema-publisher.js';
 import { client, silentLogger, startRegistry, type RunningRegistry } from './support/registry-fixture.js';
 import { schemaNumber, versionsApi } from './support/versions-client.js';
 

@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import { closeGracefully, listen } from '@sp/platform';
 import { Registry as PromRegistry } from 'prom-client';
-import { createGraphRegistryApp, createGraphStore } from '../../../graph-registry/src/app.js';
-import type { GraphStore } from '../../../graph-registry/src/graph-store.js';
+import { createGraphRegistryApp, createGraphStore } from '../../../graph-registry/src/http/app.js';
+import type { GraphStore } from '../../../graph-registry/src/graphs/graph-store.js';
 import { silentLogger } from '../../../../test/support/silent-logger.js';
 
 /** A write the registry received, and with which API key (each controller replica gets its own). */

@@ -1,9 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import { closeGracefully, createRegistry, type EventPublisher, listen, requestListener, startManagementServer, type ManagementServer, type Registry, type StoreConfig } from '@sp/platform';
 import { createGraphRegistry } from '../../src/graph-registry.js';
-import { DEFAULT_SCHEMA_CHECKER, type SchemaCheckerOptions } from '../../src/schema-checker.js';
-import { DEFAULT_SCHEMA_PUBLISHING, type SchemaPublishing } from '../../src/schema-publisher.js';
-import type { GraphStore } from '../../src/graph-store.js';
+import { DEFAULT_SCHEMA_CHECKER, type SchemaCheckerOptions } from '../../src/schemas/schema-checker.js';
+import { DEFAULT_SCHEMA_PUBLISHING, type SchemaPublishing } from '../../src/schemas/schema-publisher.js';
+import type { GraphStore } from '../../src/graphs/graph-store.js';
 import { silentLogger as quietLogger } from '../../../../test/support/silent-logger.js';
 import { assertDocumented } from './openapi-contract.js';
 import { Redis } from 'ioredis';

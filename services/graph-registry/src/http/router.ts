@@ -1,11 +1,11 @@
 import { Router, type RouterMiddleware } from '@koa/router';
 import { byMethod } from '@sp/platform';
-import type { GraphStore } from './graph-store.js';
-import { deleteGraph, getGraph, listGraphs, putGraph } from './graph-handlers.js';
-import type { SchemaChecker } from './schema-checker.js';
-import { getSchema, putSchema } from './schema-handlers.js';
-import type { SchemaPublisher } from './schema-publisher.js';
-import { diffVersions, getVersion, listVersions, rollback } from './schema-version-handlers.js';
+import type { GraphStore } from '../graphs/graph-store.js';
+import { deleteGraph, getGraph, listGraphs, putGraph } from '../graphs/graph-handlers.js';
+import type { SchemaChecker } from '../schemas/schema-checker.js';
+import { getSchema, putSchema } from '../schemas/schema-handlers.js';
+import type { SchemaPublisher } from '../schemas/schema-publisher.js';
+import { diffVersions, getVersion, listVersions, rollback } from '../schemas/schema-version-handlers.js';
 
 const health: RouterMiddleware = (ctx) => {
   ctx.body = { status: 'ok' };

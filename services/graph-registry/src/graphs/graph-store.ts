@@ -1,4 +1,4 @@
-import type { SchemaVersions } from './schema-versions.js';
+import type { SchemaVersions } from '../schemas/schema-versions.js';
 
 /**
  * Where graph URLs and the schema are kept. Implementations: redis-graph-store (the real one,

@@ -1,5 +1,5 @@
 import { LIST_PAGE_SIZE, type GraphStore } from './graph-store.js';
-import { createMemorySchemaVersions } from './memory-schema-versions.js';
+import { createMemorySchemaVersions } from '../schemas/memory-schema-versions.js';
 
 /**
  * Graphs in this process' memory: lost on restart and not shared between replicas, so only

@@ -1,5 +1,5 @@
 import type { V1Service } from '@kubernetes/client-node';
-import { serviceKey } from './desired-state.js';
+import { serviceKey } from '../reconcile/desired-state.js';
 
 /** `namespace/name` → resourceVersion, as a list returned them. */
 export type Listed = ReadonlyMap<string, string | undefined>;

@@ -4,10 +4,10 @@ import type { GraphAnnotation } from './annotations.js';
 import type { ClaimIndex } from './claim-index.js';
 import type { ClaimMemory } from './claim-memory.js';
 import { planName, resolveClaims, type GraphClaim, type NameAction } from './desired-state.js';
-import type { EventRecorder } from './kube-event-recorder.js';
-import type { GraphRegistryClient } from './graph-registry-client.js';
-import type { OwnershipRecords } from './ownership-records.js';
-import { UNKNOWN, type RegistryView } from './registry-view.js';
+import type { EventRecorder } from '../kube/kube-event-recorder.js';
+import type { GraphRegistryClient } from '../registry/graph-registry-client.js';
+import type { OwnershipRecords } from '../ownership/ownership-records.js';
+import { UNKNOWN, type RegistryView } from '../registry/registry-view.js';
 
 /** How a reconcile ended (the `result` label of graph_controller_reconciles_total, with `error`). */
 export type ReconcileResult = 'registered' | 'deleted' | 'unchanged' | 'conflict' | 'invalid';

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { CoreV1Api, KubeConfig, V1ConfigMap } from '@kubernetes/client-node';
 import type { Logger } from '@sp/platform';
-import { apiStatus, withTimeout } from './kube-client.js';
-import { listPaged } from './kube-request.js';
+import { apiStatus, withTimeout } from '../kube/kube-client.js';
+import { listPaged } from '../kube/kube-request.js';
 
 /** A name this controller registered: which Service's claim, and the URL it wrote. */
 export interface OwnedName {

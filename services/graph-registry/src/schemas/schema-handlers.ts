@@ -1,8 +1,8 @@
 import type { RouterMiddleware } from '@koa/router';
 import type Koa from 'koa';
 import { notFound } from '@sp/platform';
-import type { GraphStore } from './graph-store.js';
-import { readTextBody } from './request-body.js';
+import type { GraphStore } from '../graphs/graph-store.js';
+import { readTextBody } from '../http/request-body.js';
 import { keyFingerprint, type PublishOutcome, type PublishRequest, type SchemaPublisher } from './schema-publisher.js';
 
 /** Largest accepted body of `POST /schema`: 1 MiB. */

@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import { Watch, type KubeConfig } from '@kubernetes/client-node';
-import { kubeGet, type Query } from './kube-request.js';
+import { kubeGet, type Query } from '../kube/kube-request.js';
 
 type WatchCallback = (phase: string, apiObj: unknown, watchObj?: unknown) => void;
 type DoneCallback = (err: unknown) => void;

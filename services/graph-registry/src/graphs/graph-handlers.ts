@@ -4,7 +4,7 @@ import { notFound } from '@sp/platform';
 import type { GraphStore } from './graph-store.js';
 import { parseGraphUrl } from './graph-url.js';
 import { validateName } from './names.js';
-import { readTextBody } from './request-body.js';
+import { readTextBody } from '../http/request-body.js';
 
 /** Largest accepted body of `POST /{name}`: 64 KiB. */
 export const URL_BODY_LIMIT_BYTES = 64 * 1024;

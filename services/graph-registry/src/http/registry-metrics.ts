@@ -1,5 +1,5 @@
 import { Gauge, type Registry } from 'prom-client';
-import type { GraphStore } from './graph-store.js';
+import type { GraphStore } from '../graphs/graph-store.js';
 
 /**
  * Gauges read from the store when scraped, so they hold what every replica wrote. While the

@@ -1,5 +1,5 @@
 import type { V1Service } from '@kubernetes/client-node';
-import { ANNOTATIONS } from './annotations.js';
+import { ANNOTATIONS } from '../reconcile/annotations.js';
 
 const GRAPH_ANNOTATION_PREFIX = 'graph-registry.io/';
 

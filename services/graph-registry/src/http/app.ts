@@ -1,12 +1,12 @@
 import type Koa from 'koa';
 import { connectRedis, createHttpApp, parseRedisUrl, notFound, requireApiKey, type EventPublisher, type Logger, type ReadinessCheck, type Registry, type StoreConfig } from '@sp/platform';
-import type { GraphStore } from './graph-store.js';
-import { createMemoryGraphStore } from './memory-graph-store.js';
-import { createRedisGraphStore } from './redis-graph-store.js';
+import type { GraphStore } from '../graphs/graph-store.js';
+import { createMemoryGraphStore } from '../graphs/memory-graph-store.js';
+import { createRedisGraphStore } from '../graphs/redis-graph-store.js';
 import { registerGraphMetrics } from './registry-metrics.js';
 import { createRouter } from './router.js';
-import { createLazySchemaChecker, type SchemaChecker } from './schema-checker.js';
-import { createSchemaPublisher, DEFAULT_SCHEMA_PUBLISHING, type SchemaPublishing } from './schema-publisher.js';
+import { createLazySchemaChecker, type SchemaChecker } from '../schemas/schema-checker.js';
+import { createSchemaPublisher, DEFAULT_SCHEMA_PUBLISHING, type SchemaPublishing } from '../schemas/schema-publisher.js';
 
 export interface GraphRegistryDeps {
   store: GraphStore;

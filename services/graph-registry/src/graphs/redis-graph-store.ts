@@ -2,7 +2,7 @@ import { Cluster, type Redis } from 'ioredis';
 import { createRedisStoreBase, logRedisConnectionState, type Logger, type RedisRun } from '@sp/platform';
 import { LIST_PAGE_SIZE, type GraphStore } from './graph-store.js';
 import { isGraphName } from './names.js';
-import { createRedisSchemaVersions, SCHEMA_HISTORY_KEYS } from './redis-schema-versions.js';
+import { createRedisSchemaVersions, SCHEMA_HISTORY_KEYS } from '../schemas/redis-schema-versions.js';
 
 /**
  * Records exactly as the specification names them: `graph:{name}` (URL text) and `graph:schema`;

@@ -1,9 +1,9 @@
 import { ListWatch, VersionApi, type KubeConfig, type V1Service } from '@kubernetes/client-node';
 import { backoffDelay, type Logger } from '@sp/platform';
 import { firstMissed } from './cache-check.js';
-import { serviceKey } from './desired-state.js';
-import { apiStatus, withTimeout } from './kube-client.js';
-import { listPaged } from './kube-request.js';
+import { serviceKey } from '../reconcile/desired-state.js';
+import { apiStatus, withTimeout } from '../kube/kube-client.js';
+import { listPaged } from '../kube/kube-request.js';
 import { projectService } from './service-projection.js';
 import { WatchdogWatch } from './watchdog-watch.js';
 

@@ -1,7 +1,7 @@
 import type { Logger } from '@sp/platform';
-import type { ClaimIndex } from './claim-index.js';
-import type { ClaimMemory } from './claim-memory.js';
-import { compareClaims, type GraphClaim } from './desired-state.js';
+import type { ClaimIndex } from '../reconcile/claim-index.js';
+import type { ClaimMemory } from '../reconcile/claim-memory.js';
+import { compareClaims, type GraphClaim } from '../reconcile/desired-state.js';
 import type { OwnedName, OwnershipRecords } from './ownership-records.js';
 
 export interface OwnershipSyncDeps {
