@@ -27,7 +27,7 @@ export interface GraphRegistry {
 }
 
 /** What the root reads of the configuration: the listeners are serveHttp's. */
-export type GraphRegistrySettings = Pick<GraphRegistryConfig, 'store' | 'apiKeys' | 'schemaChecker' | 'schemaPublishing' | 'brokers'>;
+export type GraphRegistrySettings = Pick<GraphRegistryConfig, 'store' | 'apiKeys' | 'schemaChecker' | 'schemaPublishing' | 'brokers'> & Partial<Pick<GraphRegistryConfig, 'federation' | 'cdn'>>;
 
 /**
  * The graph registry's composition root: the store and the Kafka publisher the configuration
@@ -51,6 +51,8 @@ export function createGraphRegistry(config: GraphRegistrySettings, runtime: Grap
     schemaPublishing: config.schemaPublishing,
     ...(events === undefined ? {} : { events }),
     apiKeys: config.apiKeys,
+    ...(config.federation === undefined ? {} : { federation: config.federation }),
+    ...(config.cdn === undefined ? {} : { cdn: config.cdn }),
     logger,
     registry,
   });

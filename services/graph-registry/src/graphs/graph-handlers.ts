@@ -1,6 +1,9 @@
 import { Readable } from 'node:stream';
 import type { RouterMiddleware } from '@koa/router';
 import { notFound } from '@sp/platform';
+import type { SupergraphComposer } from '../federation/supergraph-composer.js';
+import { NOT_COMPOSABLE, publisherOf, REJECTED } from '../schemas/schema-handlers.js';
+import type { SchemaPolicy } from '../schemas/schema-publisher.js';
 import type { GraphStore } from './graph-store.js';
 import { parseGraphUrl } from './graph-url.js';
 import { validateName } from './names.js';
@@ -54,20 +57,44 @@ export function getGraph(store: GraphStore): RouterMiddleware {
     });
 }
 
-/** `POST /{name}`: stores (or replaces) the URL sent as text/plain; 204. */
-export function putGraph(store: GraphStore): RouterMiddleware {
+/**
+ * `POST /{name}`: stores (or replaces) the URL sent as text/plain; 204. The URL is the routing URL
+ * of the graph's subgraph: when the graph is one, the supergraph is composed again with it.
+ */
+export function putGraph(store: GraphStore, composer: SupergraphComposer): RouterMiddleware {
   return async (ctx) => {
     const name = validateName(ctx.params.name);
     const url = parseGraphUrl(await readTextBody(ctx, { limitBytes: URL_BODY_LIMIT_BYTES, types: URL_MEDIA_TYPES }));
-    await store.setUrl(name, url);
+    await composer.recompose(name, 'url', { publisher: publisherOf(ctx).publisher, rejectBreaking: false, write: () => store.setUrl(name, url) });
     ctx.status = 204;
   };
 }
 
-/** `DELETE /{name}`: 204 when removed, 404 when the name was not registered. */
-export function deleteGraph(store: GraphStore): RouterMiddleware {
+/**
+ * `DELETE /{name}`: 204 when removed, 404 when the name was not registered. A subgraph leaves the
+ * supergraph first: when the others no longer compose without it, or (under `reject-breaking`,
+ * without the override) its removal breaks the public API, 409 and nothing is removed.
+ */
+export function deleteGraph(store: GraphStore, composer: SupergraphComposer, policy: SchemaPolicy): RouterMiddleware {
   return async (ctx) => {
-    if (!(await store.deleteUrl(validateName(ctx.params.name)))) throw notFound();
+    const name = validateName(ctx.params.name);
+    const { publisher, allowBreaking } = publisherOf(ctx);
+    let removed = false;
+    const write = async (): Promise<void> => {
+      removed = await store.deleteUrl(name);
+    };
+    const outcome = await composer.recompose(name, 'remove', { publisher, rejectBreaking: policy === 'reject-breaking' && !allowBreaking, write });
+    if (outcome.outcome === 'not-composable') {
+      ctx.status = 409;
+      ctx.body = { error: `${NOT_COMPOSABLE} without ${name}`, errors: outcome.errors };
+      return;
+    }
+    if (outcome.outcome === 'rejected') {
+      ctx.status = 409;
+      ctx.body = { error: REJECTED, report: outcome.report };
+      return;
+    }
+    if (!removed) throw notFound();
     ctx.status = 204;
   };
 }

@@ -1,3 +1,4 @@
+import type { FederationStore } from '../federation/federation-store.js';
 import type { SchemaVersions } from '../schemas/schema-versions.js';
 
 /**
@@ -25,6 +26,8 @@ export interface GraphStore {
   setSchema(sdl: string): Promise<void>;
   /** The schema's versions; each append also sets the current schema. */
   readonly versions: SchemaVersions;
+  /** The subgraph schemas of the graphs and the supergraph composed from them. */
+  readonly federation: FederationStore;
   /** Size of the stored schema in bytes, 0 when none (for metrics). */
   schemaBytes(): Promise<number>;
   /** Readiness: rejects when the backend is unusable. */

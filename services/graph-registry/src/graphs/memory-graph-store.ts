@@ -1,3 +1,4 @@
+import { createMemoryFederationStore } from '../federation/memory-federation-store.js';
 import { LIST_PAGE_SIZE, type GraphStore } from './graph-store.js';
 import { createMemorySchemaVersions } from '../schemas/memory-schema-versions.js';
 
@@ -17,6 +18,7 @@ export function createMemoryGraphStore(): GraphStore {
   return {
     name: 'memory',
     versions,
+    federation: createMemoryFederationStore(),
     getUrl: (name) => Promise.resolve(graphs.get(name)),
     setUrl(name, url) {
       graphs.set(name, url);

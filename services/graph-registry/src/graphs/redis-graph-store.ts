@@ -1,5 +1,6 @@
 import { Cluster, type Redis } from 'ioredis';
 import { createRedisStoreBase, logRedisConnectionState, type Logger, type RedisRun } from '@sp/platform';
+import { createRedisFederationStore } from '../federation/redis-federation-store.js';
 import { LIST_PAGE_SIZE, type GraphStore } from './graph-store.js';
 import { isGraphName } from './names.js';
 import { createRedisSchemaVersions, SCHEMA_HISTORY_KEYS } from '../schemas/redis-schema-versions.js';
@@ -60,6 +61,7 @@ export function createRedisGraphStore(redis: Redis | Cluster, logger: Logger): G
   return {
     name: 'redis',
     versions: createRedisSchemaVersions(redis, run),
+    federation: createRedisFederationStore(redis, run),
     getUrl: (name) => run(() => redis.get(PREFIX + name)).then(orUndefined),
     async setUrl(name, url) {
       await run(() => redis.set(PREFIX + name, url));

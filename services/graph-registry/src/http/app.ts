@@ -5,8 +5,11 @@ import { createMemoryGraphStore } from '../graphs/memory-graph-store.js';
 import { createRedisGraphStore } from '../graphs/redis-graph-store.js';
 import { registerGraphMetrics } from './registry-metrics.js';
 import { createRouter } from './router.js';
+import { createArtifactHandler, type CdnSettings } from '../cdn/artifact-handler.js';
+import { createSupergraphComposer, DEFAULT_FEDERATION, type FederationSettings } from '../federation/supergraph-composer.js';
 import { createLazySchemaChecker, type SchemaChecker } from '../schemas/schema-checker.js';
 import { createSchemaPublisher, DEFAULT_SCHEMA_PUBLISHING, type SchemaPublishing } from '../schemas/schema-publisher.js';
+import { ownSchemaSubject } from '../schemas/schema-subject.js';
 
 export interface GraphRegistryDeps {
   store: GraphStore;
@@ -16,6 +19,10 @@ export interface GraphRegistryDeps {
   schemaPublishing?: SchemaPublishing;
   /** Where SchemaPublishedEvent goes; without one, versions are published without events. */
   events?: EventPublisher;
+  /** Retention and bounds of subgraph schemas and supergraph versions; DEFAULT_FEDERATION by default. */
+  federation?: FederationSettings;
+  /** The CDN's read-only keys and target; without them every CDN key is refused. */
+  cdn?: CdnSettings;
   /** Accepted values of X-Api-Key. */
   apiKeys: readonly string[];
   logger: Logger;
@@ -44,14 +51,19 @@ export function createGraphRegistryApp(deps: GraphRegistryDeps): Koa {
   const app = createHttpApp({ logger: deps.logger, registry: deps.registry });
   const authenticate = requireApiKey(deps.apiKeys);
   const checker = deps.schemaChecker ?? createLazySchemaChecker();
-  const publisher = createSchemaPublisher({
-    versions: deps.store.versions,
-    checker,
-    settings: deps.schemaPublishing ?? DEFAULT_SCHEMA_PUBLISHING,
-    logger: deps.logger,
-    ...(deps.events === undefined ? {} : { events: deps.events }),
+  const settings = deps.schemaPublishing ?? DEFAULT_SCHEMA_PUBLISHING;
+  const publisher = createSchemaPublisher({ settings, logger: deps.logger, ...(deps.events === undefined ? {} : { events: deps.events }) });
+  const composer = createSupergraphComposer({ store: deps.store.federation, graphs: deps.store, checker, settings: deps.federation ?? DEFAULT_FEDERATION, logger: deps.logger });
+  const router = createRouter({
+    store: deps.store,
+    ownSchema: ownSchemaSubject(deps.store.versions, checker, settings.keep),
+    composer,
+    publisher,
+    policy: settings.policy,
+    authenticate,
+    artifacts: createArtifactHandler(deps.store.federation, deps.cdn ?? { keys: [], target: 'default' }),
   });
-  app.use(createRouter({ store: deps.store, checker, publisher, authenticate }).routes());
+  app.use(router.routes());
   // A path that is none of the routes: still 401 without a key, then 404.
   app.use(authenticate);
   app.use(() => {

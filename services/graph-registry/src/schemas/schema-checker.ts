@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { AppError, type SchemaChangeReport } from '@sp/platform';
-import type { SchemaJob, SchemaJobResult } from './schema-job.js';
+import type { ComposedArtifacts, CompositionError, SchemaJob, SchemaJobResult, SubgraphInput } from './schema-job.js';
 import { emptyReport } from './schema-changes.js';
 import type { SdlProblem } from './schema-sdl.js';
 
@@ -9,13 +9,21 @@ export interface SchemaCheckerOptions {
   workers: number;
   /** Longest a worker may spend on one schema; past it the worker is stopped and the request answered 422. */
   timeBudgetMs: number;
+  /** Longest a worker may spend on one composition (O(total SDL of every subgraph)); past it, 422 as well. */
+  compositionBudgetMs: number;
   /** Schemas waiting for a worker; past it a request is answered 503 with Retry-After. */
   maxQueued: number;
   /** Heap of one worker; a schema needing more is answered 422. */
   maxMemoryMb: number;
 }
 
-export const DEFAULT_SCHEMA_CHECKER: SchemaCheckerOptions = { workers: 1, timeBudgetMs: 1000, maxQueued: 8, maxMemoryMb: 512 };
+export const DEFAULT_SCHEMA_CHECKER: SchemaCheckerOptions = { workers: 1, timeBudgetMs: 1000, compositionBudgetMs: 10_000, maxQueued: 8, maxMemoryMb: 512 };
+
+/** What a composition led to (federation/composition.ts, in the worker). */
+export type CompositionOutcome =
+  | { kind: 'invalid'; problems: SdlProblem[] }
+  | { kind: 'not-composable'; errors: CompositionError[] }
+  | { kind: 'composed'; artifacts: ComposedArtifacts; report: SchemaChangeReport };
 
 /** Checks schemas off the event loop. */
 export interface SchemaChecker {
@@ -23,6 +31,13 @@ export interface SchemaChecker {
   check(sdl: string): Promise<SdlProblem[]>;
   /** The problems of `sdl` and, when there are none, its changes since `previous` (an empty report without one). */
   compare(sdl: string, previous: string | undefined): Promise<{ problems: SdlProblem[]; report: SchemaChangeReport }>;
+  /**
+   * Composes the subgraphs (`checked` names the one being published, whose syntax errors are its
+   * own problems) and compares the public API with `previousApi`; under the composition budget.
+   */
+  compose(subgraphs: SubgraphInput[], previousApi: string | undefined, checked: string): Promise<CompositionOutcome>;
+  /** The changes between two SDLs of one subgraph (each composed alone). */
+  subgraphDiff(name: string, before: string, after: string): Promise<SchemaChangeReport>;
   close(): Promise<void>;
 }
 
@@ -98,8 +113,10 @@ class Lane {
     if (!this.ready || this.running !== undefined) return;
     const pending = this.next();
     if (pending === undefined) return;
-    const budget = this.options.timeBudgetMs;
-    const timer = setTimeout(() => this.replace(schemaTooComplex(`checking it takes longer than ${budget} ms`)), budget);
+    const composing = pending.job.kind !== 'check';
+    const budget = composing ? this.options.compositionBudgetMs : this.options.timeBudgetMs;
+    const what = composing ? 'composing it' : 'checking it';
+    const timer = setTimeout(() => this.replace(schemaTooComplex(`${what} takes longer than ${budget} ms`)), budget);
     this.running = { pending, timer };
     this.worker.postMessage(pending.job);
   }
@@ -122,6 +139,8 @@ export function createLazySchemaChecker(options: SchemaCheckerOptions = DEFAULT_
   return {
     check: (sdl) => (checker ??= createSchemaChecker(options)).check(sdl),
     compare: (sdl, previous) => (checker ??= createSchemaChecker(options)).compare(sdl, previous),
+    compose: (subgraphs, previousApi, checked) => (checker ??= createSchemaChecker(options)).compose(subgraphs, previousApi, checked),
+    subgraphDiff: (name, before, after) => (checker ??= createSchemaChecker(options)).subgraphDiff(name, before, after),
     close: () => checker?.close() ?? Promise.resolve(),
   };
 }
@@ -142,16 +161,28 @@ export function createSchemaChecker(options: SchemaCheckerOptions = DEFAULT_SCHE
       for (const lane of lanes) lane.pump();
     });
   };
-  const checked = async (job: SchemaJob): Promise<{ problems: SdlProblem[]; report?: SchemaChangeReport }> => {
+  const answered = async (job: SchemaJob): Promise<Exclude<SchemaJobResult, { kind: 'ready' | 'too-complex' }>> => {
     const result = await run(job);
     if (result.kind === 'too-complex') throw schemaTooComplex(result.message);
+    if (result.kind === 'ready') throw new Error('schema worker answered ready to a job');
+    return result;
+  };
+  const checked = async (job: SchemaJob): Promise<{ problems: SdlProblem[]; report?: SchemaChangeReport }> => {
+    const result = await answered(job);
     return result.kind === 'checked' ? result : { problems: [] };
   };
   return {
-    check: async (sdl) => (await checked({ sdl })).problems,
+    check: async (sdl) => (await checked({ kind: 'check', sdl })).problems,
     async compare(sdl, previous) {
-      const { problems, report } = await checked(previous === undefined ? { sdl } : { sdl, previous });
+      const { problems, report } = await checked(previous === undefined ? { kind: 'check', sdl } : { kind: 'check', sdl, previous });
       return { problems, report: report ?? emptyReport() };
+    },
+    async compose(subgraphs, previousApi, checkedName) {
+      const result = await answered({ kind: 'compose', subgraphs, checked: checkedName, ...(previousApi === undefined ? {} : { previousApi }) });
+      return result.kind === 'checked' ? { kind: 'invalid', problems: result.problems } : result;
+    },
+    async subgraphDiff(name, before, after) {
+      return (await checked({ kind: 'subgraph-diff', name, before, after })).report ?? emptyReport();
     },
     async close() {
       for (const pending of queue.splice(0)) pending.reject(new AppError(503, 'unavailable', 'shutting down'));

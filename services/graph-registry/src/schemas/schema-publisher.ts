@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
 import { schemaPublishedEvent, type EventPublisher, type Logger, type SchemaChangeReport, type SchemaVersionInfo } from '@sp/platform';
 import { emptyReport } from './schema-changes.js';
-import { schemaChecksBusy, type SchemaChecker } from './schema-checker.js';
+import { schemaChecksBusy } from './schema-checker.js';
+import type { CompositionError } from './schema-job.js';
 import type { SdlProblem } from './schema-sdl.js';
-import { infoOf, type LatestSchema, type SchemaVersions } from './schema-versions.js';
+import type { ComposedRef, SchemaSubject } from './schema-subject.js';
+import { infoOf, type LatestSchema } from './schema-versions.js';
 
 /** `allow`: publish and report; `reject-breaking`: refuse breaking changes unless overridden. */
 export type SchemaPolicy = 'allow' | 'reject-breaking';
@@ -30,8 +32,10 @@ export interface PublishRequest {
 
 export type PublishOutcome =
   | { outcome: 'invalid'; problems: SdlProblem[] }
-  /** A new version. */
-  | { outcome: 'created'; version: SchemaVersionInfo; report: SchemaChangeReport }
+  /** A subgraph's schema that does not compose with the others: nothing stored. */
+  | { outcome: 'not-composable'; baseVersion: number | null; errors: CompositionError[] }
+  /** A new version (and, for a subgraph, the supergraph version composed with it). */
+  | { outcome: 'created'; version: SchemaVersionInfo; report: SchemaChangeReport; composed?: ComposedRef }
   /** The SDL is the newest version's already: nothing stored. */
   | { outcome: 'unchanged'; version: SchemaVersionInfo; report: SchemaChangeReport }
   | { outcome: 'dry-run'; baseVersion: number | null; unchanged: boolean; report: SchemaChangeReport }
@@ -39,7 +43,7 @@ export type PublishOutcome =
   | { outcome: 'rejected'; baseVersion: number | null; report: SchemaChangeReport };
 
 export interface SchemaPublisher {
-  publish(request: PublishRequest): Promise<PublishOutcome>;
+  publish(subject: SchemaSubject, request: PublishRequest): Promise<PublishOutcome>;
 }
 
 export const sha256Hex = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
@@ -49,12 +53,8 @@ export const keyFingerprint = (key: string): string => `key:${sha256Hex(key).sli
 
 /** Attempts of one publish against other replicas' publishes before it is answered 503. */
 const MAX_ATTEMPTS = 20;
-/** Publishes waiting for this process' previous ones; past it a publish is answered 503. */
-const MAX_WAITING = 64;
 
 export interface SchemaPublisherDeps {
-  versions: SchemaVersions;
-  checker: SchemaChecker;
   settings: SchemaPublishing;
   /** Where SchemaPublishedEvent goes; none: no events. */
   events?: EventPublisher;
@@ -62,29 +62,28 @@ export interface SchemaPublisherDeps {
 }
 
 /**
- * Publishes schemas as versions: checked and compared with the newest version off the event
- * loop, then appended with a compare-and-set on the newest number. Publishes of this process
- * run one at a time (so their events leave in version order); one that loses the race to another
- * replica is compared again with the version that won, so every report is against the version
- * it really follows.
+ * Publishes schemas as versions of their subject (schema-subject.ts: the registry's own schema or
+ * a subgraph's): checked and compared with the newest version off the event loop, then stored
+ * with a compare-and-set on the newest number. Publishes a subject could race with run one at a
+ * time (`exclusive`); one that loses the race to another replica is compared again with the
+ * version that won, so every report is against the version it really follows.
  */
 export function createSchemaPublisher(deps: SchemaPublisherDeps): SchemaPublisher {
-  let queue: Promise<unknown> = Promise.resolve();
-
-  async function announce(version: SchemaVersionInfo): Promise<void> {
+  async function announce(subject: SchemaSubject, version: SchemaVersionInfo, composed: ComposedRef | undefined): Promise<void> {
     if (deps.events === undefined) return;
     const { version: number, sha256, previousVersion, rollbackOf, publishedAt, publisher, counts } = version;
+    const subgraph = subject.graph === null ? {} : { graph: subject.graph, ...(composed === undefined ? {} : { supergraphVersion: composed.version }) };
     try {
-      await deps.events.publish(deps.settings.topic, schemaPublishedEvent({ version: number, sha256, previousVersion, rollbackOf, publishedAt, publisher, changes: counts }));
+      await deps.events.publish(deps.settings.topic, schemaPublishedEvent({ version: number, sha256, previousVersion, rollbackOf, publishedAt, publisher, changes: counts, ...subgraph }));
     } catch (err) {
-      deps.logger.error({ err, version: number }, 'SchemaPublishedEvent not published; the version is stored');
+      deps.logger.error({ err, version: number, graph: subject.graph }, 'SchemaPublishedEvent not published; the version is stored');
     }
   }
 
   /** The newest version itself when `sha256` is its SDL's (an idempotent re-publish). */
-  async function unchangedVersion(latest: LatestSchema, sha256: string): Promise<SchemaVersionInfo | undefined> {
+  async function unchangedVersion(subject: SchemaSubject, latest: LatestSchema, sha256: string): Promise<SchemaVersionInfo | undefined> {
     if (latest.version === 0 || latest.sdl === undefined || sha256Hex(latest.sdl) !== sha256) return undefined;
-    const stored = await deps.versions.get(latest.version);
+    const stored = await subject.history.get(latest.version);
     return stored === undefined ? undefined : infoOf(stored);
   }
 
@@ -96,13 +95,15 @@ export function createSchemaPublisher(deps: SchemaPublisherDeps): SchemaPublishe
     return refused ? { outcome: 'rejected', baseVersion, report } : undefined;
   }
 
-  /** One try: undefined when another publish appended first, so the schema must be compared again. */
-  async function attempt(request: PublishRequest, sha256: string): Promise<PublishOutcome | undefined> {
-    const latest = await deps.versions.latest();
-    const unchanged = request.dryRun ? undefined : await unchangedVersion(latest, sha256);
+  /** One try: undefined when another publish stored first, so the schema must be compared again. */
+  async function attempt(subject: SchemaSubject, request: PublishRequest, sha256: string): Promise<PublishOutcome | undefined> {
+    const latest = await subject.history.latest();
+    const unchanged = request.dryRun ? undefined : await unchangedVersion(subject, latest, sha256);
     if (unchanged !== undefined) return { outcome: 'unchanged', version: unchanged, report: emptyReport() };
-    const { problems, report } = await deps.checker.compare(request.sdl, latest.sdl);
-    if (problems.length > 0) return { outcome: 'invalid', problems };
+    const evaluation = await subject.evaluate(request.sdl, latest, request.publisher);
+    if (evaluation.kind === 'invalid') return { outcome: 'invalid', problems: evaluation.problems };
+    if (evaluation.kind === 'not-composable') return { outcome: 'not-composable', baseVersion: latest.version === 0 ? null : latest.version, errors: evaluation.errors };
+    const { report } = evaluation;
     const early = verdict(request, latest, report);
     if (early !== undefined) return early;
     const entry = {
@@ -116,31 +117,24 @@ export function createSchemaPublisher(deps: SchemaPublisherDeps): SchemaPublishe
       sdl: request.sdl,
       report,
     };
-    if (!(await deps.versions.append(latest.version, entry, deps.settings.keep))) return undefined;
+    const stored = await evaluation.store(entry);
+    if (stored === undefined) return undefined;
     const version = infoOf(entry);
-    await announce(version);
-    return { outcome: 'created', version, report };
+    await announce(subject, version, stored.composed);
+    return { outcome: 'created', version, report, ...(stored.composed === undefined ? {} : { composed: stored.composed }) };
   }
 
-  async function publishNow(request: PublishRequest): Promise<PublishOutcome> {
+  async function publishNow(subject: SchemaSubject, request: PublishRequest): Promise<PublishOutcome> {
     const sha256 = sha256Hex(request.sdl);
     for (let i = 0; i < MAX_ATTEMPTS; i += 1) {
-      const outcome = await attempt(request, sha256);
+      const outcome = await attempt(subject, request, sha256);
       if (outcome !== undefined) return outcome;
     }
     throw schemaChecksBusy();
   }
 
-  let waiting = 0;
   return {
-    publish(request) {
-      // A dry run writes nothing: it needs no turn.
-      if (request.dryRun) return publishNow(request);
-      if (waiting >= MAX_WAITING) return Promise.reject(schemaChecksBusy());
-      waiting += 1;
-      const result = queue.then(() => publishNow(request)).finally(() => (waiting -= 1));
-      queue = result.catch(() => undefined);
-      return result;
-    },
+    // A dry run writes nothing: it needs no turn.
+    publish: (subject, request) => (request.dryRun ? publishNow(subject, request) : subject.exclusive(() => publishNow(subject, request))),
   };
 }

@@ -42,7 +42,7 @@ export class SchemaTooComplex extends Error {
 /** Thrown by a rule's error report past `maxProblems`: stops the SDL validation there. */
 class ProblemLimitReached extends Error {}
 
-function problemOf(error: GraphQLError): SdlProblem {
+export function problemOf(error: GraphQLError): SdlProblem {
   return { message: error.message, locations: (error.locations ?? []).map(({ line, column }) => ({ line, column })) };
 }
 
@@ -60,7 +60,7 @@ function executableDefinitions(document: DocumentNode): SdlProblem[] {
 const TOKEN_LIMIT_MESSAGE = /Document contains more than \d+ tokens/;
 
 /** The document, parsed with graphql-js; SchemaTooComplex past the token or definition limit. */
-function parseSdl(sdl: string): DocumentNode {
+export function parseSdl(sdl: string): DocumentNode {
   let document: DocumentNode;
   try {
     document = parse(sdl, { maxTokens: SCHEMA_LIMITS.maxTokens });

@@ -1,60 +1,70 @@
 import type { RouterMiddleware } from '@koa/router';
+import type Koa from 'koa';
 import { badRequest, notFound, readBody } from '@sp/platform';
-import type { SchemaChecker } from './schema-checker.js';
-import { answerPublish, publisherOf } from './schema-handlers.js';
+import { answerPublish, publisherOf, type SubjectOf } from './schema-handlers.js';
 import type { SchemaPublisher } from './schema-publisher.js';
-import type { SchemaVersions, StoredSchemaVersion } from './schema-versions.js';
+import type { SchemaHistory, StoredSchemaVersion } from './schema-versions.js';
 
 const VERSION_NUMBER = /^[1-9][0-9]{0,8}$/;
 const DEFAULT_PAGE = 20;
 const MAX_PAGE = 100;
 
 /** A version number from a path or query parameter (1 to 999 999 999), or a 400 naming it. */
-function versionNumber(value: unknown, name: string): number {
+export function versionNumber(value: unknown, name: string): number {
   if (typeof value !== 'string' || !VERSION_NUMBER.test(value)) throw badRequest(`${name} must be a version number (a positive integer)`);
   return Number(value);
 }
 
-function pageSize(value: unknown): number {
+/** `limit` of a listing: 20 when absent, 1 to 100, else a 400. */
+export function pageSize(value: unknown): number {
   if (value === undefined) return DEFAULT_PAGE;
   const limit = typeof value === 'string' && /^[0-9]{1,3}$/.test(value) ? Number(value) : 0;
   if (limit < 1 || limit > MAX_PAGE) throw badRequest(`limit must be an integer from 1 to ${MAX_PAGE}`);
   return limit;
 }
 
-async function stored(versions: SchemaVersions, version: number): Promise<StoredSchemaVersion> {
+async function stored(versions: SchemaHistory, version: number): Promise<StoredSchemaVersion> {
   const entry = await versions.get(version);
   if (entry === undefined) throw notFound(`no schema version ${version}`);
   return entry;
 }
 
-/** `GET /schema/versions?limit=&before=`: versions newest first, without SDL; `next` pages on. */
-export function listVersions(versions: SchemaVersions): RouterMiddleware {
+/**
+ * A page of a version listing, newest first: `read(before, n)` is asked for one more than the
+ * page so that `next` (the path of the following page, under `path`) is known.
+ */
+export async function versionPage<T extends { version: number }>(ctx: Koa.Context, path: string, read: (before: number | undefined, limit: number) => Promise<T[]>): Promise<{ versions: T[]; next: string | null }> {
+  const limit = pageSize(ctx.query.limit);
+  const before = ctx.query.before === undefined ? undefined : versionNumber(ctx.query.before, 'before');
+  const page = await read(before, limit + 1);
+  const shown = page.slice(0, limit);
+  const last = shown[shown.length - 1];
+  return { versions: shown, next: page.length > limit && last !== undefined ? `${path}?limit=${limit}&before=${last.version}` : null };
+}
+
+/** `GET /schema/versions?limit=&before=` (and a subgraph's): versions newest first, without SDL; `next` pages on. */
+export function listVersions(subjectOf: SubjectOf): RouterMiddleware {
   return async (ctx) => {
-    const limit = pageSize(ctx.query.limit);
-    const before = ctx.query.before === undefined ? undefined : versionNumber(ctx.query.before, 'before');
-    const page = await versions.list(before, limit + 1);
-    const shown = page.slice(0, limit);
-    const last = shown[shown.length - 1];
-    ctx.body = { versions: shown, next: page.length > limit && last !== undefined ? `/schema/versions?limit=${limit}&before=${last.version}` : null };
+    const subject = subjectOf(ctx);
+    ctx.body = await versionPage(ctx, `${subject.path}/versions`, (before, limit) => subject.history.list(before, limit));
   };
 }
 
-/** `GET /schema/versions/{version}`: the version's metadata, SDL and change report; 404 when unknown or dropped. */
-export function getVersion(versions: SchemaVersions): RouterMiddleware {
+/** `GET /schema/versions/{version}` (and a subgraph's): the version's metadata, SDL and change report; 404 when unknown or dropped. */
+export function getVersion(subjectOf: SubjectOf): RouterMiddleware {
   return async (ctx) => {
-    ctx.body = await stored(versions, versionNumber(ctx.params.version, 'version'));
+    ctx.body = await stored(subjectOf(ctx).history, versionNumber(ctx.params.version, 'version'));
   };
 }
 
-/** `GET /schema/diff?from=n&to=m`: the change report from version n to version m (either order), computed in a worker. */
-export function diffVersions(versions: SchemaVersions, checker: SchemaChecker): RouterMiddleware {
+/** `GET /schema/diff?from=n&to=m` (and a subgraph's): the change report from version n to version m (either order), computed in a worker. */
+export function diffVersions(subjectOf: SubjectOf): RouterMiddleware {
   return async (ctx) => {
+    const subject = subjectOf(ctx);
     const from = versionNumber(ctx.query.from, 'from');
     const to = versionNumber(ctx.query.to, 'to');
-    const [before, after] = await Promise.all([stored(versions, from), stored(versions, to)]);
-    const { report } = await checker.compare(after.sdl, before.sdl);
-    ctx.body = { from, to, report };
+    const [before, after] = await Promise.all([stored(subject.history, from), stored(subject.history, to)]);
+    ctx.body = { from, to, report: await subject.diff(before.sdl, after.sdl) };
   };
 }
 
@@ -63,8 +73,9 @@ export function diffVersions(versions: SchemaVersions, checker: SchemaChecker): 
  * version, with its own change report, under the same policy as `POST /schema`; history is
  * never rewritten.
  */
-export function rollback(versions: SchemaVersions, publisher: SchemaPublisher): RouterMiddleware {
+export function rollback(subjectOf: SubjectOf, publisher: SchemaPublisher): RouterMiddleware {
   return async (ctx) => {
+    const subject = subjectOf(ctx);
     const body = await readBody(ctx, { limitBytes: 1024, types: ['application/json'] });
     let version: unknown;
     try {
@@ -72,7 +83,7 @@ export function rollback(versions: SchemaVersions, publisher: SchemaPublisher): 
     } catch {
       throw badRequest('body must be JSON: {"version": <number>}');
     }
-    const target = await stored(versions, versionNumber(typeof version === 'number' ? String(version) : undefined, 'version'));
-    answerPublish(ctx, await publisher.publish({ sdl: target.sdl, dryRun: false, rollbackOf: target.version, ...publisherOf(ctx) }));
+    const target = await stored(subject.history, versionNumber(typeof version === 'number' ? String(version) : undefined, 'version'));
+    answerPublish(ctx, subject, await publisher.publish(subject, { sdl: target.sdl, dryRun: false, rollbackOf: target.version, ...publisherOf(ctx) }));
   };
 }

@@ -4,6 +4,7 @@
 import { parentPort } from 'node:worker_threads';
 import { buildSchema, type GraphQLSchema } from 'graphql';
 import type { SchemaChangeReport } from '@sp/platform';
+import { composeSubgraphs, subgraphDiff } from '../federation/composition.ts';
 import { compareSchemas, emptyReport } from './schema-changes.ts';
 import { checkSdl, SchemaTooComplex } from './schema-sdl.ts';
 import type { SchemaJob, SchemaJobResult } from './schema-job.ts';
@@ -26,11 +27,17 @@ function reportAgainst(previous: string, schema: GraphQLSchema): SchemaChangeRep
   return before === undefined ? emptyReport() : compareSchemas(before, schema);
 }
 
+function check(sdl: string, previous: string | undefined): SchemaJobResult {
+  const { schema, problems } = checkSdl(sdl);
+  if (schema === undefined || previous === undefined) return { kind: 'checked', problems };
+  return { kind: 'checked', problems, report: reportAgainst(previous, schema) };
+}
+
 function run(job: SchemaJob): SchemaJobResult {
   try {
-    const { schema, problems } = checkSdl(job.sdl);
-    if (schema === undefined || job.previous === undefined) return { kind: 'checked', problems };
-    return { kind: 'checked', problems, report: reportAgainst(job.previous, schema) };
+    if (job.kind === 'compose') return composeSubgraphs(job.subgraphs, job.previousApi, job.checked);
+    if (job.kind === 'subgraph-diff') return { kind: 'checked', problems: [], report: subgraphDiff(job.name, job.before, job.after) };
+    return check(job.sdl, job.previous);
   } catch (err) {
     if (err instanceof SchemaTooComplex) return { kind: 'too-complex', message: err.message };
     throw err;
