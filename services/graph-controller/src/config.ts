@@ -30,6 +30,8 @@ export interface GraphControllerConfig {
   watchIdleMs: number;
   backoff: { baseMs: number; maxMs: number };
   leaderElection: LeaderElectionConfig;
+  /** Federated Services: how their subgraph schema is read, and how often it is read again. */
+  subgraphs: { pollMs: number; timeoutMs: number; maxBytes: number };
   /** How the Kubernetes API is reached: a kubeconfig file (KUBECONFIG, ~/.kube/config) or the pod's service account. */
   kubeSource: 'kubeconfig' | 'in-cluster';
   managementPort: number;
@@ -76,6 +78,9 @@ const shape = {
   Controller__LeaseDurationSeconds: seconds(15),
   Controller__RenewDeadlineSeconds: seconds(10),
   Controller__RetryPeriodSeconds: seconds(2),
+  Controller__SubgraphPollSeconds: seconds(60).describe('How often the schema of every federated Service (`graph-registry.io/federation: "true"`) is read again with `{ _service { sdl } }`, besides on every change of the Service'),
+  Controller__SubgraphTimeoutMs: env.positiveInt(5000).describe('Upper bound of one `{ _service { sdl } }` request to a subgraph (3 tries with backoff per read)'),
+  Controller__SubgraphMaxBytes: env.positiveInt(1024 * 1024).describe('Largest subgraph schema answer read, in bytes (the registry accepts 1 MiB)'),
   POD_NAME: env.string().optional(),
   KUBECONFIG: env.string().optional(),
   KUBERNETES_SERVICE_HOST: env.string().optional(),
@@ -144,6 +149,7 @@ export function loadConfig(environment: Env = process.env, host: ConfigHost = no
       // take its lease back at once; elsewhere two processes may share a host name.
       identity: vars.POD_NAME ?? `${host.hostname()}_${randomUUID().slice(0, 8)}`,
     },
+    subgraphs: { pollMs: vars.Controller__SubgraphPollSeconds * 1000, timeoutMs: vars.Controller__SubgraphTimeoutMs, maxBytes: vars.Controller__SubgraphMaxBytes },
     kubeSource: inCluster ? 'in-cluster' : 'kubeconfig',
     managementPort: vars.Management__Port,
     logLevel: vars.Log__Level,

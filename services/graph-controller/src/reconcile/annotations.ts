@@ -11,6 +11,13 @@ export const ANNOTATIONS = {
   path: 'graph-registry.io/path',
   /** `http` (default) or `https`. */
   scheme: 'graph-registry.io/scheme',
+  /** `"true"`: the graph is a federation subgraph; its schema is read (`{ _service { sdl } }`) and published. */
+  federation: 'graph-registry.io/federation',
+  /**
+   * The URL to register instead of the one made of the Service's name, port, path and scheme: for
+   * endpoints the cluster DNS name does not reach (a loopback fixture in `make up`, an ingress).
+   */
+  url: 'graph-registry.io/url',
 } as const;
 
 export const DEFAULT_PATH = '/graphql';
@@ -24,7 +31,8 @@ const MAX_PATH_LENGTH = 2048;
 export type GraphAnnotation =
   | { kind: 'none' }
   | { kind: 'invalid'; problems: readonly string[] }
-  | { kind: 'graph'; name: string; url: string };
+  /** `federated`: the Service opted into federation (its subgraph schema is published). */
+  | { kind: 'graph'; name: string; url: string; federated?: true };
 
 type Outcome<T> = { value: T } | { problem: string };
 
@@ -86,12 +94,42 @@ function checkScheme(value: string | undefined): Outcome<string> {
   return scheme === 'http' || scheme === 'https' ? { value: scheme } : { problem: `${ANNOTATIONS.scheme} "${value}" must be http or https` };
 }
 
+function checkFederation(value: string | undefined): Outcome<boolean> {
+  if (value === undefined || value === '' || value === 'false') return { value: false };
+  return value === 'true' ? { value: true } : { problem: `${ANNOTATIONS.federation} "${value}" must be "true" or "false"` };
+}
+
+const MAX_URL_LENGTH = 2048;
+
+/** An absolute http(s) URL without whitespace or fragment, as the registry stores it. */
+function checkUrl(value: string): Outcome<string> {
+  if (value.length > MAX_URL_LENGTH) return { problem: `${ANNOTATIONS.url} is longer than ${MAX_URL_LENGTH} characters` };
+  let url: URL | undefined;
+  try {
+    url = /\s/.test(value) ? undefined : new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined || !['http:', 'https:'].includes(url.protocol) || url.hash !== '') return { problem: `${ANNOTATIONS.url} "${value}" must be an absolute http or https URL without a fragment` };
+  return { value };
+}
+
 /** `{scheme}://{service}.{namespace}.svc.{clusterDomain}:{port}{path}`. */
 export function graphUrl(parts: { scheme: string; service: string; namespace: string; clusterDomain: string; port: number; path: string }): string {
   return `${parts.scheme}://${parts.service}.${parts.namespace}.svc.${parts.clusterDomain}:${parts.port}${parts.path}`;
 }
 
 type Parts = { name: string; port: number; path: string; scheme: string };
+
+/** With `graph-registry.io/url`, the URL is given: port, path and scheme would be ignored, so they are refused beside it. */
+function checkGiven(service: V1Service, rawName: string, rawUrl: string): { name: string; url: string } | { problems: string[] } {
+  const name = checkName(rawName);
+  const url = checkUrl(rawUrl);
+  const ignored = [ANNOTATIONS.port, ANNOTATIONS.path, ANNOTATIONS.scheme].filter((key) => annotation(service, key) !== undefined);
+  const problems = [name, url].flatMap((outcome) => ('problem' in outcome ? [outcome.problem] : []));
+  if (ignored.length > 0) problems.push(`${ANNOTATIONS.url} gives the whole URL: remove ${ignored.join(', ')}`);
+  return problems.length === 0 && 'value' in name && 'value' in url ? { name: name.value, url: url.value } : { problems };
+}
 
 function checkAll(service: V1Service, rawName: string): Parts | { problems: string[] } {
   const name = checkName(rawName);
@@ -111,8 +149,17 @@ function checkAll(service: V1Service, rawName: string): Parts | { problems: stri
 export function parseGraphAnnotations(service: V1Service, clusterDomain = 'cluster.local'): GraphAnnotation {
   const rawName = annotation(service, ANNOTATIONS.name);
   if (rawName === undefined || rawName === '') return { kind: 'none' };
+  const federation = checkFederation(annotation(service, ANNOTATIONS.federation));
+  const rawUrl = annotation(service, ANNOTATIONS.url);
+  const checked = rawUrl === undefined || rawUrl === '' ? fromParts(service, rawName, clusterDomain) : checkGiven(service, rawName, rawUrl);
+  const problems = [...('problems' in checked ? checked.problems : []), ...('problem' in federation ? [federation.problem] : [])];
+  if (problems.length > 0 || 'problems' in checked || !('value' in federation)) return { kind: 'invalid', problems };
+  return { kind: 'graph', name: checked.name, url: checked.url, ...(federation.value ? { federated: true as const } : {}) };
+}
+
+/** The URL made of the Service's DNS name, port, path and scheme. */
+function fromParts(service: V1Service, rawName: string, clusterDomain: string): { name: string; url: string } | { problems: string[] } {
   const parts = checkAll(service, rawName);
-  if ('problems' in parts) return { kind: 'invalid', problems: parts.problems };
-  const url = graphUrl({ ...parts, service: service.metadata?.name ?? '', namespace: service.metadata?.namespace ?? 'default', clusterDomain });
-  return { kind: 'graph', name: parts.name, url };
+  if ('problems' in parts) return parts;
+  return { name: parts.name, url: graphUrl({ ...parts, service: service.metadata?.name ?? '', namespace: service.metadata?.namespace ?? 'default', clusterDomain }) };
 }

@@ -9,6 +9,8 @@ export interface GraphClaim {
   url: string;
   /** creationTimestamp in ms since the epoch; a Service without one sorts last. */
   createdAt: number;
+  /** The Service opted into federation: its subgraph schema is published with its URL. */
+  federated?: boolean;
 }
 
 /** Who gets a name: the oldest claim, and every other claim, which loses. */
@@ -43,7 +45,7 @@ export function createdAt(service: V1Service): number {
 /** The claim of a Service whose annotations were parsed, when they are valid. */
 export function claimFrom(service: V1Service, parsed: GraphAnnotation): GraphClaim | undefined {
   if (parsed.kind !== 'graph') return undefined;
-  return { key: serviceKey(service), name: parsed.name, url: parsed.url, createdAt: createdAt(service) };
+  return { key: serviceKey(service), name: parsed.name, url: parsed.url, createdAt: createdAt(service), ...(parsed.federated ? { federated: true } : {}) };
 }
 
 /** The Service's claim, when its annotations are present and valid. */

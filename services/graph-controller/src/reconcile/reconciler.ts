@@ -4,6 +4,7 @@ import type { GraphAnnotation } from './annotations.js';
 import type { ClaimIndex } from './claim-index.js';
 import type { ClaimMemory } from './claim-memory.js';
 import { planName, resolveClaims, type GraphClaim, type NameAction } from './desired-state.js';
+import type { SubgraphSync } from '../federation/subgraph-sync.js';
 import type { EventRecorder } from '../kube/kube-event-recorder.js';
 import type { GraphRegistryClient } from '../registry/graph-registry-client.js';
 import type { OwnershipRecords } from '../ownership/ownership-records.js';
@@ -46,6 +47,8 @@ export interface ReconcilerDeps {
   ownership: OwnershipRecords;
   /** The current leadership term's signal, or undefined when this replica must not write. */
   writeSignal(): AbortSignal | undefined;
+  /** Publishes the subgraph schemas of federated Services (federation/); without it, none are. */
+  subgraphs?: SubgraphSync;
   logger: Logger;
 }
 
@@ -187,6 +190,9 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     if (winner) registered.set(name, winner.url);
     else registered.delete(name);
     await reportConflicts(name, winner, losers);
+    // Last: a subgraph that cannot be read fails the reconcile (retried with backoff) after its URL is settled.
+    if (winner?.federated) await deps.subgraphs?.sync(name, winner.url, deps.getService(winner.key), requireLeader());
+    else await deps.subgraphs?.leave(name, requireLeader(), winner !== undefined);
     return { action: action.kind, losers: new Set(losers.map((loser) => loser.key)) };
   };
 

@@ -10,6 +10,32 @@ export interface GraphRegistryClient {
   remove(name: string, signal?: AbortSignal): Promise<boolean>;
   /** Every registration (`GET /`): one request where a resync would otherwise make one per name. */
   list(signal?: AbortSignal): Promise<Map<string, string>>;
+  /** Publishes the graph's subgraph schema (`POST /{name}/schema`): stored (or the newest already), or refused with the registry's reasons. */
+  publishSubgraph(name: string, sdl: string, signal?: AbortSignal): Promise<SubgraphPublish>;
+  /** Takes the graph's subgraph out of the supergraph (`DELETE /{name}/schema`); false when it had no schema. */
+  removeSubgraph(name: string, signal?: AbortSignal): Promise<boolean>;
+}
+
+/** What the registry made of a subgraph schema. */
+export type SubgraphPublish =
+  | { outcome: 'published'; version: number; supergraphVersion?: number }
+  | { outcome: 'unchanged'; version: number }
+  /** 400 (invalid SDL) or 409 (does not compose, or refused by the policy): each reason with its coordinate when known. */
+  | { outcome: 'refused'; status: number; error: string; reasons: string[] };
+
+interface RefusalBody {
+  error?: string;
+  errors?: Array<{ message?: string; coordinate?: string | null }>;
+  problems?: Array<{ message?: string; locations?: Array<{ line: number; column: number }> }>;
+  report?: { changes?: Array<{ class?: string; message?: string }> };
+}
+
+/** The reasons of a refusal, one line each: composition errors, SDL problems, or the breaking changes the policy refused. */
+function reasonsOf(body: RefusalBody): string[] {
+  const errors = (body.errors ?? []).map((error) => `${error.coordinate ? `${error.coordinate}: ` : ''}${error.message ?? ''}`);
+  const problems = (body.problems ?? []).map((problem) => `${problem.locations?.[0] ? `line ${problem.locations[0].line}: ` : ''}${problem.message ?? ''}`);
+  const breaking = (body.report?.changes ?? []).filter((change) => change.class === 'breaking').map((change) => change.message ?? '');
+  return [...errors, ...problems, ...breaking];
 }
 
 export interface GraphRegistryClientOptions {
@@ -30,15 +56,17 @@ function unexpected(response: HttpAnswer, what: string): AppError {
 /** The registry's HTTP API (`GET|POST|DELETE /{name}` with `X-Api-Key`). */
 export function createGraphRegistryClient(options: GraphRegistryClientOptions): GraphRegistryClient {
   const http = options.http ?? createHttpClient(8);
-  /** `name` empty: the collection (`GET /`). */
-  const send = async (method: string, name: string, init: { body?: string; signal?: AbortSignal }): Promise<HttpAnswer> => {
+  /** `path` empty: the collection (`GET /`); a name (encoded here), or `{name}/schema`. */
+  const send = async (method: string, path: string, init: { body?: string; signal?: AbortSignal; contentType?: string }): Promise<HttpAnswer> => {
     const headers: Record<string, string> = { 'x-api-key': options.apiKey };
-    if (init.body !== undefined) headers['content-type'] = 'text/plain; charset=utf-8';
+    if (init.body !== undefined) headers['content-type'] = init.contentType ?? 'text/plain; charset=utf-8';
+    const [name = '', ...rest] = path.split('/');
+    const target = [encodeURIComponent(name), ...rest].join('/');
     try {
-      return await http.request(`${options.baseUrl}/${encodeURIComponent(name)}`, { method, headers, body: init.body, timeoutMs: options.timeoutMs, signal: init.signal });
+      return await http.request(`${options.baseUrl}/${target}`, { method, headers, body: init.body, timeoutMs: options.timeoutMs, signal: init.signal });
     } catch (err) {
       // Aborted by the caller (leadership lost, shutdown): not an outage of the registry.
-      if (init.signal?.aborted) throw new AppError(499, 'aborted', `${method} /${name} aborted`, { cause: err });
+      if (init.signal?.aborted) throw new AppError(499, 'aborted', `${method} /${path} aborted`, { cause: err });
       throw unavailable('graph registry', err);
     }
   };
@@ -64,6 +92,25 @@ export function createGraphRegistryClient(options: GraphRegistryClientOptions): 
       if (response.status === 204 || response.status === 200) return true;
       if (response.status === 404) return false;
       throw unexpected(response, `DELETE /${name}`);
+    },
+    async publishSubgraph(name, sdl, signal) {
+      const response = await send('POST', `${name}/schema`, { body: sdl, signal, contentType: 'application/graphql' });
+      if (response.status === 201 || response.status === 200) {
+        const body = JSON.parse(response.text) as { version: { version: number }; supergraph?: { version: number } };
+        if (response.status === 200) return { outcome: 'unchanged', version: body.version.version };
+        return { outcome: 'published', version: body.version.version, ...(body.supergraph === undefined ? {} : { supergraphVersion: body.supergraph.version }) };
+      }
+      if (response.status === 400 || response.status === 409) {
+        const body = JSON.parse(response.text) as RefusalBody;
+        return { outcome: 'refused', status: response.status, error: body.error ?? `refused (${response.status})`, reasons: reasonsOf(body) };
+      }
+      throw unexpected(response, `POST /${name}/schema`);
+    },
+    async removeSubgraph(name, signal) {
+      const response = await send('DELETE', `${name}/schema`, { signal });
+      if (response.status === 204) return true;
+      if (response.status === 404) return false;
+      throw unexpected(response, `DELETE /${name}/schema`);
     },
   };
 }

@@ -1,8 +1,9 @@
 import { Readable } from 'node:stream';
 import type { RouterMiddleware } from '@koa/router';
 import { notFound } from '@sp/platform';
+import { answerRefusedRemoval, removalOptions } from '../federation/supergraph-handlers.js';
 import type { SupergraphComposer } from '../federation/supergraph-composer.js';
-import { NOT_COMPOSABLE, publisherOf, REJECTED } from '../schemas/schema-handlers.js';
+import { publisherOf } from '../schemas/schema-handlers.js';
 import type { SchemaPolicy } from '../schemas/schema-publisher.js';
 import type { GraphStore } from './graph-store.js';
 import { parseGraphUrl } from './graph-url.js';
@@ -78,22 +79,12 @@ export function putGraph(store: GraphStore, composer: SupergraphComposer): Route
 export function deleteGraph(store: GraphStore, composer: SupergraphComposer, policy: SchemaPolicy): RouterMiddleware {
   return async (ctx) => {
     const name = validateName(ctx.params.name);
-    const { publisher, allowBreaking } = publisherOf(ctx);
     let removed = false;
     const write = async (): Promise<void> => {
       removed = await store.deleteUrl(name);
     };
-    const outcome = await composer.recompose(name, 'remove', { publisher, rejectBreaking: policy === 'reject-breaking' && !allowBreaking, write });
-    if (outcome.outcome === 'not-composable') {
-      ctx.status = 409;
-      ctx.body = { error: `${NOT_COMPOSABLE} without ${name}`, errors: outcome.errors };
-      return;
-    }
-    if (outcome.outcome === 'rejected') {
-      ctx.status = 409;
-      ctx.body = { error: REJECTED, report: outcome.report };
-      return;
-    }
+    const outcome = await composer.recompose(name, 'remove', removalOptions(ctx, policy, write));
+    if (answerRefusedRemoval(ctx, name, outcome)) return;
     if (!removed) throw notFound();
     ctx.status = 204;
   };

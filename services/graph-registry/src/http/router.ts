@@ -2,7 +2,7 @@ import { Router, type RouterMiddleware } from '@koa/router';
 import type { Middleware } from 'koa';
 import { byMethod } from '@sp/platform';
 import type { SupergraphComposer } from '../federation/supergraph-composer.js';
-import { getSupergraph, getSupergraphVersion, listSupergraphVersions } from '../federation/supergraph-handlers.js';
+import { deleteSubgraph, getSupergraph, getSupergraphVersion, listSupergraphVersions } from '../federation/supergraph-handlers.js';
 import { deleteGraph, getGraph, listGraphs, putGraph } from '../graphs/graph-handlers.js';
 import type { GraphStore } from '../graphs/graph-store.js';
 import { validateName } from '../graphs/names.js';
@@ -27,9 +27,9 @@ export interface RouterDeps {
   artifacts: Middleware;
 }
 
-/** The routes of one schema subject under `prefix` (`/schema` or `/:name/schema`): one mechanism for both. */
-function schemaRoutes(router: Router, prefix: string, subjectOf: SubjectOf, { publisher, authenticate }: Pick<RouterDeps, 'publisher' | 'authenticate'>): void {
-  router.all(prefix, authenticate, byMethod({ GET: getSchema(subjectOf), POST: putSchema(subjectOf, publisher) }));
+/** The routes of one schema subject under `prefix` (`/schema` or `/:name/schema`): one mechanism for both; `remove`: a subgraph's DELETE. */
+function schemaRoutes(router: Router, prefix: string, subjectOf: SubjectOf, { publisher, authenticate }: Pick<RouterDeps, 'publisher' | 'authenticate'>, remove?: RouterMiddleware): void {
+  router.all(prefix, authenticate, byMethod({ GET: getSchema(subjectOf), POST: putSchema(subjectOf, publisher), ...(remove === undefined ? {} : { DELETE: remove }) }));
   router.all(`${prefix}/versions`, authenticate, byMethod({ GET: listVersions(subjectOf) }));
   router.all(`${prefix}/versions/:version`, authenticate, byMethod({ GET: getVersion(subjectOf) }));
   router.all(`${prefix}/diff`, authenticate, byMethod({ GET: diffVersions(subjectOf) }));
@@ -54,7 +54,7 @@ export function createRouter(deps: RouterDeps): Router {
   router.all('/supergraph', authenticate, byMethod({ GET: getSupergraph(federation) }));
   router.all('/supergraph/versions', authenticate, byMethod({ GET: listSupergraphVersions(federation) }));
   router.all('/supergraph/versions/:version', authenticate, byMethod({ GET: getSupergraphVersion(federation) }));
-  schemaRoutes(router, '/:name/schema', (ctx) => composer.subject(validateName(ctx.params.name)), deps);
+  schemaRoutes(router, '/:name/schema', (ctx) => composer.subject(validateName(ctx.params.name)), deps, deleteSubgraph(composer, deps.policy));
   router.all('/:name', authenticate, byMethod({ GET: getGraph(store), POST: putGraph(store, composer), DELETE: deleteGraph(store, composer, deps.policy) }));
   return router;
 }
