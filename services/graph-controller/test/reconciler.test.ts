@@ -36,6 +36,8 @@ function memoryRegistry() {
         writes.push(`DELETE ${name}`);
         return graphs.delete(name);
       }),
+    publishSubgraph: () => Promise.reject(new Error('the reconciler publishes no subgraph schema')),
+    removeSubgraph: () => Promise.reject(new Error('the reconciler removes no subgraph schema')),
   };
   return { registry, graphs, writes, reads, setDown: (value: boolean) => void (down = value) };
 }

@@ -22,6 +22,8 @@ export interface ControllerFixtureOptions {
   /** Default: short (50–400 ms); the production defaults are 200–30000 ms. */
   backoff?: { baseMs: number; maxMs: number };
   leaseNamespace?: string;
+  /** How federated Services' schemas are read: default every 60 s, 1 s a request, 1 MiB. */
+  subgraphs?: { pollMs: number; timeoutMs: number; maxBytes: number };
 }
 
 export interface RunningController {
@@ -54,6 +56,7 @@ export function testConfig(options: ControllerFixtureOptions): GraphControllerCo
       retryPeriodMs: options.retryPeriodMs ?? 200,
       identity: options.identity ?? `replica-${counter}`,
     },
+    subgraphs: options.subgraphs ?? { pollMs: 60_000, timeoutMs: 1000, maxBytes: 1024 * 1024 },
     kubeSource: 'kubeconfig',
     managementPort: 0,
     logLevel: 'silent',
