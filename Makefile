@@ -12,7 +12,7 @@ export npm_config_update_notifier := false
 INFRA := bash test/infra/infra.sh
 NPM_STAMP := node_modules/.install-stamp
 
-.PHONY: help toolchain install build typecheck lint test test-unit test-only up down demo bench clean cluster-install cluster-up cluster-down
+.PHONY: help toolchain install build typecheck lint docs test test-unit test-only up down demo bench clean cluster-install cluster-up cluster-down
 
 help:
 	@echo "make up      start the dependencies and the services locally"
@@ -20,7 +20,8 @@ help:
 	@echo "make demo    walk through the platform against make up"
 	@echo "make test    install, start dependencies, build, lint and run every test suite"
 	@echo "make test-unit  the unit tier alone: no dependencies, under a minute"
-	@echo "make lint    eslint and type-check"
+	@echo "make lint    eslint, type-check, and the generated docs up to date"
+	@echo "make docs    regenerate the settings and chart values tables of the docs"
 	@echo "make bench   run the benchmarks (results in bench/results)"
 	@echo "make cluster-up    a local single-node Kubernetes cluster with the service images (docs/deployment.md)"
 	@echo "make cluster-down  stop it and restore the machine's settings"
@@ -46,6 +47,12 @@ typecheck: build
 
 lint: typecheck
 	npx eslint --max-warnings 0 .
+	npx tsx scripts/docs.ts --check
+
+# Rewrites the generated sections of the docs: settings tables from each service's src/config.ts,
+# chart values tables from each values.yaml (scripts/docs.ts); `make lint` fails while they differ.
+docs: build
+	npx tsx scripts/docs.ts
 
 # The unit tier (jest.config.js): no dependency, no cluster, nothing built; what to run while editing.
 test-unit: install

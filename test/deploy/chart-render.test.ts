@@ -1,12 +1,13 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { V1Service } from '@kubernetes/client-node';
+import { parse } from 'yaml';
 import { prepareCharts, scenarios, type Charts, type K8sObject } from './support/helm.js';
 import { kubernetesValidator, kubernetesVersions, prometheusOperatorValidators, schemaProblems, type Validate } from './support/k8s-schemas.js';
 import { component, configMapOf, forComponent, ofKind, selects, type Container, type Deployment } from './support/manifests.js';
-import { configVariables, services, type Service } from './support/service-config.js';
+import { configVariables, repoRoot, services, type Service } from './support/service-config.js';
 import { subcharts } from './support/values-schema.js';
 import { parseGraphAnnotations } from '../../services/graph-controller/src/reconcile/annotations.js';
 
@@ -417,6 +418,25 @@ describe('rendered Services, NetworkPolicies, monitors and permissions', () => {
     }
     const one = await charts.render({ values: [join(charts.umbrella, 'ci/minimal-values.yaml')], set: ['auth.serviceMonitor.enabled=true'] });
     expect(ofKind(one, 'ServiceMonitor').map(component)).toEqual(['auth']);
+  });
+
+  it("should create the PrometheusRule only when enabled, with the platform's alerts and each runbook_url on the given base", async () => {
+    for (const name of ['default', 'minimal-values.yaml', 'production-values.yaml']) {
+      expect({ name, rules: ofKind(await scenario(name), 'PrometheusRule') }).toEqual({ name, rules: [] });
+    }
+    type Rule = K8sObject & { spec: { groups: { name: string; rules: { alert?: string; annotations?: Record<string, string> }[] }[] } };
+    const [rule, ...others] = ofKind<Rule>(await scenario('full-values.yaml'), 'PrometheusRule');
+    expect(others).toEqual([]);
+    expect(rule!.metadata.labels?.release).toBe('kube-prometheus-stack');
+    const shipped = parse(readFileSync(join(repoRoot, 'observability/prometheus/alerts.rules.yaml'), 'utf8')) as Rule['spec'];
+    const withoutRunbooks = (groups: Rule['spec']['groups']): unknown =>
+      groups.map((group) => ({ ...group, rules: group.rules.map((r) => ({ ...r, annotations: { ...r.annotations, runbook_url: undefined } })) }));
+    expect(withoutRunbooks(rule!.spec.groups)).toEqual(withoutRunbooks(shipped.groups));
+    for (const alert of rule!.spec.groups.flatMap((group) => group.rules)) {
+      expect(alert.annotations?.runbook_url).toBe(`https://wiki.example.com/platform/runbooks#${alert.alert!.toLowerCase()}`);
+    }
+    const byDefault = ofKind<Rule>(await charts.render({ values: [join(charts.umbrella, 'ci/minimal-values.yaml')], set: ['prometheusRule.enabled=true'] }), 'PrometheusRule');
+    expect(byDefault[0]!.spec.groups[0]!.rules[0]!.annotations?.runbook_url).toMatch(/^https:\/\/github\.com\/subscription-platform\/subscription-platform\/blob\/main\/docs\/runbooks\.md#subscriptionplatform/);
   });
 
   it('should scale with an HPA instead of a fixed replica count when autoscaling, and keep a PDB', async () => {

@@ -103,7 +103,7 @@ export async function startSubgraphServer(options: SubgraphServerOptions): Promi
     _entities: ({ representations }: { representations: Representation[] }) =>
       representations.map((representation) => {
         const found = resolvers.entities?.[representation.__typename]?.(representation);
-        return found === null || found === undefined ? null : { __typename: representation.__typename, ...(found as object) };
+        return found === null || found === undefined ? null : { __typename: representation.__typename, ...found };
       }),
   };
   const fieldResolver: GraphQLFieldResolver<Record<string, unknown>, unknown> = (source, args, context, info) => {
@@ -112,16 +112,19 @@ export async function startSubgraphServer(options: SubgraphServerOptions): Promi
   };
   const typeResolver: GraphQLTypeResolver<{ __typename?: string }, unknown> = (value) => value.__typename;
 
+  const requestOf = (body: Record<string, unknown>): { query: string; operationName: string | undefined; variables: Record<string, unknown> } => ({
+    query: typeof body.query === 'string' ? body.query : '',
+    operationName: typeof body.operationName === 'string' ? body.operationName : undefined,
+    variables: (body.variables ?? {}) as Record<string, unknown>,
+  });
+
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (req.method !== 'POST' || new URL(req.url ?? '/', 'http://subgraph').pathname !== '/graphql') return sendJson(res, 404, { errors: [{ message: 'not found' }] });
     if (options.authorize !== undefined && !(await options.authorize(req))) {
       req.resume();
       return sendJson(res, 401, { errors: [{ message: 'unauthorized' }] });
     }
-    const body = (await json(req)) as Record<string, unknown>;
-    const query = typeof body.query === 'string' ? body.query : '';
-    const operationName = typeof body.operationName === 'string' ? body.operationName : undefined;
-    const variables = (body.variables ?? {}) as Record<string, unknown>;
+    const { query, operationName, variables } = requestOf((await json(req)) as Record<string, unknown>);
     const prepared = prepare(query);
     if (prepared.errors) return sendJson(res, 200, { errors: prepared.errors });
     const described = describe(prepared.document, operationName);

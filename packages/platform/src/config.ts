@@ -106,10 +106,16 @@ export const env = {
     }),
 };
 
-/** The variables every service has (README, "Configuration"); spread into a service's schema. */
+/**
+ * The variables every service has (README, "Configuration"); spread into a service's schema. Each
+ * setting's `.describe()` is its documentation: `make docs` writes the settings tables from it.
+ */
 export const operationsEnv = {
-  Management__Port: env.port(9464),
-  Log__Level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { message: 'must be fatal, error, warn, info, debug, trace or silent' }).default('info'),
-  Shutdown__GracePeriodMs: env.positiveInt(10_000),
-  Otlp__Endpoint: env.url(['http', 'https']).optional(),
+  Management__Port: env.port(9464).describe('Port of the management listener: `GET /metrics`, `/livez`, `/readyz`'),
+  Log__Level: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { message: 'must be fatal, error, warn, info, debug, trace or silent' })
+    .default('info')
+    .describe('fatal, error, warn, info, debug, trace or silent'),
+  Shutdown__GracePeriodMs: env.positiveInt(10_000).describe('On SIGTERM: readiness off, in-flight requests drained, connections closed; exit 1 past this'),
+  Otlp__Endpoint: env.url(['http', 'https']).optional().describe('OTLP/HTTP collector base URL, e.g. `http://otel-collector:4318`; tracing is off when unset'),
 };

@@ -1,29 +1,40 @@
 #!/usr/bin/env node
-// graph-registry: the registry's public HTTP API for CI pipelines (see config.ts for the usage).
+// graph-registry: the registry's public HTTP API for CI pipelines (see config.ts for the usage,
+// exit-status.ts for what each exit status means).
 import { commandOf } from './commands.ts';
 import { loadCliConfig, USAGE, UsageError } from './config.ts';
-import { createRegistryClient, RegistryError } from './registry-client.ts';
+import { EXIT } from './exit-status.ts';
+import { createRegistryClient, oneLine, RegistryError } from './registry-client.ts';
 
 const output = { out: (text: string) => process.stdout.write(`${text}\n`), err: (text: string) => process.stderr.write(`${text}\n`) };
+
+// A reader that stops early (`graph-registry graph list | head -1`) closes the pipe: that ends the
+// command quietly, not with an unhandled EPIPE and its stack trace.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(process.exitCode ?? EXIT.done);
+  process.stderr.write(`graph-registry: cannot write the output: ${oneLine(err.message)}\n`);
+  process.exit(EXIT.internal);
+});
 
 async function main(argv: readonly string[]): Promise<number> {
   try {
     const config = loadCliConfig(argv);
-    return await commandOf(config)(createRegistryClient(config.url, config.key), config, output);
+    return await commandOf(config)(createRegistryClient(config.url, config.key, config.timeoutMs), config, output);
   } catch (err) {
     if (err instanceof UsageError) {
       if (err.message === '') {
         output.out(USAGE);
-        return 0;
+        return EXIT.done;
       }
       output.err(`graph-registry: ${err.message}\n\n${USAGE}`);
-      return 2;
+      return EXIT.usage;
     }
     if (err instanceof RegistryError) {
       output.err(`graph-registry: ${err.message}`);
-      return 2;
+      return err.exitStatus;
     }
-    throw err;
+    output.err(`graph-registry: internal error: ${oneLine(err instanceof Error ? err.message : String(err))}`);
+    return EXIT.internal;
   }
 }
 

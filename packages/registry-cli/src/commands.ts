@@ -1,10 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { UsageError, type CliConfig } from './config.ts';
-import { errorOf, type Answer, type RegistryClient } from './registry-client.ts';
+import { EXIT } from './exit-status.ts';
+import { bodyOf, errorOf, oneLine, type Answer, type RegistryClient } from './registry-client.ts';
 import type { SchemaChangeReport, SchemaVersionInfo } from '@sp/platform';
 import { formatProblems, formatReport, formatVersion, type Problem } from './report-format.ts';
 
-/** Where a command writes; exit status 0 (done) or 1 (refused, invalid, breaking, not found). */
+/** Where a command writes; exit status 0 (done) or 1 (refused, invalid, breaking, not found): exit-status.ts. */
 export interface Output {
   out(text: string): void;
   err(text: string): void;
@@ -27,15 +28,17 @@ async function readSchema(file: string | undefined): Promise<string> {
   }
 }
 
-/** Any answer a command has no use for: its error, exit status 1. */
+/** The registry's refusal of what was asked (its JSON error; anything else never reaches a command): exit status 1. */
 function refused(answer: Answer, output: Output): number {
-  output.err(`refused: ${answer.status} ${errorOf(answer.json) ?? answer.text}`);
-  return 1;
+  output.err(`refused: ${answer.status} ${oneLine(errorOf(answer.json) ?? '')}`);
+  return EXIT.verdict;
 }
 
 function invalid(file: string, answer: Answer, output: Output): number {
-  output.err(formatProblems(file, (answer.json as { problems?: Problem[] }).problems ?? [{ message: errorOf(answer.json) ?? answer.text, locations: [] }]));
-  return 1;
+  const { problems } = bodyOf<{ problems?: Problem[] }>(answer);
+  const listed = Array.isArray(problems) ? problems : [{ message: errorOf(answer.json) ?? '', locations: [] }];
+  output.err(formatProblems(file, listed.map((problem) => ({ message: oneLine(String(problem.message)), locations: Array.isArray(problem.locations) ? problem.locations : [] }))));
+  return EXIT.verdict;
 }
 
 const allowHeader = (config: CliConfig): Record<string, string> => (config.allowBreaking ? { 'x-allow-breaking-changes': 'true' } : {});
@@ -44,18 +47,18 @@ const allowHeader = (config: CliConfig): Record<string, string> => (config.allow
 function published(answer: Answer, file: string, output: Output): number {
   if (answer.status === 400) return invalid(file, answer, output);
   if (answer.status === 409) {
-    const body = answer.json as { error: string; baseVersion: number | null; report: SchemaChangeReport };
-    output.err(`${formatReport(body.report, body.baseVersion)}\nRefused: ${body.error}`);
-    return 1;
+    const body = bodyOf<{ error: string; baseVersion: number | null; report: SchemaChangeReport }>(answer);
+    output.err(`${formatReport(body.report, body.baseVersion)}\nRefused: ${oneLine(body.error)}`);
+    return EXIT.verdict;
   }
   if (answer.status !== 200 && answer.status !== 201) return refused(answer, output);
-  const body = answer.json as PublishBody;
+  const body = bodyOf<PublishBody>(answer);
   if (!body.created) {
     output.out(`Unchanged: the schema is version ${body.version.version} already; nothing published.`);
-    return 0;
+    return EXIT.done;
   }
   output.out(`${formatReport(body.report, body.version.previousVersion)}\nPublished version ${body.version.version} (sha256 ${body.version.sha256}).`);
-  return 0;
+  return EXIT.done;
 }
 
 const schemaCheck: Command = async (client, config, output) => {
@@ -64,11 +67,11 @@ const schemaCheck: Command = async (client, config, output) => {
   const answer = await client.request('POST', '/schema?dryRun=true', { body: sdl, contentType: 'application/graphql' });
   if (answer.status === 400) return invalid(file!, answer, output);
   if (answer.status !== 200) return refused(answer, output);
-  const body = answer.json as { baseVersion: number | null; unchanged: boolean; report: SchemaChangeReport };
+  const body = bodyOf<{ baseVersion: number | null; unchanged: boolean; report: SchemaChangeReport }>(answer);
   output.out(body.unchanged ? `Unchanged: the schema is version ${body.baseVersion} already.` : formatReport(body.report, body.baseVersion));
-  if (body.report.counts.breaking === 0) return 0;
+  if (body.report.counts.breaking === 0) return EXIT.done;
   output.err(`${body.report.counts.breaking} breaking change(s).`);
-  return 1;
+  return EXIT.verdict;
 };
 
 const schemaPublish: Command = async (client, config, output) => {
@@ -80,9 +83,9 @@ const schemaPublish: Command = async (client, config, output) => {
 const schemaVersions: Command = async (client, config, output) => {
   const answer = await client.request('GET', `/schema/versions${config.limit === undefined ? '' : `?limit=${config.limit}`}`);
   if (answer.status !== 200) return refused(answer, output);
-  const { versions } = answer.json as { versions: SchemaVersionInfo[] };
+  const { versions } = bodyOf<{ versions: SchemaVersionInfo[] }>(answer);
   output.out(versions.length === 0 ? 'No versions yet.' : versions.map(formatVersion).join('\n'));
-  return 0;
+  return EXIT.done;
 };
 
 const schemaRollback: Command = async (client, config, output) => {
@@ -104,29 +107,29 @@ const graphSet: Command = async (client, config, output) => {
   const answer = await client.request('POST', `/${nameOf(config)}`, { body: url, contentType: 'text/plain' });
   if (answer.status !== 204) return refused(answer, output);
   output.out(`${config.words[2]} → ${url}`);
-  return 0;
+  return EXIT.done;
 };
 
 const graphGet: Command = async (client, config, output) => {
   const answer = await client.request('GET', `/${nameOf(config)}`);
   if (answer.status !== 200) return refused(answer, output);
   output.out(answer.text);
-  return 0;
+  return EXIT.done;
 };
 
 const graphList: Command = async (client, _config, output) => {
   const answer = await client.request('GET', '/');
   if (answer.status !== 200) return refused(answer, output);
-  const { graphs } = answer.json as { graphs: Record<string, string> };
+  const { graphs } = bodyOf<{ graphs: Record<string, string> }>(answer);
   output.out(Object.entries(graphs).map(([name, url]) => `${name}\t${url}`).join('\n') || 'No graphs.');
-  return 0;
+  return EXIT.done;
 };
 
 const graphDelete: Command = async (client, config, output) => {
   const answer = await client.request('DELETE', `/${nameOf(config)}`);
   if (answer.status !== 204) return refused(answer, output);
   output.out(`${config.words[2]} deleted`);
-  return 0;
+  return EXIT.done;
 };
 
 const COMMANDS: Readonly<Record<string, Command>> = {

@@ -6,6 +6,8 @@ export interface CliConfig {
   key: string;
   allowBreaking: boolean;
   limit: number | undefined;
+  /** How long one request may take, its whole answer read (--timeout, in seconds on the command line). */
+  timeoutMs: number;
   /** The command and its arguments, e.g. `['schema', 'check', 'schema.graphql']`. */
   words: string[];
 }
@@ -30,16 +32,32 @@ Options:
   --key KEY      API key (or GRAPH_REGISTRY_API_KEY; safer than a flag, which others may see)
   --allow-breaking   send X-Allow-Breaking-Changes: true
   --limit N      versions to list (1-100)
+  --timeout S    seconds one request may take, its whole answer read (or GRAPH_REGISTRY_TIMEOUT;
+                 default 30)
 
-Exit status: 0 done; 1 the schema is invalid, has breaking changes (check) or was refused,
-or the name or version does not exist; 2 usage error, wrong key, registry unreachable or failing.`;
+Exit status:
+  0  done
+  1  the schema is invalid, has breaking changes (check) or was refused by the registry,
+     or the name or version does not exist
+  2  usage error or unreadable FILE
+  3  the registry refused the API key (401)
+  4  cannot connect to the registry (refused, unknown host, TLS)
+  5  no complete answer within the timeout
+  6  the connection ended before the answer was complete
+  7  the registry, or a proxy in front of it, failed (5xx)
+  8  an answer that is not the registry's (e.g. a proxy's HTML page, malformed JSON)
+  9  internal error of the command
+Failures other than 1 print one line on stderr.`;
+
+/** --timeout's default, in seconds. */
+export const DEFAULT_TIMEOUT_SECONDS = 30;
 
 function parse(argv: readonly string[]) {
   try {
     return parseArgs({
       args: [...argv],
       allowPositionals: true,
-      options: { url: { type: 'string' }, key: { type: 'string' }, 'allow-breaking': { type: 'boolean' }, limit: { type: 'string' }, help: { type: 'boolean' } },
+      options: { url: { type: 'string' }, key: { type: 'string' }, 'allow-breaking': { type: 'boolean' }, limit: { type: 'string' }, timeout: { type: 'string' }, help: { type: 'boolean' } },
     });
   } catch (err) {
     throw new UsageError(err instanceof Error ? err.message : String(err));
@@ -51,6 +69,14 @@ function limitOf(value: string | undefined): number | undefined {
   const limit = Number(value);
   if (!(Number.isInteger(limit) && limit >= 1 && limit <= 100)) throw new UsageError('--limit must be an integer from 1 to 100');
   return limit;
+}
+
+/** Seconds (a decimal number, more than 0 and at most an hour) as milliseconds. */
+function timeoutOf(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_TIMEOUT_SECONDS * 1000;
+  const seconds = /^\d+(\.\d+)?$/.test(value.trim()) ? Number(value) : Number.NaN;
+  if (!(seconds > 0 && seconds <= 3600)) throw new UsageError('--timeout (or GRAPH_REGISTRY_TIMEOUT) must be a number of seconds, more than 0 and at most 3600');
+  return Math.ceil(seconds * 1000);
 }
 
 function connection(values: { url?: string | undefined; key?: string | undefined }, environment: NodeJS.ProcessEnv): { url: string; key: string } {
@@ -66,5 +92,11 @@ export function loadCliConfig(argv: readonly string[], environment: NodeJS.Proce
   const { values, positionals } = parse(argv);
   if (values.help === true) throw new UsageError('');
   if (positionals.length === 0) throw new UsageError('a COMMAND is needed');
-  return { ...connection(values, environment), allowBreaking: values['allow-breaking'] === true, limit: limitOf(values.limit), words: positionals };
+  return {
+    ...connection(values, environment),
+    allowBreaking: values['allow-breaking'] === true,
+    limit: limitOf(values.limit),
+    timeoutMs: timeoutOf(values.timeout ?? (environment.GRAPH_REGISTRY_TIMEOUT === '' ? undefined : environment.GRAPH_REGISTRY_TIMEOUT)),
+    words: positionals,
+  };
 }

@@ -1,29 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startPrivateRedis, freePort, type PrivateRedis } from '../../../test/support/redis-server.js';
 import { API_KEY, startRegistry, type RunningRegistry } from '../../../services/graph-registry/test/support/registry-fixture.js';
-
-/** The command as a CI pipeline runs it: a process of its own (from its sources; Node strips the types). */
-const CLI = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function run(args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 30_000 }, (err, stdout, stderr) => {
-      const code = err === null ? 0 : typeof err.code === 'number' ? err.code : -1;
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+import { run } from './run-cli.js';
 
 const V1 = 'type Query {\n  user(id: ID!): User\n}\n\ntype User {\n  id: ID!\n  name: String\n}\n';
 const V2 = 'type Query {\n  user(id: ID!): User\n}\n\ntype User {\n  id: ID!\n  name: String\n  email: String\n}\n';
@@ -107,21 +88,22 @@ describe('graph-registry command', () => {
     expect(gone).toMatchObject({ code: 1, stderr: 'refused: 404 not found\n' });
   });
 
-  it('should exit 2 saying the key was refused', async () => {
+  it('should exit 3 saying the key was refused', async () => {
     const res = await run(['schema', 'versions'], { ...env, GRAPH_REGISTRY_API_KEY: 'wrong-key' });
-    expect(res.code).toBe(2);
+    expect(res.code).toBe(3);
     expect(res.stderr).toContain('the registry refused the API key (401 unauthorized)');
   });
 
-  it('should exit 2 saying the registry cannot be reached', async () => {
+  it('should exit 4 saying the registry cannot be reached', async () => {
     const url = `http://127.0.0.1:${await freePort()}`;
     const res = await run(['schema', 'check', file('v1.graphql')], { ...env, GRAPH_REGISTRY_URL: url });
-    expect(res.code).toBe(2);
+    expect(res.code).toBe(4);
     expect(res.stderr).toContain(`cannot reach the registry at ${url}`);
   });
 
-  it('should exit 2 with the usage for an unknown command, a missing key or an unreadable file', async () => {
+  it('should exit 2 with the usage for an unknown command, a missing key, a bad timeout or an unreadable file', async () => {
     expect((await run(['schema', 'destroy'], env)).code).toBe(2);
+    for (const timeout of ['0', '-1', 'soon', '3601']) expect(await run(['schema', 'versions', '--timeout', timeout], env)).toMatchObject({ code: 2, stderr: expect.stringContaining('--timeout') });
     expect((await run(['graph', 'list'], { GRAPH_REGISTRY_URL: registry.baseUrl })).stderr).toContain('the API key is missing');
     expect((await run(['schema', 'check', file('none.graphql')], env)).stderr).toContain('cannot read');
   });

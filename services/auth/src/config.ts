@@ -144,72 +144,80 @@ export interface AuthConfig {
 
 const LOCALE = /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/;
 
-const schema = {
-  Auth__Port: env.port(5555),
-  Auth__Host: env.string().default('0.0.0.0'),
+/**
+ * Every variable of the service, declared once: name, schema, default and description (`make docs`
+ * writes the README's settings table from it).
+ */
+export const settings = {
+  Auth__Port: env.port(5555).describe('HTTPS port'),
+  Auth__Host: env.string().default('0.0.0.0').describe('Listening address'),
   Auth__PublicBaseUrl: env
     .url(['https', 'http'])
     .refine((url) => !/[?#]/.test(url), { message: 'must have no query or fragment' })
-    .optional(),
+    .optional()
+    .describe('Where browsers reach the service (unset: `https://localhost:{Auth__Port}`); Keycloak redirects to `{this}/redirect`'),
   Auth__AllowedRedirectUris: env
     .list()
     .transform(parsedBy(parseAllowlist))
-    .optional(),
-  Auth__TrustProxy: env.bool(false),
-  Auth__ProxyHops: env.positiveInt(1),
-  Auth__Workers: z.coerce.number().int().min(1).max(64).default(1),
-  Auth__SessionNearCacheEntries: z.coerce.number().int().min(0).max(1_000_000).default(10_000),
-  Auth__MaxSessionsPerUser: z.coerce.number().int().min(1).max(100).default(10),
-  Auth__SessionIdleSeconds: env.positiveInt(1800),
-  Auth__SessionMaxSeconds: env.positiveInt(36_000),
-  Auth__SessionRenewBeforeSeconds: env.positiveInt(60),
-  Auth__Groups__Client: env.string().default('clients'),
-  Auth__Groups__Subscriber: env.string().default('subscribers'),
+    .optional()
+    .describe('Allowed `redirectUri`s: exact origins (any path) or prefixes ending in `/`, comma-separated; unset: every `/login` is 400'),
+  Auth__TrustProxy: env.bool(false).describe('Behind an ingress: take the client IP from `X-Forwarded-For` (see `Auth__ProxyHops`)'),
+  Auth__ProxyHops: env.positiveInt(1).describe('With `Auth__TrustProxy`: take the client IP this many entries from the right of `X-Forwarded-For`'),
+  Auth__Workers: z.coerce.number().int().min(1).max(64).default(1).describe('Processes serving this replica (1-64): above 1, node:cluster workers, each with its own near cache; give the pod as many CPUs'),
+  Auth__SessionNearCacheEntries: z.coerce.number().int().min(0).max(1_000_000).default(10_000).describe('Sessions a replica keeps in its near cache (0-1000000, LRU); `0`: every `GET /auth` reads the cache service'),
+  Auth__MaxSessionsPerUser: z.coerce.number().int().min(1).max(100).default(10).describe('Live sessions of one user (1-100); a login past it ends the oldest'),
+  Auth__SessionIdleSeconds: env.positiveInt(1800).describe('A session ends after this long without a `GET /auth` (to within a tenth of it)'),
+  Auth__SessionMaxSeconds: env.positiveInt(36_000).describe('A session ends this long after its login; the cookie\'s `Max-Age`; at least the idle limit'),
+  Auth__SessionRenewBeforeSeconds: env.positiveInt(60).describe('`GET /auth` renews the access token when it has less than this left (at most half its lifespan)'),
+  Auth__Groups__Client: env.string().default('clients').describe('Keycloak group (top level, by name) of `X-Role-Claim: client`'),
+  Auth__Groups__Subscriber: env.string().default('subscribers').describe('Keycloak group of `X-Role-Claim: subscriber`'),
   Auth__SupportedLocales: env
     .list()
     .refine((items) => items.every((item) => LOCALE.test(item)), { message: 'must list locales such as en,de,fr' })
-    .default(['en', 'de', 'fr', 'es']),
-  Auth__DefaultLocale: z.string().regex(LOCALE, 'must be a locale such as en').default('en'),
-  Tls__CertPath: env.string().optional(),
-  Tls__KeyPath: env.string().optional(),
-  Tls__TerminatedUpstream: env.bool(false),
-  Oidc__Realm: env.string(),
-  Oidc__ServerUrl: env.url(['https', 'http']),
-  Oidc__ClientId: env.string(),
-  Oidc__ClientSecret: env.string(),
-  Oidc__AdminCredentials__Username: env.string(),
-  Oidc__AdminCredentials__Password: env.string(),
-  Oidc__StateTtlSeconds: env.positiveInt(300),
-  Oidc__TimeoutMs: env.positiveInt(5000),
-  Oidc__BackchannelLogoutMaxAgeSeconds: z.coerce.number().int().min(1).max(3600).default(120),
-  IGNORE_SSL_CERT_VALIDATION: env.bool(false),
-  ASPNETCORE_ENVIRONMENT: env.string().optional(),
-  NODE_ENV: env.string().optional(),
-  MessageBroker__BrokerList: env.list(),
-  MessageBroker__NotificationsTopic: env.string().default('notifications'),
-  MessageBroker__UserAuthenticationTopic: env.string().default('user-authentication'),
-  MessageBroker__PublishTimeoutMs: env.positiveInt(5000),
-  Cache__Url: env.cacheAddress(),
-  Cache__DeadlineMs: env.positiveInt(2000),
-  Otp__TtlSeconds: env.positiveInt(300),
-  Otp__MaxAttempts: env.positiveInt(5),
-  Otp__ResendCooldownSeconds: z.coerce.number().int().min(0).default(30),
-  Otp__MaxPerPhone: env.positiveInt(5),
-  Otp__MaxPerIp: env.positiveInt(20),
-  Otp__RateLimitWindowSeconds: env.positiveInt(3600),
+    .default(['en', 'de', 'fr', 'es'])
+    .describe('Locales handed to Keycloak and the SMS event'),
+  Auth__DefaultLocale: z.string().regex(LOCALE, 'must be a locale such as en').default('en').describe('Locale when neither the request body nor `Accept-Language` names a supported one'),
+  Tls__CertPath: env.string().optional().describe('PEM certificate chain; required in Production unless `Tls__TerminatedUpstream`; unset elsewhere: a self-signed pair is generated'),
+  Tls__KeyPath: env.string().optional().describe('PEM private key of `Tls__CertPath`'),
+  Tls__TerminatedUpstream: env.bool(false).describe('`true`: TLS ends at a proxy in front (the chart\'s default); without the files a self-signed certificate serves that hop'),
+  Oidc__Realm: env.string().describe('Keycloak realm; the issuer (discovery) is `{Oidc__ServerUrl}/realms/{Oidc__Realm}`'),
+  Oidc__ServerUrl: env.url(['https', 'http']).describe('Keycloak base URL; plain `http` is refused in Production unless the host is a loopback address'),
+  Oidc__ClientId: env.string().describe('The service\'s confidential client (browser login, and the OTP login\'s `verified phone direct grant`)'),
+  Oidc__ClientSecret: env.string().describe('Its secret'),
+  Oidc__AdminCredentials__Username: env.string().describe('A realm user with `manage-users`, `view-users`, `query-users`, `query-groups` (through `admin-cli`)'),
+  Oidc__AdminCredentials__Password: env.string().describe('Its password'),
+  Oidc__StateTtlSeconds: env.positiveInt(300).describe('Life of a browser login\'s PKCE verifier (`oidc:{state}`)'),
+  Oidc__TimeoutMs: env.positiveInt(5000).describe('Upper bound of one call to Keycloak'),
+  Oidc__BackchannelLogoutMaxAgeSeconds: z.coerce.number().int().min(1).max(3600).default(120).describe('Oldest back-channel Logout Token accepted, by its `iat` (1-3600); also how long its `jti` is remembered'),
+  IGNORE_SSL_CERT_VALIDATION: env.bool(false).describe('Outside Production only: accept any certificate from Keycloak (a warning at start)'),
+  ASPNETCORE_ENVIRONMENT: env.string().optional().describe('The environment (unset: `NODE_ENV`, else Production); `Development`: `POST /otp` answers with the code'),
+  NODE_ENV: env.string().optional().describe('The environment when `ASPNETCORE_ENVIRONMENT` is unset (a differing one is ignored with a warning)'),
+  MessageBroker__BrokerList: env.list().describe('Kafka brokers, comma-separated'),
+  MessageBroker__NotificationsTopic: env.string().default('notifications').describe('Topic of `SendSmsNotificationEvent`'),
+  MessageBroker__UserAuthenticationTopic: env.string().default('user-authentication').describe('Topic of `UserLoggedInEvent`'),
+  MessageBroker__PublishTimeoutMs: env.positiveInt(5000).describe('Upper bound of one publish (retries included); past it the request answers 503'),
+  Cache__Url: env.cacheAddress().describe('The cache service, `host:port` or `[ipv6]:port` (a `grpc://` or `dns:` prefix is accepted)'),
+  Cache__DeadlineMs: env.positiveInt(2000).describe('Upper bound of one cache call (retries included)'),
+  Otp__TtlSeconds: env.positiveInt(300).describe('Life of a code (TTL of `otp:{phone}:secret` and its attempt tokens)'),
+  Otp__MaxAttempts: env.positiveInt(5).describe('Wrong codes accepted per code'),
+  Otp__ResendCooldownSeconds: z.coerce.number().int().min(0).default(30).describe('Least time between two codes for one number (0: none)'),
+  Otp__MaxPerPhone: env.positiveInt(5).describe('Codes per number in the rate-limit window'),
+  Otp__MaxPerIp: env.positiveInt(20).describe('Codes per client IP (IPv6: per /64) in the window'),
+  Otp__RateLimitWindowSeconds: env.positiveInt(3600).describe('The rate-limit window, which begins with the first code'),
   // OTP fraud controls (OtpFraudControls; README "Fraud controls")
-  Otp__PrefixDigits: z.coerce.number().int().min(1).max(14).default(6),
-  Otp__MaxPerPrefix: env.positiveInt(20),
-  Otp__MaxPerMinute: env.positiveInt(600),
-  Otp__AllowedCountries: env.list().transform(countryCodes(true)).default(new Set(['*'])),
-  Otp__BlockedCountries: env.list().transform(countryCodes(false)).default(new Set()),
-  Otp__MonitoredCountries: env.list().transform(countryCodes(false)).default(new Set()),
+  Otp__PrefixDigits: z.coerce.number().int().min(1).max(14).default(6).describe('National digits after the country code that make a number\'s prefix (e.g. `+49151234`)'),
+  Otp__MaxPerPrefix: env.positiveInt(20).describe('Codes per number prefix in the window'),
+  Otp__MaxPerMinute: env.positiveInt(600).describe('Codes per minute for the whole platform, all replicas together; past it `POST /otp` answers 503'),
+  Otp__AllowedCountries: env.list().transform(countryCodes(true)).default(new Set(['*'])).describe('ISO 3166-1 alpha-2 codes whose numbers get codes; `*`: every country but `001` (numbers of no country)'),
+  Otp__BlockedCountries: env.list().transform(countryCodes(false)).default(new Set()).describe('Countries whose numbers never get a code (wins over allowed)'),
+  Otp__MonitoredCountries: env.list().transform(countryCodes(false)).default(new Set()).describe('Allowed countries whose codes are counted (`auth_otp_monitored_total`) and logged as a warning'),
   Otp__AllowedNumberTypes: env
     .list()
     .transform((items) => items.map((item) => item.toUpperCase()))
     .refine((items): items is NumberType[] => items.every((item) => (NUMBER_TYPES as readonly string[]).includes(item)), { message: `must list types among ${NUMBER_TYPES.join(', ')}` })
     .transform((items) => new Set(items))
-    .default(new Set<NumberType>(['MOBILE', 'FIXED_LINE_OR_MOBILE'])),
+    .default(new Set<NumberType>(['MOBILE', 'FIXED_LINE_OR_MOBILE']))
+    .describe('libphonenumber number types that get codes (also `FIXED_LINE`, `TOLL_FREE`, `PREMIUM_RATE`, `VOIP`, …)'),
   ...operationsEnv,
 };
 
@@ -278,7 +286,7 @@ function crossCheck(input: Input): string[] {
   return problems;
 }
 
-type Vars = ReturnType<typeof parseEnv<typeof schema>>;
+type Vars = ReturnType<typeof parseEnv<typeof settings>>;
 
 function oidcSettings(vars: Vars, mode: AuthConfig['environment']): OidcSettings {
   const serverUrl = vars.Oidc__ServerUrl.replace(/\/+$/, '');
@@ -324,7 +332,7 @@ function warningsOf(vars: Vars): string[] {
  * validated at start and every problem reported at once, one line per variable.
  */
 export function loadConfig(environment: Env = process.env): AuthConfig {
-  const vars = parseEnv(schema, environment, crossCheck);
+  const vars = parseEnv(settings, environment, crossCheck);
   const mode = environmentOf(vars);
   const warnings = warningsOf(vars);
   // Set by deployments of earlier versions: sessions are now answered from the near cache.

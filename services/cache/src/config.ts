@@ -37,29 +37,39 @@ function duplicatePrefix(partitions: PartitionConfig[]): string | undefined {
   return undefined;
 }
 
+/**
+ * Every variable of the service, declared once: name, schema, default and description (`make docs`
+ * writes the README's settings table from it).
+ */
+export const settings = {
+  Cache__Port: env.port(7777).describe('gRPC port (cleartext HTTP/2): `cache.v1.CacheGrpcService`, `grpc.health.v1.Health`, server reflection'),
+  Cache__Host: env.string().default('0.0.0.0').describe('Listening address'),
+  Cache__Backend: z.enum(['memory', 'redis'], { message: 'must be memory or redis' }).default('memory').describe('`memory` (in process, LRU) or `redis` (required for more than one replica)'),
+  Cache__Capacity: env.positiveInt(1000).describe('Memory backend: most entries held outside the partitions; beyond it the least recently used is evicted'),
+  Cache__Partitions: env
+    .list()
+    .transform((items, ctx) => {
+      const partitions = items.map(parsePartition);
+      const problem = partitions.find((partition) => typeof partition === 'string') ?? duplicatePrefix(partitions as PartitionConfig[]);
+      if (problem === undefined) return partitions as PartitionConfig[];
+      ctx.addIssue({ code: 'custom', message: problem });
+      return z.NEVER;
+    })
+    .default([])
+    .describe('Memory backend: key prefixes with a capacity and full policy of their own, `prefix=capacity[/lru|/reject]`, comma-separated (see "Limits")'),
+  Cache__MaxValueBytes: env.positiveInt(1024 * 1024).describe('Largest value accepted, in bytes (INVALID_ARGUMENT above)'),
+  Cache__RedisUrl: env
+    .redisUrl()
+    .optional()
+    .describe('Required with `redis`: `redis://[user:pass@]host:port[/db]`, `rediss://…`, `redis+sentinel://[:pass@]host:port,…/masterName[/db]` or `redis+cluster://[:pass@]host:port,…`'),
+  Cache__KeyPrefix: env.string().default('cache:').describe('Redis backend: prefix of every key'),
+  ...operationsEnv,
+};
+
 /** The only reader of the environment; every variable is validated at start. */
 export function loadConfig(environment: Env = process.env): CacheConfig {
   const vars = parseEnv(
-    {
-      Cache__Port: env.port(7777),
-      Cache__Host: env.string().default('0.0.0.0'),
-      Cache__Backend: z.enum(['memory', 'redis'], { message: 'must be memory or redis' }).default('memory'),
-      Cache__Capacity: env.positiveInt(1000),
-      Cache__Partitions: env
-        .list()
-        .transform((items, ctx) => {
-          const partitions = items.map(parsePartition);
-          const problem = partitions.find((partition) => typeof partition === 'string') ?? duplicatePrefix(partitions as PartitionConfig[]);
-          if (problem === undefined) return partitions as PartitionConfig[];
-          ctx.addIssue({ code: 'custom', message: problem });
-          return z.NEVER;
-        })
-        .default([]),
-      Cache__MaxValueBytes: env.positiveInt(1024 * 1024),
-      Cache__RedisUrl: env.redisUrl().optional(),
-      Cache__KeyPrefix: env.string().default('cache:'),
-      ...operationsEnv,
-    },
+    settings,
     environment,
     (input) => (input.Cache__Backend === 'redis' && input.Cache__RedisUrl === undefined ? ['Cache__RedisUrl: is required when Cache__Backend is redis'] : []),
   );

@@ -50,6 +50,13 @@ describe('Subscribe on the memory backend', () => {
     expect(subscription.messages.map((m) => m.sequence)).toEqual(subscription.messages.map((_m, i) => i + 1));
   });
 
+  it('should announce an expiry within a second though nobody reads the key', async () => {
+    const subscription = await watch(cache.address, ['idle:']);
+    await client.set('idle:short', 'x', 200);
+    await subscription.waitFor('EXPIRED idle:short', 1000);
+    expect(subscription.changes()).toEqual(['WRITTEN idle:short', 'EXPIRED idle:short']);
+  });
+
   it('should count the open Subscribe streams in cache_subscriptions, from 0 before the first', async () => {
     const gauge = async (): Promise<string | undefined> => /^cache_subscriptions\{service="cache"\} (\d+)$/m.exec(await cache.registry.metrics())?.[1];
     // Exported at 0 while none is open (the streams of earlier tests end as they are cancelled).
@@ -151,6 +158,18 @@ describe('Subscribe on the Redis backend', () => {
     } finally {
       await direct.config('SET', 'maxmemory', '0');
       through.close();
+    }
+  });
+
+  it('should announce an expiry within a second though nobody reads the key (Redis\' own active expiry)', async () => {
+    const subscription = await subscribed(replicas[0]!.address, ['idle:']);
+    const writer = createCacheClient<string>({ address: replicas[1]!.address });
+    try {
+      await writer.set('idle:short', 'x', 200);
+      await subscription.waitFor('EXPIRED idle:short', 1000);
+      expect(subscription.changes()).toEqual(['WRITTEN idle:short', 'EXPIRED idle:short']);
+    } finally {
+      writer.close();
     }
   });
 

@@ -189,3 +189,25 @@ describe('near cache and eviction', () => {
     }
   });
 });
+
+describe('near cache and expiry', () => {
+  it('should stop serving an entry when the service expires it, even with the client\'s clock behind the service\'s', async () => {
+    // The service's clock runs 5 s ahead: the expiry it answers (expires_at_unix_ms) lies 5 s
+    // beyond the real one on the client's clock, so only the service's EXPIRED can end the entry in time.
+    const cache = await startCache({ kind: 'memory', capacity: 100 }, undefined, undefined, undefined, () => Date.now() + 5000);
+    const a = nearClient(cache.address);
+    const b = plainClient(cache.address);
+    try {
+      await a.nearCache!.whenLive();
+      await b.set('token:skewed', 'soon gone', 300);
+      await servedFromMemory(a, 'token:skewed', 'soon gone');
+      await sleep(300);
+      // The service expires it within 200 ms of its expiry, unread, and says so.
+      await eventually(async () => (await a.get('token:skewed')) === undefined, 200 + WITHIN_MS, 'A drops the expired entry');
+    } finally {
+      a.close();
+      b.close();
+      await cache.close();
+    }
+  });
+});

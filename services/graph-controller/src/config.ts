@@ -59,31 +59,35 @@ const seconds = (fallback: number) => env.positiveInt(fallback);
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 
-const shape = {
-  Registry__Url: env.url(['http', 'https']),
-  Registry__ApiKey: env.string(),
-  Registry__TimeoutMs: env.positiveInt(5000),
+/**
+ * Every variable of the service, declared once: name, schema, default and description (`make docs`
+ * writes the README's settings table from it).
+ */
+export const settings = {
+  Registry__Url: env.url(['http', 'https']).describe('Base URL of the graph registry (http or https)'),
+  Registry__ApiKey: env.string().describe('Its `X-Api-Key`'),
+  Registry__TimeoutMs: env.positiveInt(5000).describe('Upper bound of one registry request'),
   Controller__Namespaces: z.string().transform((value, ctx) => {
     const names = [...new Set(value.split(',').map((item) => item.trim()).filter((item) => item !== ''))];
     for (const name of names.filter((item) => !DNS_LABEL.test(item))) ctx.addIssue({ code: 'custom', message: `"${name}" is not a namespace name` });
     return names;
-  }).optional(),
-  Controller__ClusterDomain: z.string().regex(DNS_SUBDOMAIN, { message: 'must be a DNS name such as cluster.local' }).default('cluster.local'),
-  Controller__ResyncSeconds: seconds(300),
-  Controller__WatchIdleSeconds: seconds(120),
-  Controller__BackoffBaseMs: env.positiveInt(200),
-  Controller__BackoffMaxMs: env.positiveInt(30_000),
-  Controller__LeaseName: z.string().regex(DNS_SUBDOMAIN, { message: 'must be a Kubernetes object name' }).default('graph-controller'),
-  Controller__LeaseNamespace: z.string().regex(DNS_LABEL, { message: 'must be a namespace name' }).optional(),
-  Controller__LeaseDurationSeconds: seconds(15),
-  Controller__RenewDeadlineSeconds: seconds(10),
-  Controller__RetryPeriodSeconds: seconds(2),
+  }).optional().describe('Comma-separated namespaces to watch (one informer each); unset: all namespaces'),
+  Controller__ClusterDomain: z.string().regex(DNS_SUBDOMAIN, { message: 'must be a DNS name such as cluster.local' }).default('cluster.local').describe('DNS domain of the registered URLs'),
+  Controller__ResyncSeconds: seconds(300).describe('Full relist and re-assertion period'),
+  Controller__WatchIdleSeconds: seconds(120).describe('Watchdog: restart a watch silent this long'),
+  Controller__BackoffBaseMs: env.positiveInt(200).describe('First retry delay of a key (and of informer restarts); doubles up to `Controller__BackoffMaxMs`'),
+  Controller__BackoffMaxMs: env.positiveInt(30_000).describe('Longest retry delay'),
+  Controller__LeaseName: z.string().regex(DNS_SUBDOMAIN, { message: 'must be a Kubernetes object name' }).default('graph-controller').describe('Lease of the leader election'),
+  Controller__LeaseNamespace: z.string().regex(DNS_LABEL, { message: 'must be a namespace name' }).optional().describe('Namespace of the Lease; in a cluster the pod\'s own (the service account\'s namespace file), required elsewhere'),
+  Controller__LeaseDurationSeconds: seconds(15).describe('How long a Lease holds without renewal; must exceed the renew deadline'),
+  Controller__RenewDeadlineSeconds: seconds(10).describe('The leader gives up leadership when it could not renew for this long; must exceed the retry period'),
+  Controller__RetryPeriodSeconds: seconds(2).describe('Between attempts to acquire or renew the Lease'),
   Controller__SubgraphPollSeconds: seconds(60).describe('How often the schema of every federated Service (`graph-registry.io/federation: "true"`) is read again with `{ _service { sdl } }`, besides on every change of the Service'),
   Controller__SubgraphTimeoutMs: env.positiveInt(5000).describe('Upper bound of one `{ _service { sdl } }` request to a subgraph (3 tries with backoff per read)'),
   Controller__SubgraphMaxBytes: env.positiveInt(1024 * 1024).describe('Largest subgraph schema answer read, in bytes (the registry accepts 1 MiB)'),
-  POD_NAME: env.string().optional(),
-  KUBECONFIG: env.string().optional(),
-  KUBERNETES_SERVICE_HOST: env.string().optional(),
+  POD_NAME: env.string().optional().describe('Identity in the Lease (set it from `metadata.name`); unset: the host name and a random suffix'),
+  KUBECONFIG: env.string().optional().describe('Kubeconfig file(s), `:`-separated; unset: `~/.kube/config` outside a cluster, the service account in one'),
+  KUBERNETES_SERVICE_HOST: env.string().optional().describe('Set by Kubernetes in every pod: with it (and no `KUBECONFIG`) the pod\'s service account is used'),
   ...operationsEnv,
 };
 
@@ -130,7 +134,7 @@ function clusterChecks(input: Readonly<Record<string, string>>, host: ConfigHost
  * reported at once, by variable name.
  */
 export function loadConfig(environment: Env = process.env, host: ConfigHost = nodeHost): GraphControllerConfig {
-  const vars = parseEnv(shape, environment, (input) => [...timingChecks(input), ...clusterChecks(input, host)]);
+  const vars = parseEnv(settings, environment, (input) => [...timingChecks(input), ...clusterChecks(input, host)]);
   const inCluster = vars.KUBERNETES_SERVICE_HOST !== undefined && vars.KUBECONFIG === undefined;
   return {
     registry: { url: vars.Registry__Url.replace(/\/+$/, ''), apiKey: vars.Registry__ApiKey, timeoutMs: vars.Registry__TimeoutMs },

@@ -34,31 +34,40 @@ function cdnKeyChecks(input: Readonly<Record<string, string>>): string[] {
 }
 
 /**
+ * Every variable of the service, declared once: name, schema, default and description (`make docs`
+ * writes the README's settings table from it).
+ */
+export const settings = {
+  STORE_URL: env.storeUrl().describe('The store: `redis://[user:password@]host:port[/db]`, `rediss://…`, `redis+sentinel://[:password@]host:port,…/masterName[/db]` or `redis+cluster://[:password@]host:port,…`; or `memory://`, for local runs only (lost on restart, not shared between replicas; a warning is logged)'),
+  MONITOR_API_KEY: env.list().describe('The key callers send in `X-Api-Key`; a comma-separated list while a key is rotated: deploy `old,new`, move the callers, then deploy `new`'),
+  Registry__Port: env.port(5145).describe('HTTP port'),
+  Registry__Host: env.string().default('0.0.0.0').describe('Listening address'),
+  Registry__SchemaCheckTimeoutMs: env.positiveInt(DEFAULT_SCHEMA_CHECKER.timeBudgetMs).describe('Time budget of one schema check in its worker thread; past it the worker is stopped and the upload answered 422'),
+  Registry__SchemaWorkers: env.positiveInt(DEFAULT_SCHEMA_CHECKER.workers).describe('Worker threads checking schemas (each check uses one core while it runs)'),
+  Registry__SchemaWorkerMemoryMb: env.positiveInt(DEFAULT_SCHEMA_CHECKER.maxMemoryMb).describe('Heap of one schema worker (V8 old generation), in MiB; a check needing more is answered 422. Keep the container\'s memory limit above the main heap plus this'),
+  Registry__SchemaPolicy: z
+    .enum(['allow', 'reject-breaking'], { message: 'must be allow or reject-breaking' })
+    .default(DEFAULT_SCHEMA_PUBLISHING.policy)
+    .describe('`allow`: publish any valid schema and report its changes; `reject-breaking`: answer 409 to breaking changes unless the request carries `X-Allow-Breaking-Changes: true`'),
+  Registry__SchemaHistory: env.positiveInt(DEFAULT_SCHEMA_PUBLISHING.keep).describe('Schema versions kept; older ones are dropped, their numbers never reused'),
+  Registry__SchemaTopic: env.string().min(1).default(DEFAULT_SCHEMA_PUBLISHING.topic).describe('Kafka topic of `SchemaPublishedEvent`'),
+  Registry__CompositionTimeoutMs: env.positiveInt(DEFAULT_SCHEMA_CHECKER.compositionBudgetMs).describe('Time budget of one supergraph composition in a schema worker (it grows with the total SDL of every subgraph); past it the worker is stopped and the publish answered 422'),
+  Registry__SupergraphHistory: env.positiveInt(DEFAULT_FEDERATION.keepSupergraph).describe('Supergraph versions kept (each holds its supergraph, public schema and every subgraph\'s SDL); older ones are dropped, their numbers never reused'),
+  Registry__MaxSubgraphs: env.positiveInt(DEFAULT_FEDERATION.maxSubgraphs).describe('Subgraphs one supergraph may hold; a publish past it is answered 422'),
+  Registry__MaxSupergraphBytes: env.positiveInt(DEFAULT_FEDERATION.maxTotalBytes).describe('Total size of every subgraph\'s SDL, in bytes; a publish past it is answered 422'),
+  Registry__CdnKeys: env.list().optional().describe('Read-only keys of the supergraph\'s CDN endpoints (`X-Hive-CDN-Key`), comma-separated for rotation; none of them may be an API key. Unset: every CDN request is refused (403)'),
+  Registry__CdnTarget: z.string().regex(CDN_TARGET, { message: 'must be 1 to 64 letters, digits, ".", "_" or "-"' }).default('default').describe('The target id of the CDN paths, `/artifacts/v1/{target}/…`'),
+  MessageBroker__BrokerList: env.list().optional().describe('Kafka brokers, comma-separated; without it versions are published without events (a warning is logged). Not part of readiness'),
+  ...operationsEnv,
+};
+
+/**
  * The only reader of the environment (the process' own unless one is given); every variable is
  * validated at start and every problem reported at once, by variable name.
  */
 export function loadConfig(environment: Env = process.env): GraphRegistryConfig {
   const vars = parseEnv(
-    {
-      STORE_URL: env.storeUrl(),
-      MONITOR_API_KEY: env.list(),
-      Registry__Port: env.port(5145),
-      Registry__Host: env.string().default('0.0.0.0'),
-      Registry__SchemaCheckTimeoutMs: env.positiveInt(DEFAULT_SCHEMA_CHECKER.timeBudgetMs),
-      Registry__SchemaWorkers: env.positiveInt(DEFAULT_SCHEMA_CHECKER.workers),
-      Registry__SchemaWorkerMemoryMb: env.positiveInt(DEFAULT_SCHEMA_CHECKER.maxMemoryMb),
-      Registry__SchemaPolicy: z.enum(['allow', 'reject-breaking'], { message: 'must be allow or reject-breaking' }).default(DEFAULT_SCHEMA_PUBLISHING.policy),
-      Registry__SchemaHistory: env.positiveInt(DEFAULT_SCHEMA_PUBLISHING.keep),
-      Registry__SchemaTopic: env.string().min(1).default(DEFAULT_SCHEMA_PUBLISHING.topic),
-      MessageBroker__BrokerList: env.list().optional(),
-      Registry__CompositionTimeoutMs: env.positiveInt(DEFAULT_SCHEMA_CHECKER.compositionBudgetMs).describe('Time budget of one supergraph composition in a schema worker (it grows with the total SDL of every subgraph); past it the worker is stopped and the publish answered 422'),
-      Registry__SupergraphHistory: env.positiveInt(DEFAULT_FEDERATION.keepSupergraph).describe('Supergraph versions kept (each holds its supergraph, public schema and every subgraph\'s SDL); older ones are dropped, their numbers never reused'),
-      Registry__MaxSubgraphs: env.positiveInt(DEFAULT_FEDERATION.maxSubgraphs).describe('Subgraphs one supergraph may hold; a publish past it is answered 422'),
-      Registry__MaxSupergraphBytes: env.positiveInt(DEFAULT_FEDERATION.maxTotalBytes).describe('Total size of every subgraph\'s SDL, in bytes; a publish past it is answered 422'),
-      Registry__CdnKeys: env.list().optional().describe('Read-only keys of the supergraph\'s CDN endpoints (`X-Hive-CDN-Key`), comma-separated for rotation; none of them may be an API key. Unset: every CDN request is refused (403)'),
-      Registry__CdnTarget: z.string().regex(CDN_TARGET, { message: 'must be 1 to 64 letters, digits, ".", "_" or "-"' }).default('default').describe('The target id of the CDN paths, `/artifacts/v1/{target}/…`'),
-      ...operationsEnv,
-    },
+    settings,
     environment,
     cdnKeyChecks,
   );

@@ -3,6 +3,8 @@ import { createKafkaPublisher, type EventPublisher, type Logger, type ReadinessC
 import { createGraphRegistryApp, createGraphStore, storeReadiness } from './http/app.js';
 import type { GraphRegistryConfig } from './config.js';
 import type { GraphStore } from './graphs/graph-store.js';
+import { subgraphAnnouncements } from './federation/subgraph-events.js';
+import { createSchemaAnnouncer, versionAnnouncements, type SchemaAnnouncer } from './schemas/schema-announcer.js';
 import { createSchemaChecker } from './schemas/schema-checker.js';
 
 export interface GraphRegistryRuntime {
@@ -29,6 +31,18 @@ export interface GraphRegistry {
 /** What the root reads of the configuration: the listeners are serveHttp's. */
 export type GraphRegistrySettings = Pick<GraphRegistryConfig, 'store' | 'apiKeys' | 'schemaChecker' | 'schemaPublishing' | 'brokers'> & Partial<Pick<GraphRegistryConfig, 'federation' | 'cdn'>>;
 
+/** The SchemaPublishedEvent announcers, one mechanism for both logs: the registry's own schema versions and the supergraph versions (subgraph publishes). */
+function createAnnouncers(store: GraphStore, events: EventPublisher | undefined, topic: string, logger: Logger): { schema: SchemaAnnouncer; subgraphs: SchemaAnnouncer } | undefined {
+  if (events === undefined) {
+    logger.warn('MessageBroker__BrokerList is not set: schema versions are published without SchemaPublishedEvent');
+    return undefined;
+  }
+  return {
+    schema: createSchemaAnnouncer({ log: store.versions, pending: versionAnnouncements(store.versions), events, logger }, { topic }),
+    subgraphs: createSchemaAnnouncer({ log: store.federation, pending: subgraphAnnouncements(store.federation, logger), events, logger }, { topic }),
+  };
+}
+
 /**
  * The graph registry's composition root: the store and the Kafka publisher the configuration
  * names (or a test's overrides), the schema checker's workers, and the HTTP app on them. main.ts
@@ -44,12 +58,12 @@ export function createGraphRegistry(config: GraphRegistrySettings, runtime: Grap
       ? undefined
       : createKafkaPublisher({ brokers: config.brokers, clientId: 'graph-registry', source: '/subscription-platform/graph-registry', logger, registry });
   const events = overrides.events ?? ownEvents;
-  if (events === undefined) logger.warn('MessageBroker__BrokerList is not set: schema versions are published without SchemaPublishedEvent');
+  const announcers = createAnnouncers(store, events, config.schemaPublishing.topic, logger);
   const app = createGraphRegistryApp({
     store,
     schemaChecker,
     schemaPublishing: config.schemaPublishing,
-    ...(events === undefined ? {} : { events }),
+    ...(announcers === undefined ? {} : { announcers }),
     apiKeys: config.apiKeys,
     ...(config.federation === undefined ? {} : { federation: config.federation }),
     ...(config.cdn === undefined ? {} : { cdn: config.cdn }),
@@ -61,6 +75,8 @@ export function createGraphRegistry(config: GraphRegistrySettings, runtime: Grap
     store,
     readiness: storeReadiness(store),
     async close() {
+      announcers?.schema.close();
+      announcers?.subgraphs.close();
       await schemaChecker.close();
       await ownEvents?.close();
       if (overrides.store === undefined) await store.close();

@@ -4,7 +4,7 @@ import { confirmAnnouncement, draftAnnouncement, type AnnouncementDeps, type Inc
 import type { ProcessingStore } from './processing-store.js';
 import { defaultProcessOnceOptions, processOnce, type ProcessOnceOptions } from './process-once.js';
 import type { SmsProvider } from './sms-provider.js';
-import { parseSmsCommand, type SmsCommand } from './sms-commands.js';
+import { commandLabel, parseSmsCommand, type SmsCommand } from './sms-commands.js';
 import { smsReplies, type ReplyLinks } from './sms-replies.js';
 import { unsubscribe } from './unsubscribe.js';
 
@@ -26,7 +26,7 @@ export interface SmsWebhookDeps extends AnnouncementDeps {
   /** SMS_PROVIDER_ACCOUNT_SID: messages for any other account are refused. */
   accountSid: string;
   validateSignature: boolean;
-  /** Webhooks__PublicBaseUrl: the signed URL is `{publicBaseUrl}/api/SmsProviderWebhookHandler?{query}`. */
+  /** Webhooks__PublicBaseUrl: the signed URL is `{publicBaseUrl}{path as called}?{query as called}`. */
   publicBaseUrl: string;
   links: ReplyLinks;
   /** Remembers processed MessageSids (the store shared by the replicas, as for payment events). */
@@ -38,14 +38,22 @@ export interface SmsWebhookDeps extends AnnouncementDeps {
 
 interface IncomingSms extends IncomingMessage {
   body: string;
+  /** Twilio's `OptOutType` (Advanced Opt-Out): STOP, START or HELP when it handled the message as a keyword. */
+  optOutType: string | undefined;
 }
 
 /** Twilio's message SIDs: `SM` (SMS) or `MM` (MMS) and 32 hex digits. */
 const MESSAGE_SID = /^(SM|MM)[0-9a-fA-F]{32}$/;
 
+/**
+ * Twilio signs the URL it called, exactly as configured in its console: the path as called (a
+ * trailing slash or another letter case included, both of which the router serves) and the query
+ * as received, on the public base URL (the address outside any ingress). A signature for any other
+ * path is refused, so the one signed request is valid on the one path it was sent to.
+ */
 function checkSignature(ctx: Koa.Context, params: Record<string, string>, deps: SmsWebhookDeps): void {
   if (!deps.validateSignature) return;
-  const url = `${deps.publicBaseUrl}${SMS_WEBHOOK_PATH}${ctx.querystring === '' ? '' : `?${ctx.querystring}`}`;
+  const url = `${deps.publicBaseUrl}${ctx.path}${ctx.querystring === '' ? '' : `?${ctx.querystring}`}`;
   const signature = ctx.get('x-twilio-signature');
   if (deps.smsProvider.verifySignature(url, params, signature === '' ? undefined : signature)) return;
   deps.metrics.signatureFailure('twilio');
@@ -59,12 +67,12 @@ function incomingSms(params: Record<string, string>, deps: SmsWebhookDeps): Inco
   // Every message is processed once by its id: one that has none (or another shape) cannot be.
   const messageSid = params.MessageSid ?? '';
   if (!MESSAGE_SID.test(messageSid)) throw badRequest('MessageSid must be a Twilio message SID (SM or MM and 32 hex digits)');
-  return { from, body: params.Body ?? '', messageSid };
+  return { from, body: params.Body ?? '', messageSid, optOutType: params.OptOutType };
 }
 
 function run(command: SmsCommand, sms: IncomingSms, deps: SmsWebhookDeps): Promise<string | undefined> {
   switch (command.kind) {
-    case 'opt-in-keyword':
+    case 'provider-keyword':
       return Promise.resolve(undefined);
     case 'commands':
       return Promise.resolve(smsReplies.commands(deps.links));
@@ -85,7 +93,7 @@ function run(command: SmsCommand, sms: IncomingSms, deps: SmsWebhookDeps): Promi
 async function reply(command: SmsCommand, sms: IncomingSms, deps: SmsWebhookDeps): Promise<string | undefined> {
   try {
     const text = await run(command, sms, deps);
-    deps.metrics.event('twilio', 'sms', command.kind === 'opt-in-keyword' ? 'ignored' : 'processed');
+    deps.metrics.event('twilio', 'sms', command.kind === 'provider-keyword' ? 'ignored' : 'processed');
     return text;
   } catch (err) {
     return tryLater(err, deps, { command: command.kind, messageSid: sms.messageSid });
@@ -120,7 +128,7 @@ async function replyOnce(command: SmsCommand, sms: IncomingSms, deps: SmsWebhook
  * POST /api/SmsProviderWebhookHandler (after the `code` check). Order: media type (415), size
  * (413), signature (403), account (403), sender and MessageSid (400), message length (a reply
  * saying it is too long), then the command, once per MessageSid. The answer is TwiML: a reply
- * SMS, or an empty `<Response/>` for the opt-in keywords and for a message processed before. When
+ * SMS, or an empty `<Response/>` for Twilio's keywords and for a message processed before. When
  * a dependency fails the sender is asked to try again later (200 with that reply: the provider
  * would not redeliver anyway).
  */
@@ -137,8 +145,8 @@ export function smsProviderWebhook(deps: SmsWebhookDeps): Koa.Middleware {
       answer(ctx, deps.smsProvider, smsReplies.tooLong(SMS_MAX_CHARACTERS, characters));
       return;
     }
-    const command = parseSmsCommand(sms.body);
-    deps.metrics.smsCommand(command.kind);
+    const command = parseSmsCommand(sms.body, sms.optOutType);
+    deps.metrics.smsCommand(commandLabel(command));
     const { duplicate, text } = await replyOnce(command, sms, deps);
     if (duplicate) {
       deps.metrics.event('twilio', 'sms', 'duplicate');

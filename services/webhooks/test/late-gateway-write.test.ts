@@ -7,14 +7,15 @@ import { useStripeWebhooksSuite } from './support/stripe-webhooks-suite.js';
 
 let deps: Dependencies;
 let service: WebhooksInstance;
-useStripeWebhooksSuite((suite) => ({ deps, service } = suite));
+/** The instance gives up on a gateway call after 3 s; the fixture holds the write longer, then applies it. */
+const GATEWAY_TIMEOUT_MS = 3000;
+useStripeWebhooksSuite((suite) => ({ deps, service } = suite), { gatewayTimeoutMs: GATEWAY_TIMEOUT_MS });
 
 beforeEach(() => {
   deps.gateway.reset();
 });
 
-/** The test instance gives up on a gateway call after 3 s (webhooks-env); the fixture holds the write longer, then applies it. */
-const HELD_MS = 4500;
+const HELD_MS = GATEWAY_TIMEOUT_MS + 1500;
 const base = (): number => Math.floor(Date.now() / 1000) - 3600;
 let counter = 0;
 const freshId = (kind: string): string => `${kind}_late_${Date.now().toString(36)}_${++counter}`;

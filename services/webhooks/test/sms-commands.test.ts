@@ -1,12 +1,18 @@
 import { describe, expect, it } from '@jest/globals';
-import { MAX_CLIENT_NUMBER, parseClientNumber, parseSmsCommand } from '../src/sms-commands.js';
+import { codePoints, INVISIBLE_BODIES } from './support/invisible-bodies.js';
+import { MAX_CLIENT_NUMBER, parseClientNumber, parseSmsCommand, PROVIDER_KEYWORDS, visibleText } from '../src/sms-commands.js';
 
 describe('parseSmsCommand', () => {
   it.each([
-    ['STOP', { kind: 'opt-in-keyword' }],
-    ['  help ', { kind: 'opt-in-keyword' }],
-    ['Unstop', { kind: 'opt-in-keyword' }],
-    ['start', { kind: 'opt-in-keyword' }],
+    ['STOP', { kind: 'provider-keyword', keyword: 'opt-out' }],
+    ['  help ', { kind: 'provider-keyword', keyword: 'help' }],
+    ['Unstop', { kind: 'provider-keyword', keyword: 'opt-in' }],
+    ['start', { kind: 'provider-keyword', keyword: 'opt-in' }],
+    ['\u200bQuit\u0085', { kind: 'provider-keyword', keyword: 'opt-out' }],
+    // Twilio matches one word, the whole message: anything more is a message like any other.
+    ['STOP the music', { kind: 'draft', text: 'STOP the music' }],
+    ['Yes please', { kind: 'draft', text: 'Yes please' }],
+    ['INFO: open till 9', { kind: 'draft', text: 'INFO: open till 9' }],
     ['COMMANDS', { kind: 'commands' }],
     ['', { kind: 'commands' }],
     ['UNSUB 3', { kind: 'unsub', clientNumber: 3 }],
@@ -32,11 +38,41 @@ describe('parseSmsCommand', () => {
     ['ＵＮＳＵＢ\u3000３', { kind: 'unsub', clientNumber: 3 }],
     ['unsub\u00a012', { kind: 'unsub', clientNumber: 12 }],
     ['ＣＯＮＦＩＲＭ', { kind: 'confirm' }],
-    ['Ｓｔｏｐ', { kind: 'opt-in-keyword' }],
+    ['Ｓｔｏｐ', { kind: 'provider-keyword', keyword: 'opt-out' }],
     ['CON\u200bFIRM', { kind: 'draft', text: 'CON\u200bFIRM' }],
     ['Ｓａｌｅ ５０％', { kind: 'draft', text: 'Ｓａｌｅ ５０％' }],
   ])('should read %j as %j', (body, command) => {
     expect(parseSmsCommand(body)).toEqual(command);
+  });
+});
+
+/** Every keyword of Twilio's lists, as phones send them: upper, lower and title case, with spaces and line breaks around. */
+const keywordForms = Object.entries(PROVIDER_KEYWORDS).flatMap(([keyword, words]) =>
+  words.flatMap((word) => [word, word.toLowerCase(), `${word[0]}${word.slice(1).toLowerCase()}`, ` \t${word}\r\n`].map((body) => [body, keyword] as const)),
+);
+
+describe('Twilio keywords', () => {
+  it.each(keywordForms)('should read %j as a %s keyword, which the provider answers', (body, keyword) => {
+    expect(parseSmsCommand(body)).toEqual({ kind: 'provider-keyword', keyword });
+  });
+
+  it('should follow Twilio\'s own OptOutType (its Advanced Opt-Out keywords, e.g. a Spanish one) whatever the body says', () => {
+    expect(parseSmsCommand('ALTO', 'STOP')).toEqual({ kind: 'provider-keyword', keyword: 'opt-out' });
+    expect(parseSmsCommand('AYUDA', 'HELP')).toEqual({ kind: 'provider-keyword', keyword: 'help' });
+    expect(parseSmsCommand('Hola de nuevo', 'START')).toEqual({ kind: 'provider-keyword', keyword: 'opt-in' });
+    expect(parseSmsCommand('ALTO', '')).toEqual({ kind: 'draft', text: 'ALTO' });
+  });
+});
+
+describe('nothing visible', () => {
+  it.each(INVISIBLE_BODIES.map((body) => [codePoints(body), body]))('should read %s, which shows nothing, as an empty message (the command list), never as a draft', (_name, body) => {
+    expect(visibleText(body)).toBe('');
+    expect(parseSmsCommand(body)).toEqual({ kind: 'commands' });
+  });
+
+  it('should keep a draft whose text is visible, without its invisible ends, and its invisible characters inside', () => {
+    expect(parseSmsCommand('\u3164Sale\u200b today\u0085')).toEqual({ kind: 'draft', text: 'Sale\u200b today' });
+    expect(parseSmsCommand('\u2800.')).toEqual({ kind: 'draft', text: '.' });
   });
 });
 

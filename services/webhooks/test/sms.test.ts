@@ -20,6 +20,8 @@ import {
 } from './support/webhooks-env.js';
 import { createCacheAnnouncementDrafts } from '../src/announcement-drafts.js';
 import { freshPhone, notificationsOf, sendSms, settleNotifications } from './support/sms-suite.js';
+import { codePoints, INVISIBLE_BODIES } from './support/invisible-bodies.js';
+import { PROVIDER_KEYWORDS } from '../src/sms-commands.js';
 
 const SMS_PATH = '/api/SmsProviderWebhookHandler';
 
@@ -102,14 +104,40 @@ describe('commands', () => {
     expect(deps.gateway.data.subscriptions).toHaveLength(SUBSCRIBERS.length);
   });
 
-  it.each(['stop', 'STOP', ' Start ', 'unstop', 'HELP', 'help'])('should acknowledge the opt-in keyword %j with an empty response and do nothing', async (keyword) => {
-    const before = await counterValue(service.registry, 'sms_commands_total', { command: 'opt-in-keyword' });
-    const answer = await send(owner, keyword);
-    expect(answer.status).toBe(200);
+  it.each(Object.entries(PROVIDER_KEYWORDS).flatMap(([keyword, words]) => words.map((word) => [word, keyword])))(
+    'should acknowledge Twilio\'s keyword %s (%s) in every case and with spaces around with an empty response, storing and sending nothing',
+    async (word, keyword) => {
+      const before = await counterValue(service.registry, 'sms_commands_total', { command: keyword });
+      const forms = [word, word.toLowerCase(), `${word[0]}${word.slice(1).toLowerCase()}`, `  ${word}\n`];
+      for (const form of forms) {
+        const answer = await send(owner, form);
+        expect(answer.status).toBe(200);
+        expect(answer.text).toBe('<?xml version="1.0" encoding="UTF-8"?><Response/>');
+      }
+      expect(deps.gateway.received).toEqual([]);
+      expect(await pendingText(owner)).toBeUndefined();
+      expect(await counterValue(service.registry, 'sms_commands_total', { command: keyword })).toBe(before + forms.length);
+      // Nothing was drafted, so a CONFIRM sends nothing.
+      expect(replyText(await send(owner, 'CONFIRM'))).toBe('You have no announcement waiting. Text your announcement first, then CONFIRM.');
+    },
+  );
+
+  it('should take a keyword followed by more text as a draft, as Twilio does not act on it ("STOP the music")', async () => {
+    expect(replyText(await send(owner, 'STOP the music'))).toBe('Announcement saved. Text CONFIRM to send it to your subscribers. It expires in 24 hours; a new text replaces it.');
+    expect(await pendingText(owner)).toBe('STOP the music');
+  });
+
+  it('should acknowledge any message Twilio reports as a keyword (OptOutType, e.g. a Spanish one of Advanced Opt-Out)', async () => {
+    const answer = await postSms(service.baseUrl, smsForm(owner, 'ALTO', { OptOutType: 'STOP' }));
     expect(answer.text).toBe('<?xml version="1.0" encoding="UTF-8"?><Response/>');
+    expect(await pendingText(owner)).toBeUndefined();
+  });
+
+  it.each(INVISIBLE_BODIES.map((body) => [codePoints(body), body]))('should store no draft for %s, which shows nothing, and answer with the commands', async (_name, body) => {
+    const answer = await send(owner, body);
+    expect(replyText(answer)).toContain('COMMANDS - this list');
+    expect(await pendingText(owner)).toBeUndefined();
     expect(deps.gateway.received).toEqual([]);
-    expect(await deps.cacheClient.get(`announcement:${owner}`)).toBeUndefined();
-    expect(await counterValue(service.registry, 'sms_commands_total', { command: 'opt-in-keyword' })).toBe(before + 1);
   });
 });
 
@@ -260,6 +288,33 @@ describe('provider authentication', () => {
     expect(await counterValue(service.registry, 'webhook_signature_failures_total', { provider: 'twilio' })).toBe(before + 4);
     expect(deps.gateway.received).toEqual([]);
     expect(await deps.cacheClient.get(`announcement:${owner}`)).toBeUndefined();
+  });
+
+  describe.each([
+    ['without', PUBLIC_BASE_URL],
+    ['with', `${PUBLIC_BASE_URL}/`],
+  ])('the signed URL, Webhooks__PublicBaseUrl %s a trailing slash', (_with, publicBaseUrl) => {
+    let instance: WebhooksInstance;
+    beforeAll(async () => {
+      instance = await startWebhooks(deps, { env: { Webhooks__PublicBaseUrl: publicBaseUrl } });
+    });
+    afterAll(() => instance.close());
+
+    // The URL configured in Twilio's console is the URL Twilio calls and signs, exactly.
+    it.each([SMS_PATH, `${SMS_PATH}/`, '/API/smsProviderWebhookHandler'])('should accept a message Twilio signed for the URL it called, %s', async (path) => {
+      const answer = await postSms(instance.baseUrl, smsForm(owner, 'COMMANDS'), { path });
+      expect(answer.status).toBe(200);
+      expect(replyText(answer)).toContain('COMMANDS - this list');
+    });
+
+    it('should refuse a signature for another path than the one called', async () => {
+      const form = smsForm(owner, 'Signed for elsewhere');
+      const canonical = `${PUBLIC_BASE_URL}${SMS_PATH}?code=${API_KEY}`;
+      for (const path of [`${SMS_PATH}/`, SMS_PATH.toLowerCase()]) expect((await postSms(instance.baseUrl, form, { path, signedUrl: canonical })).status).toBe(403);
+      const elsewhere = `${PUBLIC_BASE_URL}/other${SMS_PATH}?code=${API_KEY}`;
+      expect((await postSms(instance.baseUrl, form, { signedUrl: elsewhere })).status).toBe(403);
+      expect(await pendingText(owner)).toBeUndefined();
+    });
   });
 
   it('should accept the second auth token (rotation) and refuse another account', async () => {

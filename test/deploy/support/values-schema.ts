@@ -110,6 +110,9 @@ const rules: Record<string, JsonSchema> = {
   'networkPolicy.egress.extra': objectList,
   'serviceMonitor.labels': stringMap,
   'serviceMonitor.annotations': stringMap,
+  'prometheusRule.labels': stringMap,
+  'prometheusRule.annotations': stringMap,
+  'prometheusRule.runbookBaseUrl': { type: 'string', pattern: '^https?://[^\\s#]+$' },
   'serviceMonitor.interval': { type: 'string', pattern: '^[0-9]+(ms|s|m|h)$' },
   'serviceMonitor.scrapeTimeout': { type: 'string', pattern: '^[0-9]+(ms|s|m|h)$' },
   'serviceMonitor.relabelings': objectList,
@@ -254,14 +257,14 @@ export function subchartSchema(name: Subchart): JsonSchema {
 }
 
 /**
- * The umbrella's schema: its global section, and each component's whole schema under the
- * component's key, so a typo is refused even in a disabled component's values.
+ * The umbrella's schema: its global and prometheusRule sections, and each component's whole schema
+ * under the component's key, so a typo is refused even in a disabled component's values.
  */
 export function umbrellaSchema(): JsonSchema {
   const { values, text } = readValues(chartsDir);
   const docs = paramDocs(text);
-  const top = infer({ global: values.global }, '', docs) as { properties: Record<string, JsonSchema> };
-  const properties: Record<string, JsonSchema> = { global: top.properties.global!, 'platform-lib': libraryValues };
+  const top = infer({ global: values.global, prometheusRule: values.prometheusRule }, '', docs) as { properties: Record<string, JsonSchema> };
+  const properties: Record<string, JsonSchema> = { global: top.properties.global!, prometheusRule: top.properties.prometheusRule!, 'platform-lib': libraryValues };
   for (const name of subcharts) {
     const component = subchartSchema(name);
     delete component.$schema;

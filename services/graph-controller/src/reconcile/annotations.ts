@@ -142,6 +142,9 @@ function checkAll(service: V1Service, rawName: string): Parts | { problems: stri
   return { problems: [name, port, path, scheme].flatMap((outcome) => ('problem' in outcome ? [outcome.problem] : [])) };
 }
 
+/** The problems an outcome of the checks carries (none when it has a value). */
+const problemsOf = (outcome: object): string[] => ('problems' in outcome ? (outcome.problems as string[]) : 'problem' in outcome ? [outcome.problem as string] : []);
+
 /**
  * Reads a Service's graph annotations. Values are trimmed; an absent or empty name annotation
  * means the Service does not take part. Every problem is reported, not just the first.
@@ -152,8 +155,7 @@ export function parseGraphAnnotations(service: V1Service, clusterDomain = 'clust
   const federation = checkFederation(annotation(service, ANNOTATIONS.federation));
   const rawUrl = annotation(service, ANNOTATIONS.url);
   const checked = rawUrl === undefined || rawUrl === '' ? fromParts(service, rawName, clusterDomain) : checkGiven(service, rawName, rawUrl);
-  const problems = [...('problems' in checked ? checked.problems : []), ...('problem' in federation ? [federation.problem] : [])];
-  if (problems.length > 0 || 'problems' in checked || !('value' in federation)) return { kind: 'invalid', problems };
+  if ('problems' in checked || !('value' in federation)) return { kind: 'invalid', problems: [...problemsOf(checked), ...problemsOf(federation)] };
   return { kind: 'graph', name: checked.name, url: checked.url, ...(federation.value ? { federated: true as const } : {}) };
 }
 

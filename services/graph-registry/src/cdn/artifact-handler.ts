@@ -113,33 +113,41 @@ export function createArtifactHandler(store: FederationStore, settings: CdnSetti
 
   const versionOf = async (request: Request): Promise<number | undefined> => (request.version === 'latest' ? store.lastSupergraph() : store.versionOfId(request.id));
 
-  return async (ctx) => {
+  /** The path's checks in Hive's order: a path or artifact it does not serve 404, `schema` 301, then the key (400, 403). Undefined when answered. */
+  function admitted(ctx: Koa.Context): { request: Request; kind: ArtifactKind } | undefined {
     const parsed = ctx.method === 'GET' || ctx.method === 'HEAD' ? parsePath(ctx.path) : undefined;
-    if (parsed === undefined) return notFound(ctx);
+    if (parsed === undefined) return void notFound(ctx);
     if (parsed.artifact === 'schema' && parsed.request.version === 'latest') {
       ctx.status = 301;
       ctx.set('Location', ctx.path.replace(/\/schema$/, '/services'));
       ctx.body = 'Found.';
-      return;
+      return undefined;
     }
     const kind = ARTIFACTS[parsed.artifact];
-    if (kind === undefined) return notFound(ctx);
+    if (kind === undefined) return void notFound(ctx);
     const key = ctx.get('x-hive-cdn-key');
-    if (key === '') return refuse(ctx, 400, 'MISSING_AUTH_KEY', 'CDN key is missing: send it in X-Hive-CDN-Key');
+    if (key === '') return void refuse(ctx, 400, 'MISSING_AUTH_KEY', 'CDN key is missing: send it in X-Hive-CDN-Key');
     // The key is compared first and in constant time whatever the target, so the answer's timing does not tell targets apart.
-    if (!isCdnKey(key) || parsed.target !== settings.target) return refuse(ctx, 403, 'INVALID_AUTH_KEY', 'CDN key is invalid, or it does not match the requested target ID');
-    const version = await versionOf(parsed.request);
+    if (!isCdnKey(key) || parsed.target !== settings.target) return void refuse(ctx, 403, 'INVALID_AUTH_KEY', 'CDN key is invalid, or it does not match the requested target ID');
+    return { request: parsed.request, kind };
+  }
+
+  return async (ctx) => {
+    const admission = admitted(ctx);
+    if (admission === undefined) return;
+    const { request, kind } = admission;
+    const version = await versionOf(request);
     const entry = version === undefined || version === 0 ? undefined : await cached(version);
-    if (version === undefined || entry === undefined || entry.info.subgraphs.length === 0) return notFound(ctx);
+    if (entry === undefined || entry.info.subgraphs.length === 0) return notFound(ctx);
     const etag = entry.info.etags[kind];
     ctx.set('ETag', etag);
     ctx.set('x-hive-schema-version-id', entry.info.id);
-    if (parsed.request.version === 'id') ctx.set('Cache-Control', IMMUTABLE);
+    if (request.version === 'id') ctx.set('Cache-Control', IMMUTABLE);
     if (matchesEtag(ctx.get('if-none-match') || undefined, etag)) {
       ctx.status = 304;
       return;
     }
-    const body = await text(version, entry, kind);
+    const body = await text(entry.info.version, entry, kind);
     if (body === undefined) return notFound(ctx);
     ctx.set('Content-Type', CONTENT_TYPES[kind]);
     ctx.body = body;

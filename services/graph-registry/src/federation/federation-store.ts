@@ -1,5 +1,5 @@
 import type { SchemaChangeCounts, SchemaChangeReport } from '@sp/platform';
-import type { SchemaHistory, StoredSchemaVersion } from '../schemas/schema-versions.js';
+import type { AnnouncementLog, SchemaHistory, StoredSchemaVersion } from '../schemas/schema-versions.js';
 
 /** A subgraph as a supergraph version was composed from it. */
 export interface SubgraphMember {
@@ -66,6 +66,8 @@ export interface FederationCommit {
   subgraph: SubgraphChange;
   /** Supergraph versions kept. */
   keep: number;
+  /** A SchemaPublishedEvent is to be sent for it (a subgraph publish, with an announcer): see AnnouncementLog. */
+  eventPending: boolean;
 }
 
 /**
@@ -73,9 +75,10 @@ export interface FederationCommit {
  * redis-federation-store (every key in one hash slot, `{graph:federation}`, so one script writes a
  * subgraph version and the supergraph version it leads to at once, also on a Redis Cluster) and
  * memory-federation-store (local runs). Every method rejects with a 503 AppError when the backend
- * cannot be reached.
+ * cannot be reached. Its announcement log is the supergraph versions': a subgraph publish's
+ * SchemaPublishedEvent is sent in supergraph version order (schemas/schema-announcer.ts).
  */
-export interface FederationStore {
+export interface FederationStore extends AnnouncementLog {
   /** The schema history of the subgraph `name`. */
   subgraph(name: string): SchemaHistory;
   /** The SDL of each subgraph at its version (undefined where it is no longer kept). */

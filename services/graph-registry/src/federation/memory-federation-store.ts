@@ -1,3 +1,4 @@
+import { createMemoryAnnouncementLog, createMemoryLease } from '../schemas/memory-announcement-log.js';
 import { infoOf, type SchemaHistory, type StoredSchemaVersion } from '../schemas/schema-versions.js';
 import { supergraphInfoOf, type FederationStore, type StoredSupergraphVersion } from './federation-store.js';
 
@@ -39,8 +40,8 @@ export function createMemoryFederationStore(): FederationStore {
   const supergraphs = new Map<number, StoredSupergraphVersion>();
   const byId = new Map<string, number>();
   let last = 0;
-  let lease: { token: string; until: number } | undefined;
-  const held = (): string | undefined => (lease !== undefined && lease.until > Date.now() ? lease.token : undefined);
+  const composer = createMemoryLease();
+  const { appending, ...announcements } = createMemoryAnnouncementLog(() => last);
 
   return {
     subgraph: (name) => historyView(() => subgraphs.get(name)),
@@ -57,7 +58,7 @@ export function createMemoryFederationStore(): FederationStore {
     supergraphReport: (version) => Promise.resolve(supergraphs.get(version)?.report),
     artifact: (version, kind) => Promise.resolve(supergraphs.get(version)?.artifacts[kind]),
     versionOfId: (id) => Promise.resolve(byId.get(id)),
-    commit({ expected, supergraph, subgraph, keep }) {
+    commit({ expected, supergraph, subgraph, keep, eventPending }) {
       if (expected !== last) return Promise.resolve(false);
       if (subgraph.kind === 'publish') {
         const history = subgraphs.get(subgraph.name) ?? { last: 0, versions: new Map<number, StoredSchemaVersion>() };
@@ -69,21 +70,15 @@ export function createMemoryFederationStore(): FederationStore {
       } else if (subgraph.kind === 'remove') {
         subgraphs.get(subgraph.name)?.versions.clear();
       }
+      appending(expected, eventPending);
       last = expected + 1;
       supergraphs.set(last, { ...supergraph, version: last });
       byId.set(supergraph.id, last);
       trim(supergraphs, keep, (dropped) => byId.delete(dropped.id));
       return Promise.resolve(true);
     },
-    acquireComposer(token, ttlMs) {
-      const holder = held();
-      if (holder !== undefined && holder !== token) return Promise.resolve(false);
-      lease = { token, until: Date.now() + ttlMs };
-      return Promise.resolve(true);
-    },
-    releaseComposer(token) {
-      if (held() === token) lease = undefined;
-      return Promise.resolve();
-    },
+    acquireComposer: (token, ttlMs) => composer.acquire(token, ttlMs),
+    releaseComposer: (token) => composer.release(token),
+    ...announcements,
   };
 }

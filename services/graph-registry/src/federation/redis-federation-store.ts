@@ -1,6 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import { createRedisLeases, type RedisRun, type SchemaChangeReport } from '@sp/platform';
-import { APPEND_VERSION_LUA, createRedisSchemaHistory, type HistoryKeys } from '../schemas/redis-schema-versions.js';
+import { APPEND_VERSION_LUA, createRedisAnnouncementLog, createRedisSchemaHistory, type HistoryKeys } from '../schemas/redis-schema-versions.js';
 import { infoOf } from '../schemas/schema-versions.js';
 import { supergraphInfoOf, type ArtifactKind, type FederationCommit, type FederationStore, type SupergraphVersionInfo } from './federation-store.js';
 
@@ -14,7 +14,10 @@ const TAG = '{graph:federation}';
 export const FEDERATION_KEYS = {
   /** The composer's lease (federation/supergraph-composer.ts). */
   composer: `${TAG}:composer`,
+  /** The lease of the announcer of subgraph publishes (schemas/schema-announcer.ts). */
+  announcer: `${TAG}:announcer`,
   supergraph: {
+    /** Hash: `last`, the newest supergraph number; `announced`, the highest whose subgraph publish's event was sent. */
     state: `${TAG}:supergraph:state`,
     order: `${TAG}:supergraph:versions`,
     /** Hashes by version number. */
@@ -44,7 +47,8 @@ export const FEDERATION_KEYS = {
  * KEYS 1-10: the supergraph's state, order, info, reports, four artifact hashes, ids and
  * versions-by-id; 11-15: the subgraph's state, order, info, sdl, reports. ARGV 1-9: the expected
  * supergraph number, its retention, info, report, the four artifacts, the id; 10: `publish`,
- * `remove` or `none`; 11-15 (publish): the subgraph's expected number, retention, info, SDL, report.
+ * `remove` or `none`; 11: '1' when its SchemaPublishedEvent is pending (note_announcement);
+ * 12-16 (publish): the subgraph's expected number, retention, info, SDL, report.
  * Returns the new supergraph number, or 0 when either number moved on (nothing written).
  */
 const COMMIT = `${APPEND_VERSION_LUA}
@@ -52,11 +56,12 @@ local last = tonumber(redis.call('HGET', KEYS[1], 'last') or '0')
 if last ~= tonumber(ARGV[1]) then return 0 end
 if ARGV[10] == 'publish' then
   local sub = tonumber(redis.call('HGET', KEYS[11], 'last') or '0')
-  if sub ~= tonumber(ARGV[11]) then return 0 end
-  append_version(KEYS[11], KEYS[12], {KEYS[13], KEYS[14], KEYS[15]}, {ARGV[13], ARGV[14], ARGV[15]}, sub + 1, tonumber(ARGV[12]))
+  if sub ~= tonumber(ARGV[12]) then return 0 end
+  append_version(KEYS[11], KEYS[12], {KEYS[13], KEYS[14], KEYS[15]}, {ARGV[14], ARGV[15], ARGV[16]}, sub + 1, tonumber(ARGV[13]))
 elseif ARGV[10] == 'remove' then
   redis.call('DEL', KEYS[12], KEYS[13], KEYS[14], KEYS[15])
 end
+note_announcement(KEYS[1], last, ARGV[11])
 local n = last + 1
 local keep = tonumber(ARGV[2])
 local excess = redis.call('ZCARD', KEYS[2]) + 1 - keep
@@ -77,7 +82,7 @@ function commitArguments(commit: FederationCommit): { keys: string[]; args: stri
   const sub = FEDERATION_KEYS.subgraph(subgraph.kind === 'none' ? supergraph.cause.subgraph : subgraph.name);
   const keys = [K.state, K.order, K.info, K.reports, K.artifacts.supergraph, K.artifacts.sdl, K.artifacts.services, K.artifacts.metadata, K.ids, K.versionsById, sub.state, sub.order, sub.info, sub.sdl, sub.reports];
   const { artifacts } = supergraph;
-  const args = [String(commit.expected), String(commit.keep), JSON.stringify(supergraphInfoOf(supergraph)), JSON.stringify(supergraph.report), artifacts.supergraph, artifacts.sdl, artifacts.services, artifacts.metadata, supergraph.id, subgraph.kind];
+  const args = [String(commit.expected), String(commit.keep), JSON.stringify(supergraphInfoOf(supergraph)), JSON.stringify(supergraph.report), artifacts.supergraph, artifacts.sdl, artifacts.services, artifacts.metadata, supergraph.id, subgraph.kind, commit.eventPending ? '1' : '0'];
   if (subgraph.kind === 'publish') args.push(String(subgraph.expected), String(subgraph.keep), JSON.stringify(infoOf(subgraph.entry)), subgraph.entry.sdl, JSON.stringify(subgraph.entry.report));
   return { keys, args };
 }
@@ -109,6 +114,7 @@ export function createRedisFederationStore(redis: Redis | Cluster, run: RedisRun
       const { keys, args } = commitArguments(commit);
       return (await run(() => redis.eval(COMMIT, keys.length, ...keys, ...args))) !== 0;
     },
+    ...createRedisAnnouncementLog(redis, run, K.state, FEDERATION_KEYS.announcer),
     acquireComposer: (token, ttlMs) => leases.acquire(FEDERATION_KEYS.composer, token, ttlMs),
     async releaseComposer(token) {
       await leases.release(FEDERATION_KEYS.composer, token);

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError, backoffDelay, notFound, type Logger, type SchemaChangeReport } from '@sp/platform';
+import type { SchemaAnnouncer } from '../schemas/schema-announcer.js';
 import type { SchemaChecker } from '../schemas/schema-checker.js';
 import type { CompositionError, SubgraphInput } from '../schemas/schema-job.js';
 import { createTurns, type Evaluation, type SchemaSubject } from '../schemas/schema-subject.js';
@@ -34,6 +35,8 @@ export interface SupergraphComposerDeps {
   graphs: GraphUrls;
   checker: SchemaChecker;
   settings: FederationSettings;
+  /** Sends the SchemaPublishedEvent of subgraph publishes, in supergraph version order; none: no events. */
+  announcer?: SchemaAnnouncer;
   logger: Logger;
 }
 
@@ -78,6 +81,12 @@ const compositionBusy = (): AppError => new AppError(503, 'busy', 'the supergrap
 /** The metadata artifact: what the version is and what it was composed from (JSON). */
 function metadataOf(info: Omit<SupergraphVersionInfo, 'etags'>): string {
   return JSON.stringify({ version: info.version, id: info.id, composedAt: info.composedAt, subgraphs: info.subgraphs });
+}
+
+/** A composition's artifacts and the change report of its public API. */
+interface Composed {
+  artifacts: { supergraph: string; sdl: string; services: string; sha256: Record<'supergraph' | 'sdl' | 'services', string> };
+  report: SchemaChangeReport;
 }
 
 interface CurrentSupergraph {
@@ -138,7 +147,8 @@ export function createSupergraphComposer(deps: SupergraphComposerDeps): Supergra
   }
 
   /** The version to store for a composition's artifacts. */
-  function supergraphVersion(base: CurrentSupergraph, composed: { artifacts: { supergraph: string; sdl: string; services: string; sha256: Record<'supergraph' | 'sdl' | 'services', string> }; report: SchemaChangeReport }, subgraphs: SubgraphMember[], cause: SupergraphCause, publisher: string): StoredSupergraphVersion {
+  function supergraphVersion(base: CurrentSupergraph, composed: Composed, subgraphs: SubgraphMember[], made: { cause: SupergraphCause; publisher: string }): StoredSupergraphVersion {
+    const { cause, publisher } = made;
     const { artifacts, report } = composed;
     const info = {
       version: base.version + 1,
@@ -159,7 +169,7 @@ export function createSupergraphComposer(deps: SupergraphComposerDeps): Supergra
   /** An empty supergraph version: the last subgraph left (the CDN then has no supergraph to serve). */
   function emptyVersion(base: CurrentSupergraph, cause: SupergraphCause, publisher: string, report: SchemaChangeReport): StoredSupergraphVersion {
     const none = { supergraph: '', sdl: '', services: '[]', sha256: { supergraph: sha256Hex(''), sdl: sha256Hex(''), services: sha256Hex('[]') } };
-    return supergraphVersion(base, { artifacts: none, report }, [], cause, publisher);
+    return supergraphVersion(base, { artifacts: none, report }, [], { cause, publisher });
   }
 
   const previousApi = async (base: CurrentSupergraph): Promise<string | undefined> =>
@@ -183,9 +193,9 @@ export function createSupergraphComposer(deps: SupergraphComposerDeps): Supergra
           async store(entry: StoredSchemaVersion) {
             const members = (base.info?.subgraphs ?? []).filter((member) => member.name !== name);
             members.push({ name, version: entry.version, url, sha256: entry.sha256 });
-            const supergraph = supergraphVersion(base, composed, members, { kind: 'publish', subgraph: name }, publisher);
+            const supergraph = supergraphVersion(base, composed, members, { cause: { kind: 'publish', subgraph: name }, publisher });
             const subgraph: SubgraphChange = { kind: 'publish', name, expected: latest.version, entry, keep: settings.keepSubgraph };
-            if (!(await store.commit({ expected: base.version, supergraph, subgraph, keep: settings.keepSupergraph }))) return undefined;
+            if (!(await store.commit({ expected: base.version, supergraph, subgraph, keep: settings.keepSupergraph, eventPending: deps.announcer !== undefined }))) return undefined;
             deps.logger.info({ graph: name, subgraphVersion: entry.version, supergraphVersion: supergraph.version }, 'supergraph composed');
             return { composed: { version: supergraph.version, id: supergraph.id } };
           },
@@ -193,31 +203,42 @@ export function createSupergraphComposer(deps: SupergraphComposerDeps): Supergra
       },
       diff: (before, after) => deps.checker.subgraphDiff(name, before, after),
       exclusive,
+      announce: async (_version, composed) => {
+        if (composed !== undefined) await deps.announcer?.announceThrough(composed.version);
+      },
     };
+  }
+
+  /** The supergraph version with `members` only (none: an empty version), or why there is none. */
+  async function recomposed(base: CurrentSupergraph, members: SubgraphMember[], reason: SupergraphCause, options: RecomposeOptions): Promise<StoredSupergraphVersion | RecomposeOutcome> {
+    if (members.length === 0) return emptyVersion(base, reason, options.publisher, { changes: [], counts: { breaking: 0, dangerous: 0, safe: 0 } });
+    const composed = await deps.checker.compose(await inputs(members), await previousApi(base), '');
+    if (composed.kind === 'not-composable') return { outcome: 'not-composable', errors: composed.errors };
+    if (composed.kind === 'invalid') return { outcome: 'not-composable', errors: composed.problems.map((problem) => ({ message: problem.message, code: 'INVALID_GRAPHQL', coordinate: null, subgraph: null })) };
+    if (options.rejectBreaking && composed.report.counts.breaking > 0) return { outcome: 'rejected', report: composed.report };
+    return supergraphVersion(base, composed, members, { cause: reason, publisher: options.publisher });
+  }
+
+  /** The members after the change: without `name` (remove), or with its new URL (url); undefined when nothing changes. */
+  async function membersAfter(base: CurrentSupergraph, name: string, cause: 'remove' | 'url'): Promise<SubgraphMember[] | undefined> {
+    const member = base.info?.subgraphs.find((candidate) => candidate.name === name);
+    if (member === undefined) return undefined;
+    const others = base.info!.subgraphs.filter((candidate) => candidate.name !== name);
+    if (cause === 'remove') return others;
+    const url = await deps.graphs.getUrl(name);
+    return url === undefined || url === member.url ? undefined : [...others, { ...member, url }];
   }
 
   /** One try of a recomposition; undefined when another composition stored first. */
   async function recomposeOnce(name: string, cause: 'remove' | 'url', options: RecomposeOptions): Promise<RecomposeOutcome | undefined> {
     const base = await current();
-    const member = base.info?.subgraphs.find((candidate) => candidate.name === name);
-    if (member === undefined) return { outcome: 'not-a-subgraph' };
-    const url = cause === 'url' ? await deps.graphs.getUrl(name) : undefined;
-    if (cause === 'url' && (url === undefined || url === member.url)) return { outcome: 'not-a-subgraph' };
-    const members = base.info!.subgraphs.filter((candidate) => candidate.name !== name);
-    if (cause === 'url') members.push({ ...member, url: url! });
-    const reason = { kind: cause, subgraph: name } as const;
-    let supergraph: StoredSupergraphVersion;
-    if (members.length === 0) {
-      supergraph = emptyVersion(base, reason, options.publisher, { changes: [], counts: { breaking: 0, dangerous: 0, safe: 0 } });
-    } else {
-      const composed = await deps.checker.compose(await inputs(members), await previousApi(base), '');
-      if (composed.kind === 'not-composable') return { outcome: 'not-composable', errors: composed.errors };
-      if (composed.kind === 'invalid') return { outcome: 'not-composable', errors: composed.problems.map((problem) => ({ message: problem.message, code: 'INVALID_GRAPHQL', coordinate: null, subgraph: null })) };
-      if (options.rejectBreaking && composed.report.counts.breaking > 0) return { outcome: 'rejected', report: composed.report };
-      supergraph = supergraphVersion(base, composed, members, reason, options.publisher);
-    }
+    const members = await membersAfter(base, name, cause);
+    if (members === undefined) return { outcome: 'not-a-subgraph' };
+    const supergraph = await recomposed(base, members, { kind: cause, subgraph: name }, options);
+    if ('outcome' in supergraph) return supergraph;
     const subgraph: SubgraphChange = cause === 'remove' ? { kind: 'remove', name } : { kind: 'none' };
-    if (!(await store.commit({ expected: base.version, supergraph, subgraph, keep: settings.keepSupergraph }))) return undefined;
+    // A removal or a new URL publishes no schema version: no event (the announcer passes over it).
+    if (!(await store.commit({ expected: base.version, supergraph, subgraph, keep: settings.keepSupergraph, eventPending: false }))) return undefined;
     deps.logger.info({ graph: name, cause, supergraphVersion: supergraph.version }, 'supergraph composed');
     return { outcome: 'composed', supergraph: supergraphInfoOf(supergraph), report: supergraph.report };
   }

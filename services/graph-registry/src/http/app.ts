@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import { connectRedis, createHttpApp, parseRedisUrl, notFound, requireApiKey, type EventPublisher, type Logger, type ReadinessCheck, type Registry, type StoreConfig } from '@sp/platform';
+import { connectRedis, createHttpApp, parseRedisUrl, notFound, requireApiKey, type Logger, type ReadinessCheck, type Registry, type StoreConfig } from '@sp/platform';
 import type { GraphStore } from '../graphs/graph-store.js';
 import { createMemoryGraphStore } from '../graphs/memory-graph-store.js';
 import { createRedisGraphStore } from '../graphs/redis-graph-store.js';
@@ -7,6 +7,7 @@ import { registerGraphMetrics } from './registry-metrics.js';
 import { createRouter } from './router.js';
 import { createArtifactHandler, type CdnSettings } from '../cdn/artifact-handler.js';
 import { createSupergraphComposer, DEFAULT_FEDERATION, type FederationSettings } from '../federation/supergraph-composer.js';
+import type { SchemaAnnouncer } from '../schemas/schema-announcer.js';
 import { createLazySchemaChecker, type SchemaChecker } from '../schemas/schema-checker.js';
 import { createSchemaPublisher, DEFAULT_SCHEMA_PUBLISHING, type SchemaPublishing } from '../schemas/schema-publisher.js';
 import { ownSchemaSubject } from '../schemas/schema-subject.js';
@@ -17,8 +18,11 @@ export interface GraphRegistryDeps {
   schemaChecker?: SchemaChecker;
   /** Policy, retention and event topic of schema versions; DEFAULT_SCHEMA_PUBLISHING by default. */
   schemaPublishing?: SchemaPublishing;
-  /** Where SchemaPublishedEvent goes; without one, versions are published without events. */
-  events?: EventPublisher;
+  /**
+   * Send SchemaPublishedEvent, in order: of the registry's own schema versions, and of subgraph
+   * publishes (in supergraph version order); without them, versions are published without events.
+   */
+  announcers?: { schema: SchemaAnnouncer; subgraphs: SchemaAnnouncer };
   /** Retention and bounds of subgraph schemas and supergraph versions; DEFAULT_FEDERATION by default. */
   federation?: FederationSettings;
   /** The CDN's read-only keys and target; without them every CDN key is refused. */
@@ -52,11 +56,18 @@ export function createGraphRegistryApp(deps: GraphRegistryDeps): Koa {
   const authenticate = requireApiKey(deps.apiKeys);
   const checker = deps.schemaChecker ?? createLazySchemaChecker();
   const settings = deps.schemaPublishing ?? DEFAULT_SCHEMA_PUBLISHING;
-  const publisher = createSchemaPublisher({ settings, logger: deps.logger, ...(deps.events === undefined ? {} : { events: deps.events }) });
-  const composer = createSupergraphComposer({ store: deps.store.federation, graphs: deps.store, checker, settings: deps.federation ?? DEFAULT_FEDERATION, logger: deps.logger });
+  const publisher = createSchemaPublisher({ settings });
+  const composer = createSupergraphComposer({
+    store: deps.store.federation,
+    graphs: deps.store,
+    checker,
+    settings: deps.federation ?? DEFAULT_FEDERATION,
+    logger: deps.logger,
+    ...(deps.announcers === undefined ? {} : { announcer: deps.announcers.subgraphs }),
+  });
   const router = createRouter({
     store: deps.store,
-    ownSchema: ownSchemaSubject(deps.store.versions, checker, settings.keep),
+    ownSchema: ownSchemaSubject(deps.store.versions, checker, settings.keep, deps.announcers?.schema),
     composer,
     publisher,
     policy: settings.policy,

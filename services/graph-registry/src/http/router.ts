@@ -28,7 +28,7 @@ export interface RouterDeps {
 }
 
 /** The routes of one schema subject under `prefix` (`/schema` or `/:name/schema`): one mechanism for both; `remove`: a subgraph's DELETE. */
-function schemaRoutes(router: Router, prefix: string, subjectOf: SubjectOf, { publisher, authenticate }: Pick<RouterDeps, 'publisher' | 'authenticate'>, remove?: RouterMiddleware): void {
+function schemaRoutes(router: Router, prefix: string, subjectOf: SubjectOf, { publisher, authenticate, remove }: Pick<RouterDeps, 'publisher' | 'authenticate'> & { remove?: RouterMiddleware }): void {
   router.all(prefix, authenticate, byMethod({ GET: getSchema(subjectOf), POST: putSchema(subjectOf, publisher), ...(remove === undefined ? {} : { DELETE: remove }) }));
   router.all(`${prefix}/versions`, authenticate, byMethod({ GET: listVersions(subjectOf) }));
   router.all(`${prefix}/versions/:version`, authenticate, byMethod({ GET: getVersion(subjectOf) }));
@@ -54,7 +54,8 @@ export function createRouter(deps: RouterDeps): Router {
   router.all('/supergraph', authenticate, byMethod({ GET: getSupergraph(federation) }));
   router.all('/supergraph/versions', authenticate, byMethod({ GET: listSupergraphVersions(federation) }));
   router.all('/supergraph/versions/:version', authenticate, byMethod({ GET: getSupergraphVersion(federation) }));
-  schemaRoutes(router, '/:name/schema', (ctx) => composer.subject(validateName(ctx.params.name)), deps, deleteSubgraph(composer, deps.policy));
+  const subgraphOf: SubjectOf = (ctx) => composer.subject(validateName((ctx.params as Record<string, string | undefined>).name));
+  schemaRoutes(router, '/:name/schema', subgraphOf, { ...deps, remove: deleteSubgraph(composer, deps.policy) });
   router.all('/:name', authenticate, byMethod({ GET: getGraph(store), POST: putGraph(store, composer), DELETE: deleteGraph(store, composer, deps.policy) }));
   return router;
 }

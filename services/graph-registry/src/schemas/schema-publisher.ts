@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
-import { schemaPublishedEvent, type EventPublisher, type Logger, type SchemaChangeReport, type SchemaVersionInfo } from '@sp/platform';
+import type { SchemaChangeReport, SchemaVersionInfo } from '@sp/platform';
 import { emptyReport } from './schema-changes.js';
 import { schemaChecksBusy } from './schema-checker.js';
 import type { CompositionError } from './schema-job.js';
 import type { SdlProblem } from './schema-sdl.js';
 import type { ComposedRef, SchemaSubject } from './schema-subject.js';
-import { infoOf, type LatestSchema } from './schema-versions.js';
+import { infoOf, type LatestSchema, type StoredSchemaVersion } from './schema-versions.js';
 
 /** `allow`: publish and report; `reject-breaking`: refuse breaking changes unless overridden. */
 export type SchemaPolicy = 'allow' | 'reject-breaking';
@@ -56,9 +56,6 @@ const MAX_ATTEMPTS = 20;
 
 export interface SchemaPublisherDeps {
   settings: SchemaPublishing;
-  /** Where SchemaPublishedEvent goes; none: no events. */
-  events?: EventPublisher;
-  logger: Logger;
 }
 
 /**
@@ -66,19 +63,10 @@ export interface SchemaPublisherDeps {
  * a subgraph's): checked and compared with the newest version off the event loop, then stored
  * with a compare-and-set on the newest number. Publishes a subject could race with run one at a
  * time (`exclusive`); one that loses the race to another replica is compared again with the
- * version that won, so every report is against the version it really follows.
+ * version that won, so every report is against the version it really follows. The answer waits
+ * for the version's SchemaPublishedEvent (schema-announcer.ts: in order across replicas).
  */
 export function createSchemaPublisher(deps: SchemaPublisherDeps): SchemaPublisher {
-  async function announce(subject: SchemaSubject, version: SchemaVersionInfo, composed: ComposedRef | undefined): Promise<void> {
-    if (deps.events === undefined) return;
-    const { version: number, sha256, previousVersion, rollbackOf, publishedAt, publisher, counts } = version;
-    const subgraph = subject.graph === null ? {} : { graph: subject.graph, ...(composed === undefined ? {} : { supergraphVersion: composed.version }) };
-    try {
-      await deps.events.publish(deps.settings.topic, schemaPublishedEvent({ version: number, sha256, previousVersion, rollbackOf, publishedAt, publisher, changes: counts, ...subgraph }));
-    } catch (err) {
-      deps.logger.error({ err, version: number, graph: subject.graph }, 'SchemaPublishedEvent not published; the version is stored');
-    }
-  }
 
   /** The newest version itself when `sha256` is its SDL's (an idempotent re-publish). */
   async function unchangedVersion(subject: SchemaSubject, latest: LatestSchema, sha256: string): Promise<SchemaVersionInfo | undefined> {
@@ -95,6 +83,21 @@ export function createSchemaPublisher(deps: SchemaPublisherDeps): SchemaPublishe
     return refused ? { outcome: 'rejected', baseVersion, report } : undefined;
   }
 
+  /** Version `latest + 1` of the request's SDL. */
+  function newEntry(latest: LatestSchema, request: PublishRequest, sha256: string, report: SchemaChangeReport): StoredSchemaVersion {
+    return {
+      version: latest.version + 1,
+      sha256,
+      publishedAt: new Date().toISOString(),
+      publisher: request.publisher,
+      previousVersion: latest.version === 0 ? null : latest.version,
+      rollbackOf: request.rollbackOf ?? null,
+      counts: report.counts,
+      sdl: request.sdl,
+      report,
+    };
+  }
+
   /** One try: undefined when another publish stored first, so the schema must be compared again. */
   async function attempt(subject: SchemaSubject, request: PublishRequest, sha256: string): Promise<PublishOutcome | undefined> {
     const latest = await subject.history.latest();
@@ -106,22 +109,11 @@ export function createSchemaPublisher(deps: SchemaPublisherDeps): SchemaPublishe
     const { report } = evaluation;
     const early = verdict(request, latest, report);
     if (early !== undefined) return early;
-    const entry = {
-      version: latest.version + 1,
-      sha256,
-      publishedAt: new Date().toISOString(),
-      publisher: request.publisher,
-      previousVersion: latest.version === 0 ? null : latest.version,
-      rollbackOf: request.rollbackOf ?? null,
-      counts: report.counts,
-      sdl: request.sdl,
-      report,
-    };
+    const entry = newEntry(latest, request, sha256, report);
     const stored = await evaluation.store(entry);
     if (stored === undefined) return undefined;
-    const version = infoOf(entry);
-    await announce(subject, version, stored.composed);
-    return { outcome: 'created', version, report, ...(stored.composed === undefined ? {} : { composed: stored.composed }) };
+    await subject.announce(entry.version, stored.composed);
+    return { outcome: 'created', version: infoOf(entry), report, ...(stored.composed === undefined ? {} : { composed: stored.composed }) };
   }
 
   async function publishNow(subject: SchemaSubject, request: PublishRequest): Promise<PublishOutcome> {

@@ -1,4 +1,5 @@
 import type { SchemaChangeReport } from '@sp/platform';
+import type { SchemaAnnouncer } from './schema-announcer.js';
 import { schemaChecksBusy, type SchemaChecker } from './schema-checker.js';
 import type { CompositionError } from './schema-job.js';
 import type { SdlProblem } from './schema-sdl.js';
@@ -40,6 +41,8 @@ export interface SchemaSubject {
   diff(before: string, after: string): Promise<SchemaChangeReport>;
   /** Runs `task` when no other publish it could race with runs. */
   exclusive<T>(task: () => Promise<T>): Promise<T>;
+  /** Sends the SchemaPublishedEvent of the stored version `version` (and those before it not sent yet), in order. */
+  announce(version: number, composed: ComposedRef | undefined): Promise<void>;
 }
 
 /** Publishes waiting for this process' previous ones; past it a publish is answered 503. */
@@ -58,8 +61,8 @@ export function createTurns(): <T>(task: () => Promise<T>) => Promise<T> {
   };
 }
 
-/** The registry's own schema: checked and compared by graphql-js in the worker, appended to its history. */
-export function ownSchemaSubject(versions: SchemaVersions, checker: SchemaChecker, keep: number): SchemaSubject {
+/** The registry's own schema: checked and compared by graphql-js in the worker, appended to its history; its events sent by `announcer` (none: no events). */
+export function ownSchemaSubject(versions: SchemaVersions, checker: SchemaChecker, keep: number, announcer?: SchemaAnnouncer): SchemaSubject {
   return {
     graph: null,
     path: '/schema',
@@ -67,9 +70,10 @@ export function ownSchemaSubject(versions: SchemaVersions, checker: SchemaChecke
     async evaluate(sdl, latest) {
       const { problems, report } = await checker.compare(sdl, latest.sdl);
       if (problems.length > 0) return { kind: 'invalid', problems };
-      return { kind: 'valid', report, store: async (entry) => ((await versions.append(latest.version, entry, keep)) ? {} : undefined) };
+      return { kind: 'valid', report, store: async (entry) => ((await versions.append(latest.version, entry, keep, announcer !== undefined)) ? {} : undefined) };
     },
     diff: async (before, after) => (await checker.compare(after, before)).report,
     exclusive: createTurns(),
+    announce: async (version) => announcer?.announceThrough(version),
   };
 }

@@ -103,6 +103,8 @@ export type Client = ReturnType<typeof client>;
 export interface RegistryProcess {
   baseUrl: string;
   managementUrl: string;
+  /** Its process id: to stop (SIGSTOP) or kill it as a test of its callers needs. */
+  pid: number;
   close(): Promise<void>;
 }
 
@@ -116,6 +118,7 @@ export async function startRegistryProcess(storeUrl: string, env: Record<string,
   return {
     baseUrl: `http://127.0.0.1:${child.port}`,
     managementUrl: `http://127.0.0.1:${child.managementPort}`,
+    pid: child.pid,
     close: async () => {
       const exit = await child.stop(5000);
       if (exit.code !== 0) throw new Error(`graph-registry exited with ${exit.code ?? exit.signal}: ${child.logTail()}`);

@@ -17,7 +17,9 @@ const contract = loadOpenApiContract<DocumentedResponse>(openapiPath, {
     const pathname = path.split('?')[0]!;
     if (/^\/api\/events\/[^/]+\/replay$/.test(pathname)) return '/api/events/{id}/replay';
     if (/^\/api\/events\/[^/]+$/.test(pathname)) return '/api/events/{id}';
-    return ['/api/events', '/api/PaymentProviderWebhookHandler', '/api/SmsProviderWebhookHandler'].includes(pathname) ? pathname : undefined;
+    if (pathname === '/api/events') return pathname;
+    // The router serves the webhook routes with a trailing slash and in any letter case too.
+    return ['/api/PaymentProviderWebhookHandler', '/api/SmsProviderWebhookHandler'].find((route) => route.toLowerCase() === pathname.replace(/\/$/, '').toLowerCase());
   },
   view: (res) => ({
     status: res.status,

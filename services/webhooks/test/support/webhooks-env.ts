@@ -75,6 +75,12 @@ export interface InstanceOptions {
   /** Kafka brokers; the shared test broker by default. */
   brokers?: string[];
   publishTimeoutMs?: number;
+  /**
+   * How long a gateway call may take before the delivery answers 503; the service's default (5 s)
+   * unless given. Tests of the give-up path set it short; the rest keep the default, so a slow
+   * machine does not turn an ordinary delivery into a retry.
+   */
+  gatewayTimeoutMs?: number;
   validateSignature?: boolean;
   oidcClientSecret?: string;
   /** PAYMENT_PROVIDER_API_KEY; a test-mode key by default. */
@@ -135,7 +141,7 @@ export function testEnvironment(deps: Dependencies, options: InstanceOptions = {
 /**
  * The service from its root, createWebhooks (its configuration loaded from an environment), served
  * as main.ts serves it (API and management listeners) on free loopback ports. The stores are the
- * test's own, on the key prefix of this test file; outbound calls give up sooner than by default.
+ * test's own, on the key prefix of this test file; publishing and localization give up sooner than by default.
  */
 export async function startWebhooks(deps: Dependencies, options: InstanceOptions = {}): Promise<WebhooksInstance> {
   const logger = silentLogger('webhooks');
@@ -144,7 +150,7 @@ export async function startWebhooks(deps: Dependencies, options: InstanceOptions
   const stores = createStores(config, logger, { processing: deps.keyPrefix, eventLog: `${deps.keyPrefix}event-log:`, reconcile: `${deps.keyPrefix}reconcile:` });
   const webhooks = createWebhooks(config, { logger, registry }, {
     stores,
-    timeouts: { publishMs: options.publishTimeoutMs ?? 10_000, gatewayMs: 3000, localizationMs: 500 },
+    timeouts: { publishMs: options.publishTimeoutMs ?? 10_000, localizationMs: 500, ...(options.gatewayTimeoutMs === undefined ? {} : { gatewayMs: options.gatewayTimeoutMs }) },
     ...(options.sweeper === undefined ? {} : { sweeper: options.sweeper }),
     ...(options.processOnce === undefined ? {} : { processOnce: options.processOnce }),
   });
@@ -220,6 +226,10 @@ export interface SmsDelivery {
   token?: string;
   /** An `X-Twilio-Signature` of the test's own (null: none at all). */
   signature?: string | null;
+  /** The path called (SMS_WEBHOOK_PATH by default): Twilio calls the URL configured in its console, exactly. */
+  path?: string;
+  /** The URL signed: the public URL of the path called by default, as Twilio signs it. */
+  signedUrl?: string;
 }
 
 /** The form Twilio posts for an incoming SMS. */
@@ -242,11 +252,12 @@ export function smsForm(from: string, body: string, extra: Record<string, string
 /** POSTs an incoming SMS, signed with the Twilio library over the public URL unless the test says otherwise. */
 export function postSms(baseUrl: string, params: Record<string, string>, delivery: SmsDelivery = {}): Promise<Answer> {
   const query = codeQuery(delivery.code);
-  const publicUrl = `${PUBLIC_BASE_URL}${SMS_WEBHOOK_PATH}${query}`;
-  const signature = delivery.signature === undefined ? twilio.getExpectedTwilioSignature(delivery.token ?? TWILIO_TOKENS[0], publicUrl, params) : delivery.signature;
+  const path = delivery.path ?? SMS_WEBHOOK_PATH;
+  const signedUrl = delivery.signedUrl ?? `${PUBLIC_BASE_URL}${path}${query}`;
+  const signature = delivery.signature === undefined ? twilio.getExpectedTwilioSignature(delivery.token ?? TWILIO_TOKENS[0], signedUrl, params) : delivery.signature;
   const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'TwilioProxy/1.1' };
   if (signature !== null) headers['x-twilio-signature'] = signature;
-  return call(baseUrl, SMS_WEBHOOK_PATH, { method: 'POST', headers, body: new URLSearchParams(params).toString(), query });
+  return call(baseUrl, path, { method: 'POST', headers, body: new URLSearchParams(params).toString(), query });
 }
 
 /** The text of the reply SMS in a TwiML answer (undefined for an empty `<Response/>`). */

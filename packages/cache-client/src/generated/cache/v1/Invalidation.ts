@@ -19,7 +19,9 @@ export const _cache_v1_Invalidation_Kind = {
    */
   REMOVED: 'REMOVED',
   /**
-   * the entry's time to live passed
+   * The entry's time to live passed. Memory backend: within about 200 ms of the expiry (its
+   * active expiry), at once when the entry is read first. Redis backend: when Redis expires the
+   * key (its own active expiry, or an access).
    */
   EXPIRED: 'EXPIRED',
   /**
@@ -51,7 +53,9 @@ export type _cache_v1_Invalidation_Kind =
   | 'REMOVED'
   | 3
   /**
-   * the entry's time to live passed
+   * The entry's time to live passed. Memory backend: within about 200 ms of the expiry (its
+   * active expiry), at once when the entry is read first. Redis backend: when Redis expires the
+   * key (its own active expiry, or an access).
    */
   | 'EXPIRED'
   | 4
