@@ -65,6 +65,8 @@ export function createSubgraphSync(deps: SubgraphSyncDeps): SubgraphSync {
       const sdl = await deps.readSdl(url, signal);
       const digest = sha256(sdl);
       if (published.get(name) === digest) {
+        // Back to the schema last published (a refused deploy rolled back): nothing is refused any more.
+        refused.delete(name);
         deps.onResult?.('unchanged');
         return 'unchanged';
       }

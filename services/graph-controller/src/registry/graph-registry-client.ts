@@ -25,14 +25,15 @@ export type SubgraphPublish =
 
 interface RefusalBody {
   error?: string;
-  errors?: Array<{ message?: string; coordinate?: string | null }>;
+  errors?: Array<{ message?: string; code?: string; coordinate?: string | null }>;
   problems?: Array<{ message?: string; locations?: Array<{ line: number; column: number }> }>;
   report?: { changes?: Array<{ class?: string; message?: string }> };
 }
 
 /** The reasons of a refusal, one line each: composition errors, SDL problems, or the breaking changes the policy refused. */
 function reasonsOf(body: RefusalBody): string[] {
-  const errors = (body.errors ?? []).map((error) => `${error.coordinate ? `${error.coordinate}: ` : ''}${error.message ?? ''}`);
+  // `KEY_INVALID_FIELDS Plan: …`: the composition library's code and the coordinate first, as a Warning Event shows them.
+  const errors = (body.errors ?? []).map((error) => `${error.code ? `${error.code} ` : ''}${error.coordinate ? `${error.coordinate}: ` : ''}${error.message ?? ''}`);
   const problems = (body.problems ?? []).map((problem) => `${problem.locations?.[0] ? `line ${problem.locations[0].line}: ` : ''}${problem.message ?? ''}`);
   const breaking = (body.report?.changes ?? []).filter((change) => change.class === 'breaking').map((change) => change.message ?? '');
   return [...errors, ...problems, ...breaking];
