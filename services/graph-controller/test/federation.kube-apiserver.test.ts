@@ -6,7 +6,6 @@ import { eventually, sleep } from '../../../test/support/eventually.js';
 import { startHiveGateway, type HiveGateway } from '../../../test/support/hive-gateway.js';
 import { startSubgraphFixtures, SUBGRAPH_NAMES, subgraphSdl, type SubgraphFixtures } from '../../../test/support/subgraph-fixtures.js';
 import { startSubgraphServer, type SubgraphServer } from '../../../test/support/subgraph-server.js';
-import type { GatewayPlanSubscription } from '../../../test/support/graphql-gateway.js';
 import { startController, type RunningController } from './support/controller-fixture.js';
 import { controllerKubeConfig, resetControllerState, serviceBody } from './support/real-cluster.js';
 import { startRegistryServer, type RegistryServer } from './support/registry-server.js';
@@ -75,7 +74,7 @@ beforeAll(async () => {
   fixtures = await startSubgraphFixtures({ verifyTokens: false });
   const client = fixtures.addClient({ number: 7, name: 'Bakery' });
   const plan = fixtures.addPlan({ name: 'Gold', providerProductId: 'prod_gold' });
-  fixtures.data.planSubscriptions.push({ id: 'ps-span', clientId: client.id, planId: plan.id, checkoutSessionId: 'cs_test_span', providerSubscriptionId: null } as GatewayPlanSubscription);
+  fixtures.data.planSubscriptions.push({ id: 'ps-span', clientId: client.id, planId: plan.id, checkoutSessionId: 'cs_test_span', providerSubscriptionId: null });
   review = await startSubgraphServer({ name: 'review', sdl: REVIEW_SDL, resolvers: { root: { topRatedPlanIds: () => [plan.id] }, entities: { Plan: (rep) => ({ id: rep.id, rating: 5 }) } } });
   controller = startController({ kubeConfig: await controllerKubeConfig(admin), registryUrl: registry.url, apiKey: API_KEY, namespaces: [namespace], subgraphs: { pollMs: POLL_MS, timeoutMs: 2000, maxBytes: 1024 * 1024 } });
 }, 120_000);

@@ -4,6 +4,7 @@ import { Registry as PromRegistry } from 'prom-client';
 import { createGraphRegistryApp, createGraphStore } from '../../../graph-registry/src/http/app.js';
 import type { GraphStore } from '../../../graph-registry/src/graphs/graph-store.js';
 import type { CdnSettings } from '../../../graph-registry/src/cdn/artifact-handler.js';
+import { createLazySchemaChecker } from '../../../graph-registry/src/schemas/schema-checker.js';
 import { silentLogger } from '../../../../test/support/silent-logger.js';
 
 /** A write the registry received, and with which API key (each controller replica gets its own). */
@@ -30,7 +31,9 @@ export interface RegistryServer {
 export async function startRegistryServer(redisUrl: string, apiKeys: readonly string[], options: { cdn?: CdnSettings; port?: number } = {}): Promise<RegistryServer> {
   const logger = silentLogger('graph-registry');
   const store = createGraphStore({ kind: 'redis', url: redisUrl }, logger);
-  const app = createGraphRegistryApp({ store, apiKeys, logger, registry: new PromRegistry(), ...(options.cdn === undefined ? {} : { cdn: options.cdn }) });
+  // Its own checker, closed with the server: a schema worker left running keeps jest from exiting.
+  const schemaChecker = createLazySchemaChecker();
+  const app = createGraphRegistryApp({ store, apiKeys, logger, registry: new PromRegistry(), schemaChecker, ...(options.cdn === undefined ? {} : { cdn: options.cdn }) });
   const handle = app.callback();
   const writes: RegistryWrite[] = [];
   const server: Server = createServer((req, res) => {
@@ -58,6 +61,7 @@ export async function startRegistryServer(redisUrl: string, apiKeys: readonly st
     async close() {
       server.closeAllConnections();
       await closeGracefully(server, 100);
+      await schemaChecker.close();
       await store.close();
     },
   };
