@@ -84,13 +84,14 @@ async function check(client: RegistryClient, path: string, file: string | undefi
   return EXIT.verdict;
 }
 
-async function publish(client: RegistryClient, config: CliConfig, path: string, file: string | undefined, output: Output): Promise<number> {
+/** `schema publish FILE` and `subgraph publish NAME FILE`: `file` published at `path`. */
+async function publish(client: RegistryClient, config: CliConfig, { path, file }: { path: string; file: string | undefined }, output: Output): Promise<number> {
   const sdl = await readSchema(file);
   return published(await client.request('POST', path, { body: sdl, contentType: 'application/graphql', headers: allowHeader(config) }), file!, output);
 }
 
 const schemaCheck: Command = (client, config, output) => check(client, '/schema', config.words[2], output);
-const schemaPublish: Command = (client, config, output) => publish(client, config, '/schema', config.words[2], output);
+const schemaPublish: Command = (client, config, output) => publish(client, config, { path: '/schema', file: config.words[2] }, output);
 
 const schemaVersions: Command = async (client, config, output) => {
   const answer = await client.request('GET', `/schema/versions${config.limit === undefined ? '' : `?limit=${config.limit}`}`);
@@ -145,7 +146,7 @@ const graphDelete: Command = async (client, config, output) => {
 };
 
 const subgraphCheck: Command = (client, config, output) => check(client, `/${nameOf(config)}/schema`, config.words[3], output);
-const subgraphPublish: Command = (client, config, output) => publish(client, config, `/${nameOf(config)}/schema`, config.words[3], output);
+const subgraphPublish: Command = (client, config, output) => publish(client, config, { path: `/${nameOf(config)}/schema`, file: config.words[3] }, output);
 
 /** The subgraphs of the newest supergraph: name, schema version, routing URL. */
 const subgraphList: Command = async (client, _config, output) => {
