@@ -4,7 +4,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_TOPICS, runJourney, STEP_TITLES, type JourneyPlan, type JourneyReporter, type JourneyTargets } from '../test/e2e/journey.js';
+import { DEFAULT_TOPICS, journeySteps, runJourney, type JourneyPlan, type JourneyReporter, type JourneyTargets } from '../test/e2e/journey.js';
 import { sharedKeycloakAdmin } from '../test/e2e/journey-support.js';
 import { infra } from '../test/support/infra.js';
 import { demoData, localKube, localPorts, localSecrets, localUrls } from './local-platform.js';
@@ -44,10 +44,15 @@ async function notReady(): Promise<string[]> {
   return results.filter((problem): problem is string => problem !== undefined);
 }
 
-/** Where `make up` runs: the fixed local addresses, plus the dependencies' addresses of .cache/run/infra.env. */
+/**
+ * Where `make up` runs: the fixed local addresses, plus the dependencies' addresses of
+ * .cache/run/infra.env. The auth service's certificate is verified against the local CA Keycloak
+ * trusts (test/infra/local-ca.sh), and Keycloak's client of it posts back-channel Logout Tokens
+ * to https://localhost:5555 (test/infra/keycloak/realm.json): the journey ends with a sign-out.
+ */
 function targets(): JourneyTargets {
   return {
-    auth: { url: localUrls.auth },
+    auth: { url: localUrls.auth, ca: readFileSync(infra('KEYCLOAK_TRUSTED_CA'), 'utf8') },
     registry: { url: localUrls.graphRegistry, apiKey: localSecrets.registryApiKey },
     webhooks: {
       url: localUrls.webhooks,
@@ -60,6 +65,7 @@ function targets(): JourneyTargets {
     stripe: { apiUrl: infra('STRIPE_MOCK_URL'), apiKey: localSecrets.stripeApiKey },
     kafka: { brokers: infra('KAFKA_BROKERS').split(','), topics: DEFAULT_TOPICS },
     keycloak: sharedKeycloakAdmin(),
+    backchannelLogout: true,
   };
 }
 
@@ -143,7 +149,7 @@ async function main(): Promise<number> {
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   await printChanges(before).catch((err: unknown) => out(`\nThe gateway fixture's operations could not be read: ${(err as Error).message}`));
   await printControllerGraph().catch((err: unknown) => out(`\nThe graph registry could not be asked for the controller's graph: ${(err as Error).message}`));
-  const total = STEP_TITLES.length;
+  const total = journeySteps(journeyTargets);
   if (record.failures.length === 0) {
     out(`\nDemo complete: ${total} of ${total} steps passed in ${seconds} s.`);
     return 0;

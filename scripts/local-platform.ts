@@ -68,7 +68,7 @@ export const localSecrets = {
 export const localUrls = {
   cache: `127.0.0.1:${localPorts.cache}`,
   graphRegistry: `http://127.0.0.1:${localPorts.graphRegistry}`,
-  /** HTTPS with a self-signed certificate generated at start (Auth__PublicBaseUrl). */
+  /** HTTPS with a certificate of the local CA that Keycloak trusts (test/infra/local-ca.sh; Auth__PublicBaseUrl). */
   auth: `https://localhost:${localPorts.auth}`,
   webhooks: `http://127.0.0.1:${localPorts.webhooks}`,
   /** Webhooks__PublicBaseUrl: what Twilio signatures are computed over. */

@@ -2,6 +2,8 @@
 # `make up` / `make down`: the local dependencies plus every service, with local defaults.
 #   bash scripts/platform.sh up     start (safe to run twice), wait until ready, print a table
 #   bash scripts/platform.sh down   stop everything
+#   bash scripts/platform.sh env NAME   the settings `up` gives service NAME, VAR=value a line (e.g. to
+#                                       run a second replica beside it: docs/development.md)
 # Each service runs from its build (npm start -w services/<name>), logs to .cache/run/<name>.log.
 source "$(dirname "$0")/../test/infra/lib.sh"
 
@@ -29,7 +31,8 @@ service_env() {
         Oidc__Realm="$(env_get KEYCLOAK_REALM)" Oidc__ServerUrl="$(env_get KEYCLOAK_URL)" \
         Oidc__ClientId=platform-auth Oidc__ClientSecret="$(realm_secret platform-auth)" \
         Oidc__AdminCredentials__Username="$(env_get KEYCLOAK_ADMIN_USERNAME)" Oidc__AdminCredentials__Password="$(env_get KEYCLOAK_ADMIN_PASSWORD)" \
-        MessageBroker__BrokerList="$(env_get KAFKA_BROKERS)" Cache__Url=127.0.0.1:$LOCAL_CACHE_PORT
+        MessageBroker__BrokerList="$(env_get KAFKA_BROKERS)" Cache__Url=127.0.0.1:$LOCAL_CACHE_PORT \
+        Tls__CertPath="$AUTH_TLS/tls.crt" Tls__KeyPath="$AUTH_TLS/tls.key"
       ;;
     webhooks)
       printf '%s\n' Webhooks__Host=127.0.0.1 Webhooks__Port=$LOCAL_WEBHOOKS_PORT Webhooks__PublicBaseUrl=$LOCAL_WEBHOOKS_PUBLIC_URL \
@@ -49,6 +52,14 @@ service_env() {
       ;;
     *) die "unknown service $1" ;;
   esac
+}
+
+# The auth service's certificate, signed by the local CA that Keycloak trusts (test/infra/local-ca.sh,
+# keycloak.sh start), so Keycloak posts back-channel Logout Tokens to https://localhost:5555 over
+# verified TLS. Issued again at every `up` (the key never leaves .cache/run).
+AUTH_TLS="$RUN/auth-tls"
+auth_certificate() {
+  bash "$ROOT/test/infra/local-ca.sh" issue "$AUTH_TLS" localhost 127.0.0.1 ::1
 }
 
 service_up() {
@@ -90,6 +101,7 @@ up() {
   fixtures_up
   example_service_up
   local entry
+  is_running auth || auth_certificate
   for entry in "${SERVICES[@]}"; do service_up "${entry%%|*}" "${entry##*|}"; done
   print_table
 }
@@ -108,7 +120,7 @@ print_table() {
   printf '\n%-16s %s\n' "COMPONENT" "ADDRESS"
   printf '%-16s %s\n' cache "127.0.0.1:$LOCAL_CACHE_PORT (gRPC; metrics http://127.0.0.1:$LOCAL_CACHE_MANAGEMENT_PORT/metrics)"
   printf '%-16s %s\n' graph-registry "http://127.0.0.1:$LOCAL_REGISTRY_PORT (X-Api-Key: $LOCAL_REGISTRY_KEY; metrics http://127.0.0.1:$LOCAL_REGISTRY_MANAGEMENT_PORT/metrics)"
-  printf '%-16s %s\n' auth "$LOCAL_AUTH_URL (self-signed; metrics http://127.0.0.1:$LOCAL_AUTH_MANAGEMENT_PORT/metrics)"
+  printf '%-16s %s\n' auth "$LOCAL_AUTH_URL (certificate of the local CA $(env_get KEYCLOAK_TRUSTED_CA), which Keycloak trusts; metrics http://127.0.0.1:$LOCAL_AUTH_MANAGEMENT_PORT/metrics)"
   printf '%-16s %s\n' webhooks "$LOCAL_WEBHOOKS_PUBLIC_URL/api/PaymentProviderWebhookHandler?code=$LOCAL_WEBHOOKS_KEY (Stripe secret $LOCAL_STRIPE_WEBHOOK_SECRET), .../api/SmsProviderWebhookHandler?code=$LOCAL_WEBHOOKS_KEY (Twilio token $LOCAL_TWILIO_TOKEN)"
   printf '%-16s %s\n' graph-controller "watches namespace $LOCAL_KUBE_NAMESPACE of $(env_get KUBE_APISERVER_URL) (example Service orders-graphql → graph orders; metrics http://127.0.0.1:$LOCAL_CONTROLLER_MANAGEMENT_PORT/metrics)"
   printf '%-16s %s\n' gateway "http://127.0.0.1:$LOCAL_GATEWAY_PORT/graphql (fixture: client #1 +15550000001, subscribers +15550000002 de, +15550000003 fr)"
@@ -117,7 +129,7 @@ print_table() {
     keycloak "$(env_get KEYCLOAK_URL) (admin console: $(env_get KEYCLOAK_MASTER_ADMIN_USERNAME) / $(env_get KEYCLOAK_MASTER_ADMIN_PASSWORD))" \
     stripe-mock "$(env_get STRIPE_MOCK_URL)"
   printf '\nDemo client (browser login, group clients): demo-client / demo-client-password\n'
-  printf '  open %s/login?redirectUri=%s/auth in a browser (self-signed certificate)\n' "$LOCAL_AUTH_URL" "$LOCAL_AUTH_URL"
+  printf '  open %s/login?redirectUri=%s/auth in a browser (trust the local CA, or accept its certificate)\n' "$LOCAL_AUTH_URL" "$LOCAL_AUTH_URL"
   printf 'OTP login: POST %s/otp {"phoneNumber":"+4915123456789"} answers the code (Development mode)\n' "$LOCAL_AUTH_URL"
   printf 'Walk through everything: make demo\n'
   printf '\nLogs: .cache/run/<component>.log   Stop: make down\n'
@@ -126,5 +138,6 @@ print_table() {
 case "${1:-}" in
   up) up ;;
   down) down ;;
-  *) die "usage: $0 up|down" ;;
+  env) [ -n "${2:-}" ] || die "usage: $0 env NAME"; service_env "$2" ;;
+  *) die "usage: $0 up|down|env NAME" ;;
 esac

@@ -11,6 +11,7 @@ import { dockerignore, execForm, parseDockerfile } from './support/dockerfile.js
 import { assembleImage, type ImageBundle } from './support/image-bundle.js';
 import { repoRoot, services, type Service } from './support/service-config.js';
 import { serviceEnv, type Dependencies } from './support/service-env.js';
+import { HANG_GUARD_MS } from '../support/progress.js';
 
 const dockerfilePath = join(repoRoot, 'Dockerfile');
 
@@ -140,7 +141,7 @@ describe('the images built without a container engine', () => {
       if (service === 'cache') deps.cacheAddress = `127.0.0.1:${started.port}`;
       if (service === 'graph-registry') deps.registryUrl = `http://127.0.0.1:${started.port}`;
     }
-  }, 300_000);
+  }, HANG_GUARD_MS);
 
   afterAll(async () => {
     await Promise.all([...running.values()].map((service) => service.stop(5000)));

@@ -17,6 +17,7 @@ import { addExposition, EXTERNAL_METRICS, queryProblems, type Catalog } from './
 import { alertQueries, dashboardQueries, dashboards } from './support/promql.js';
 import { repoRoot, services, type Service } from './support/service-config.js';
 import { serviceEnv, TEST_ACCOUNT_SID, TEST_KEYS } from './support/service-env.js';
+import { HANG_GUARD_MS } from '../support/progress.js';
 
 /**
  * Starts every service that has an entry point the way its container does (`node --import
@@ -149,7 +150,7 @@ beforeAll(async () => {
     addExposition(catalog, service, metrics.body);
   }
   if (running.has('auth')) await publishFailure(deps);
-}, 180_000);
+}, HANG_GUARD_MS);
 
 /**
  * A failed publish, for kafka_publish_failures_total's labels: a second authentication service

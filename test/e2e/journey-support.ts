@@ -34,9 +34,8 @@ export interface HttpsClient {
 }
 
 /**
- * HTTPS to the auth service. With `ca`, exactly that certificate is trusted; without, the
- * certificate is not verified: `make up`'s auth generates a self-signed one at every start and
- * keeps it nowhere, so a local client has nothing to pin (local runs only).
+ * HTTPS to the auth service. With `ca`, exactly that certificate (or the CA that signed it: `make
+ * up`'s local CA) is trusted; without, the certificate is not verified.
  */
 export function httpsClient(baseUrl: string, ca: string | undefined): HttpsClient {
   const dispatcher = new Agent({ connect: ca === undefined ? { rejectUnauthorized: false } : { ca } });
@@ -113,14 +112,19 @@ export interface KeycloakUserView {
   groups: string[];
 }
 
-/** The users named `username` with their groups, through the realm's admin API. */
-export async function keycloakUsers(settings: KeycloakAdminSettings, username: string): Promise<KeycloakUserView[]> {
+/** The realm's admin API address and the headers of a call as its admin (a fresh token). */
+async function realmAdmin(settings: KeycloakAdminSettings): Promise<{ admin: string; headers: Record<string, string> }> {
   const realmUrl = `${settings.url}/realms/${encodeURIComponent(settings.realm)}`;
   const grant = new URLSearchParams({ grant_type: 'password', client_id: 'admin-cli', username: settings.username, password: settings.password });
   const tokenAnswer = await http(`${realmUrl}/protocol/openid-connect/token`, { method: 'POST', body: grant.toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
   check(tokenAnswer.status === 200, `Keycloak admin login: ${tokenAnswer.status}`);
   const headers = { authorization: `Bearer ${(JSON.parse(tokenAnswer.text) as { access_token: string }).access_token}` };
-  const admin = `${settings.url}/admin/realms/${encodeURIComponent(settings.realm)}`;
+  return { admin: `${settings.url}/admin/realms/${encodeURIComponent(settings.realm)}`, headers };
+}
+
+/** The users named `username` with their groups, through the realm's admin API. */
+export async function keycloakUsers(settings: KeycloakAdminSettings, username: string): Promise<KeycloakUserView[]> {
+  const { admin, headers } = await realmAdmin(settings);
   const users = JSON.parse((await http(`${admin}/users?${new URLSearchParams({ username, exact: 'true' }).toString()}`, { headers })).text) as Array<Omit<KeycloakUserView, 'groups'>>;
   return Promise.all(
     users.map(async (user) => {
@@ -133,4 +137,27 @@ export async function keycloakUsers(settings: KeycloakAdminSettings, username: s
 /** The admin of the shared Keycloak (test/infra/keycloak.sh), for the journey's look-up of provisioned users. */
 export function sharedKeycloakAdmin(): KeycloakAdminSettings {
   return { url: infra('KEYCLOAK_URL'), realm: infra('KEYCLOAK_REALM'), username: infra('KEYCLOAK_ADMIN_USERNAME'), password: infra('KEYCLOAK_ADMIN_PASSWORD') };
+}
+
+/**
+ * Signs a user out of every Keycloak session through the realm's admin API (`POST
+ * /users/{id}/logout`): the answer's status, and when (performance.now()) the request went out,
+ * after the admin's token was fetched.
+ */
+export async function keycloakSignOut(settings: KeycloakAdminSettings, userId: string): Promise<{ status: number; askedAt: number }> {
+  const { admin, headers } = await realmAdmin(settings);
+  const askedAt = performance.now();
+  return { status: (await http(`${admin}/users/${encodeURIComponent(userId)}/logout`, { method: 'POST', headers })).status, askedAt };
+}
+
+/** Keycloak's userinfo endpoint of the realm, called with an access token: its status and claims. */
+export async function keycloakUserinfo(settings: KeycloakAdminSettings, accessToken: string): Promise<{ status: number; claims: Record<string, unknown> }> {
+  const answer = await http(`${settings.url}/realms/${encodeURIComponent(settings.realm)}/protocol/openid-connect/userinfo`, { headers: { authorization: `Bearer ${accessToken}` } });
+  let claims: Record<string, unknown> = {};
+  try {
+    claims = answer.status === 200 ? (JSON.parse(answer.text) as Record<string, unknown>) : {};
+  } catch {
+    // not JSON: the status says enough
+  }
+  return { status: answer.status, claims };
 }

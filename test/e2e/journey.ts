@@ -1,7 +1,8 @@
 // The end-to-end journey of the platform, shared by `make demo` (scripts/demo.ts, against `make up`)
 // and the end-to-end suite (journey.test.ts, against instances of its own): OTP login with the code
-// read from Kafka, forward-auth, the graph registry, a signed Stripe checkout event, and an SMS
-// announcement to the subscribers. Each step checks what it must see and says what it did; the
+// read from Kafka, forward-auth, the graph registry, a signed Stripe checkout event, an SMS
+// announcement to the subscribers, and (where Keycloak can reach the auth service) a sign-out in
+// Keycloak ending the session. Each step checks what it must see and says what it did; the
 // record it returns holds every answer and event, for the suite to assert on in detail.
 import { randomUUID } from 'node:crypto';
 import Stripe from 'stripe';
@@ -13,6 +14,8 @@ import {
   http,
   httpsClient,
   jwtClaims,
+  keycloakSignOut,
+  keycloakUserinfo,
   keycloakUsers,
   parseSetCookie,
   redact,
@@ -30,7 +33,7 @@ export const SMS_WEBHOOK_PATH = '/api/SmsProviderWebhookHandler';
 
 /** Where the platform is and the secrets its callers hold. */
 export interface JourneyTargets {
-  /** `ca`: the certificate to trust; none: not verified (make up's is self-signed at every start). */
+  /** `ca`: the certificate (or the CA's, `make up`: test/infra/local-ca.sh) to trust; none: not verified. */
   auth: { url: string; ca?: string };
   registry: { url: string; apiKey: string };
   webhooks: { url: string; publicBaseUrl: string; apiKey: string; stripeWebhookSecret: string; twilioAuthToken: string; twilioAccountSid: string };
@@ -38,6 +41,12 @@ export interface JourneyTargets {
   kafka: { brokers: readonly string[]; topics: { notifications: string; userAuthentication: string; payments: string } };
   /** When given, step 1 also looks the new user up in Keycloak (admin API). */
   keycloak?: KeycloakAdminSettings;
+  /**
+   * With `keycloak`: step 6 signs the user out in Keycloak (admin API) and expects the session to
+   * end within SIGN_OUT_WITHIN_MS. Needs the auth service's Keycloak client to carry a back-channel
+   * logout URL that reaches it over TLS Keycloak trusts (`make up`: test/infra/local-ca.sh).
+   */
+  backchannelLogout?: boolean;
 }
 
 /** The services' default topics (chart values and `make up` alike). */
@@ -69,6 +78,8 @@ export interface LoginRecord {
 export interface ForwardAuthRecord {
   answer: HttpAnswer;
   accessToken: string;
+  /** With JourneyTargets.keycloak: Keycloak's userinfo answer to the token (a live token of the user). */
+  userinfo?: { status: number; claims: Record<string, unknown> };
 }
 
 export interface RegistryRecord {
@@ -95,6 +106,17 @@ export interface AnnouncementRecord {
   notifications: TailedEvent[];
 }
 
+export interface SignOutRecord {
+  /** The admin API's answer to the sign-out (204). */
+  signOutStatus: number;
+  /** How long Keycloak took to answer the sign-out (it posts its Logout Tokens meanwhile). */
+  keycloakMs: number;
+  /** GET /auth with the session's cookie once it answered 401. */
+  answer: HttpAnswer;
+  /** From asking Keycloak to sign the user out to that 401. */
+  endedAfterMs: number;
+}
+
 export interface JourneyFailure {
   step: number;
   title: string;
@@ -107,6 +129,7 @@ export interface JourneyRecord {
   registry?: RegistryRecord;
   payment?: PaymentRecord;
   announcement?: AnnouncementRecord;
+  signOut?: SignOutRecord;
   /** Steps that failed or were skipped (a skipped step's error says which step it needed). */
   failures: JourneyFailure[];
   /** Every event published on the journey's topics while it ran (other publishers' included). */
@@ -207,7 +230,11 @@ async function forwardAuth(ctx: Context, login: LoginRecord | undefined): Promis
   const claims = jwtClaims(accessToken);
   const expiresIn = typeof claims.exp === 'number' ? `${Math.round(claims.exp - Date.now() / 1000)} s` : '?';
   ctx.saw(`access token of ${String(claims.preferred_username)} issued by ${String(claims.iss)} to ${String(claims.azp)}, expires in ${expiresIn}`);
-  return { answer, accessToken };
+  if (ctx.targets.keycloak === undefined) return { answer, accessToken };
+  const userinfo = await keycloakUserinfo(ctx.targets.keycloak, accessToken);
+  check(userinfo.status === 200, `Keycloak's userinfo answered ${userinfo.status} to the access token`);
+  ctx.saw(`Keycloak's userinfo with that token → 200, sub ${String(userinfo.claims.sub)}: a live token of the user`);
+  return { answer, accessToken, userinfo };
 }
 
 // Step 3 -------------------------------------------------------------------------------------
@@ -317,9 +344,41 @@ async function announcement(ctx: Context): Promise<AnnouncementRecord> {
   return { draft: draft.answer, draftReply: draft.reply, confirm: confirm.answer, confirmReply: confirm.reply, draftMessageSid: draft.sid, notifications };
 }
 
+// Step 6 -------------------------------------------------------------------------------------
+
+/** How soon a sign-out in Keycloak ends the session on the auth service (back-channel logout). */
+export const SIGN_OUT_WITHIN_MS = 2000;
+
+async function keycloakSignOutEnds(ctx: Context, login: LoginRecord | undefined): Promise<SignOutRecord> {
+  const settings = ctx.targets.keycloak;
+  const user = login?.keycloakUser;
+  check(login !== undefined && user !== undefined && settings !== undefined, 'skipped: needs the cookie and the Keycloak user of step 1');
+  const cookie = { cookie: `TokenId=${login.cookie.value}` };
+  const before = await ctx.auth.request('/auth', { headers: cookie });
+  check(before.status === 200, `GET /auth before the sign-out answered ${statusLine(before)}`);
+  const { status: signOutStatus, askedAt: started } = await keycloakSignOut(settings, user.id);
+  const keycloakMs = performance.now() - started;
+  check(signOutStatus === 204, `Keycloak's admin API answered ${signOutStatus} to the sign-out`);
+  ctx.saw(
+    `Keycloak admin API: POST /admin/realms/${settings.realm}/users/${user.id}/logout → 204 in ${Math.round(keycloakMs)} ms: Keycloak ends the user's sessions and posts a Logout Token to the auth service's /backchannel-logout`,
+  );
+  let answer = await ctx.auth.request('/auth', { headers: cookie });
+  while (answer.status !== 401 && performance.now() - started < SIGN_OUT_WITHIN_MS) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    answer = await ctx.auth.request('/auth', { headers: cookie });
+  }
+  const endedAfterMs = performance.now() - started;
+  check(
+    answer.status === 401,
+    `GET /auth still answered ${statusLine(answer)} ${Math.round(endedAfterMs)} ms after the sign-out (Keycloak's log says whether its back-channel logout reached the auth service)`,
+  );
+  ctx.saw(`GET /auth with the same cookie → 401 ${Math.round(endedAfterMs)} ms after the sign-out was asked for: the session has ended`);
+  return { signOutStatus, keycloakMs, answer, endedAfterMs };
+}
+
 // Runner -------------------------------------------------------------------------------------
 
-const STEP_OF = { login: 1, forwardAuth: 2, registry: 3, payment: 4, announcement: 5 } as const;
+const STEP_OF = { login: 1, forwardAuth: 2, registry: 3, payment: 4, announcement: 5, signOut: 6 } as const;
 
 /** A step's record, or an error naming why that step failed (for assertions on one step). */
 export function stepRecord<K extends keyof typeof STEP_OF>(record: JourneyRecord, key: K): NonNullable<JourneyRecord[K]> {
@@ -337,10 +396,16 @@ export const STEP_TITLES = [
   'Graph registry: register a graph and the schema, read them back',
   'Signed Stripe checkout.session.completed',
   'SMS announcement to the subscribers, localized',
+  'Sign-out in Keycloak ends the session (back-channel logout)',
 ] as const;
 
+/** How many steps a journey to these targets runs: the sign-out only where Keycloak can reach the auth service. */
+export function journeySteps(targets: JourneyTargets): number {
+  return targets.keycloak !== undefined && targets.backchannelLogout === true ? STEP_TITLES.length : STEP_TITLES.length - 1;
+}
+
 /**
- * Runs the five steps in order. A failing step is recorded and reported, and the journey goes on
+ * Runs the steps in order (journeySteps). A failing step is recorded and reported, and the journey goes on
  * with the steps that do not need it; the record lists every failure.
  */
 export async function runJourney(targets: JourneyTargets, plan: JourneyPlan, reporter: JourneyReporter = silentReporter): Promise<JourneyRecord> {
@@ -351,7 +416,7 @@ export async function runJourney(targets: JourneyTargets, plan: JourneyPlan, rep
   const failures: JourneyFailure[] = [];
   const step = async <T>(index: number, run: () => Promise<T>): Promise<T | undefined> => {
     const title = STEP_TITLES[index - 1]!;
-    reporter.start(index, STEP_TITLES.length, title);
+    reporter.start(index, journeySteps(targets), title);
     const started = Date.now();
     try {
       const result = await run();
@@ -370,7 +435,8 @@ export async function runJourney(targets: JourneyTargets, plan: JourneyPlan, rep
     const registry = await step(3, () => graphRegistry(ctx));
     const payment = await step(4, () => stripeCheckout(ctx));
     const announced = await step(5, () => announcement(ctx));
-    return { login, forwardAuth: forward, registry, payment, announcement: announced, failures, events: tail.events };
+    const signOut = journeySteps(targets) === STEP_OF.signOut ? await step(6, () => keycloakSignOutEnds(ctx, login)) : undefined;
+    return { login, forwardAuth: forward, registry, payment, announcement: announced, signOut, failures, events: tail.events };
   } finally {
     await auth.close();
     await tail.close();

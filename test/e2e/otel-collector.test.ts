@@ -17,6 +17,7 @@ import { stepRecord, PAYMENT_WEBHOOK_PATH, type JourneyPlan, type JourneyRecord 
 import { runJourneyOn, type JourneyRun } from './journey-run.js';
 import { startTestPlatform, type TestPlatform } from './test-platform.js';
 import { cacheCallsUnder, descendsFrom, parseTraceparent, serverSpans } from './traces.js';
+import { HANG_GUARD_MS } from '../support/progress.js';
 
 const run = randomUUID().slice(0, 8);
 const plan: JourneyPlan = {
@@ -37,7 +38,7 @@ beforeAll(async () => {
   platform = await startTestPlatform({ otlpEndpoint: collector.otlpHttpUrl });
   journey = await runJourneyOn(platform, plan);
   record = journey.record;
-}, 120_000);
+}, HANG_GUARD_MS);
 
 afterAll(async () => {
   await platform?.stop();

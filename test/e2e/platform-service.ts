@@ -32,9 +32,10 @@ function worthRetrying(spec: ServiceSpec, err: unknown, attempt: number): boolea
 /**
  * Starts a service from its build as `npm start` does (run `npx tsc --build` first) on ports
  * chosen before it starts, since the settings of some name their own URL, and waits until its
- * /readyz answers 200. A free port taken by someone else meanwhile is retried with others.
+ * /readyz answers 200, for as long as it makes progress (startService). A free port taken by
+ * someone else meanwhile is retried with others.
  */
-export async function startPlatformService(spec: ServiceSpec, readyTimeoutMs = 30_000): Promise<ServiceProcess> {
+export async function startPlatformService(spec: ServiceSpec): Promise<ServiceProcess> {
   const launch = npmStart(spec.name);
   if (!existsSync(join(launch.cwd, 'dist', 'main.js'))) throw new Error(`services/${spec.name} is not built: run npx tsc --build first`);
   const portVariable = PORT_VARIABLE[spec.name];
@@ -43,7 +44,7 @@ export async function startPlatformService(spec: ServiceSpec, readyTimeoutMs = 3
     const managementPort = spec.managementPort ?? (await freePort());
     const env = { ...spec.env(port), ...(portVariable === undefined ? {} : { [portVariable]: String(port) }), Management__Port: String(managementPort) };
     try {
-      return await startService({ name: spec.name, ...launch, env, ready: true, timeoutMs: readyTimeoutMs });
+      return await startService({ name: spec.name, ...launch, env, ready: true });
     } catch (err) {
       if (!worthRetrying(spec, err, attempt)) throw err;
     }

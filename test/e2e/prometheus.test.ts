@@ -31,6 +31,7 @@ import { liveQueryProblems, podChoices, type DashboardVariables } from './live-q
 import type { ServiceProcess } from '../support/service-process.js';
 import { startPlatformService } from './platform-service.js';
 import { startTestPlatform, type TestPlatform } from './test-platform.js';
+import { HANG_GUARD_MS } from '../support/progress.js';
 
 const NAMESPACE = 'e2e';
 /** Where the instances that faults are injected into run, so their alerts are told apart. */
@@ -127,7 +128,7 @@ beforeAll(async () => {
   // A few scrapes and evaluations after the journey, and the controller's registration done.
   await eventually(async () => ((await journey!.registryRedis.get(`graph:${graphService}`)) === null ? undefined : true), 30_000, 'the controller to register the annotated Service');
   await sleep(5 * INTERVAL_SECONDS * 1000);
-}, 240_000);
+}, HANG_GUARD_MS);
 
 afterAll(async () => {
   if (cacheTraffic !== undefined) {

@@ -1,12 +1,13 @@
 // The whole platform for the end-to-end suite: the four services as child processes from their
 // builds on free ports, the GraphQL gateway and localization fixtures in this process with the
-// demo data of `make up`, against the shared Redis, Kafka, Keycloak and stripe-mock.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// demo data of `make up`, against the shared Redis, Kafka, Keycloak and stripe-mock. As under
+// `make up`, the auth service's certificate is signed by the local CA Keycloak trusts, and its
+// Keycloak client (a copy of platform-auth of the suite's own) posts back-channel Logout Tokens to it.
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { demoData, localSecrets, localUrls } from '../../scripts/local-platform.js';
-import { generateSelfSignedCertificate } from '../../services/auth/src/tls.js';
+import { createAuthClientCopy } from '../../services/auth/test/support/keycloak.js';
 import { startGraphqlGateway, type GatewayClient, type GraphqlGatewayFixture, type GraphqlGatewayOptions } from '../support/graphql-gateway.js';
 import { infra } from '../support/infra.js';
 import { startLocalizationService, type LocalizationServiceFixture } from '../support/localization-service.js';
@@ -15,6 +16,7 @@ import { DEFAULT_TOPICS, type JourneyTargets } from './journey.js';
 import { sharedKeycloakAdmin } from './journey-support.js';
 import { stopServices, type ServiceExit, type ServiceProcess } from '../support/service-process.js';
 import { startPlatformService, type ServiceName } from './platform-service.js';
+import { issueLocalCertificate, localCaCertificate, type IssuedCertificate } from './local-tls.js';
 
 /** The four services of the platform's API (the graph controller runs in a cluster, or beside them in `make up`). */
 export type PlatformServiceName = Exclude<ServiceName, 'graph-controller'>;
@@ -31,6 +33,8 @@ export interface TestPlatform {
   client: GatewayClient;
   /** Where the graph registry keeps its records. */
   registryStoreUrl: string;
+  /** The Keycloak client the auth service logs in through (azp of its tokens). */
+  authClientId: string;
   targets: JourneyTargets;
   /** Stops the services with SIGTERM (how each exited), then the fixtures; safe to call twice. */
   stop(): Promise<Record<string, ServiceExit>>;
@@ -44,17 +48,6 @@ export function realmClientSecret(clientId: string): string {
   const secret = realm.clients.find((client) => client.clientId === clientId)?.secret;
   if (secret === undefined) throw new Error(`realm.json has no secret for ${clientId}`);
   return secret;
-}
-
-/** A self-signed certificate in files, for Tls__CertPath / Tls__KeyPath; the journey trusts exactly it. */
-async function authCertificate(): Promise<{ cert: string; dir: string; certPath: string; keyPath: string }> {
-  const { cert, key } = await generateSelfSignedCertificate();
-  const dir = mkdtempSync(join(tmpdir(), 'sp-e2e-tls-'));
-  const certPath = join(dir, 'tls.crt');
-  const keyPath = join(dir, 'tls.key');
-  writeFileSync(certPath, cert);
-  writeFileSync(keyPath, key, { mode: 0o600 });
-  return { cert, dir, certPath, keyPath };
 }
 
 const oidc = (clientId: string, clientSecret: string): Record<string, string> => ({
@@ -82,7 +75,9 @@ export async function startFixtures(gatewayOptions: GraphqlGatewayOptions = {}):
   return { gateway, localization, client };
 }
 
-function authEnv(cacheAddress: string, tls: { certPath: string; keyPath: string }, brokers: string): (port: number) => Record<string, string> {
+type AuthClient = Awaited<ReturnType<typeof createAuthClientCopy>>;
+
+function authEnv(cacheAddress: string, tls: IssuedCertificate, client: AuthClient, brokers: string): (port: number) => Record<string, string> {
   return (port) => ({
     // NODE_ENV unset: Production, so the code travels only in the SMS event.
     Auth__Host: '127.0.0.1',
@@ -90,7 +85,7 @@ function authEnv(cacheAddress: string, tls: { certPath: string; keyPath: string 
     Auth__AllowedRedirectUris: ALLOWED_REDIRECT,
     Tls__CertPath: tls.certPath,
     Tls__KeyPath: tls.keyPath,
-    ...oidc('platform-auth', realmClientSecret('platform-auth')),
+    ...oidc(client.clientId, client.secret),
     Oidc__AdminCredentials__Username: infra('KEYCLOAK_ADMIN_USERNAME'),
     Oidc__AdminCredentials__Password: infra('KEYCLOAK_ADMIN_PASSWORD'),
     MessageBroker__BrokerList: brokers,
@@ -139,7 +134,9 @@ export async function startTestPlatform(
     return service;
   };
   let fixtures: Fixtures | undefined;
-  const tls = await authCertificate();
+  const tls = await issueLocalCertificate();
+  // Back-channel logout to nowhere until the auth service listens (not to `make up`'s 5555 of the template).
+  const authClient = await createAuthClientCopy(`platform-auth-e2e-${randomUUID().slice(0, 8)}`, { 'backchannel.logout.url': '' });
   try {
     fixtures = await startFixtures();
     const cacheService = keep(await startPlatformService({ name: 'cache', env: withCommon(() => ({ Cache__Host: '127.0.0.1', Cache__Backend: 'memory' }), 'cache') }));
@@ -147,30 +144,32 @@ export async function startTestPlatform(
     const registryEnv = withCommon(() => ({ Registry__Host: '127.0.0.1', STORE_URL: registryStoreUrl, MONITOR_API_KEY: localSecrets.registryApiKey }), 'graph-registry');
     const [registry, auth, webhooks] = await Promise.all([
       startPlatformService({ name: 'graph-registry', env: registryEnv }).then(keep),
-      startPlatformService({ name: 'auth', env: withCommon(authEnv(cacheAddress, tls, brokers), 'auth') }).then(keep),
+      startPlatformService({ name: 'auth', env: withCommon(authEnv(cacheAddress, tls, authClient, brokers), 'auth') }).then(keep),
       startPlatformService({ name: 'webhooks', env: withCommon(webhooksEnv(cacheAddress, fixtures, brokers), 'webhooks') }).then(keep),
     ]);
-    return platformOf({ cache: cacheService, 'graph-registry': registry, auth, webhooks }, fixtures, { registryStoreUrl, authCa: tls.cert, brokers });
+    await authClient.setAttributes({ 'backchannel.logout.url': `https://localhost:${auth.port}/backchannel-logout` });
+    return platformOf({ cache: cacheService, 'graph-registry': registry, auth, webhooks }, fixtures, { registryStoreUrl, authClient, brokers });
   } catch (err) {
     await stopServices(started, 5000);
-    await Promise.all([fixtures?.gateway.close(), fixtures?.localization.close()]);
+    await Promise.all([fixtures?.gateway.close(), fixtures?.localization.close(), authClient.remove()]);
     throw err;
   } finally {
     // The auth service reads its certificate and key at start only.
-    rmSync(tls.dir, { recursive: true, force: true });
+    tls.remove();
   }
 }
 
-function platformOf(services: Record<PlatformServiceName, ServiceProcess>, fixtures: Fixtures, wiring: { registryStoreUrl: string; authCa: string; brokers: string }): TestPlatform {
-  const { registryStoreUrl, authCa, brokers } = wiring;
+function platformOf(services: Record<PlatformServiceName, ServiceProcess>, fixtures: Fixtures, wiring: { registryStoreUrl: string; authClient: AuthClient; brokers: string }): TestPlatform {
+  const { registryStoreUrl, authClient, brokers } = wiring;
   const webhooksUrl = `http://127.0.0.1:${services.webhooks.port}`;
   let stopped: Promise<Record<string, ServiceExit>> | undefined;
   return {
     services,
     ...fixtures,
     registryStoreUrl,
+    authClientId: authClient.clientId,
     targets: {
-      auth: { url: `https://127.0.0.1:${services.auth.port}`, ca: authCa },
+      auth: { url: `https://127.0.0.1:${services.auth.port}`, ca: localCaCertificate() },
       registry: { url: `http://127.0.0.1:${services['graph-registry'].port}`, apiKey: localSecrets.registryApiKey },
       webhooks: {
         url: webhooksUrl,
@@ -183,11 +182,12 @@ function platformOf(services: Record<PlatformServiceName, ServiceProcess>, fixtu
       stripe: { apiUrl: infra('STRIPE_MOCK_URL'), apiKey: localSecrets.stripeApiKey },
       kafka: { brokers: brokers.split(','), topics: DEFAULT_TOPICS },
       keycloak: sharedKeycloakAdmin(),
+      backchannelLogout: true,
     },
     stop() {
       stopped ??= (async () => {
         const exits = await stopServices(Object.values(services));
-        await Promise.all([fixtures.gateway.close(), fixtures.localization.close()]);
+        await Promise.all([fixtures.gateway.close(), fixtures.localization.close(), authClient.remove()]);
         return exits;
       })();
       return stopped;

@@ -2,7 +2,9 @@
 # Local Keycloak for runs and tests: a real server imported from test/infra/keycloak/realm.json.
 #
 #   test/infra/keycloak.sh install   download (Maven Central, cached in .cache/m2), unpack, build, seed
-#   test/infra/keycloak.sh start     start on free loopback ports, write KEYCLOAK_* to .cache/run/infra.env
+#   test/infra/keycloak.sh start     start on free loopback ports, write KEYCLOAK_* to .cache/run/infra.env;
+#                                    trusts the local CA of local-ca.sh (--truststore-paths; its certificate's
+#                                    path is KEYCLOAK_TRUSTED_CA)
 #   test/infra/keycloak.sh stop      stop it and remove its keys from infra.env
 #   test/infra/keycloak.sh configure apply what realm.json cannot hold (the auth service's verified phone
 #                                    direct grant flow, keycloak/verified-phone-grant.mjs) to the running
@@ -69,7 +71,7 @@ KC_ENV_KEYS=(KEYCLOAK_URL KEYCLOAK_REALM
   KEYCLOAK_SERVICES_CLIENT_ID KEYCLOAK_SERVICES_CLIENT_SECRET
   KEYCLOAK_WEB_CLIENT_ID KEYCLOAK_WEB_CLIENT_SECRET
   KEYCLOAK_ADMIN_USERNAME KEYCLOAK_ADMIN_PASSWORD
-  KEYCLOAK_MASTER_ADMIN_USERNAME KEYCLOAK_MASTER_ADMIN_PASSWORD)
+  KEYCLOAK_MASTER_ADMIN_USERNAME KEYCLOAK_MASTER_ADMIN_PASSWORD KEYCLOAK_TRUSTED_CA)
 
 now() { date +%s%N; }
 elapsed() { local ms=$((($(now) - $1) / 1000000)); printf '%d.%01ds' $((ms / 1000)) $((ms % 1000 / 100)); }
@@ -316,10 +318,12 @@ cmd_install() {
 }
 
 cmd_start() {
-  local t0 t1 realm aot="" line
+  local t0 t1 realm aot="" line ca
   t0=$(now)
   if is_running "$KC_NAME"; then
     log "keycloak: already running at $(env_get KEYCLOAK_URL)"
+    [ -n "$(env_get KEYCLOAK_TRUSTED_CA)" ] ||
+      log "keycloak: started without trusting the local CA (an older start): back-channel logout to the auth service fails until it is restarted (make down, make up)"
     # A server started from an older seed gets what the current realm setup adds.
     configure_realm "$(env_get KEYCLOAK_URL)"
     return 0
@@ -328,9 +332,13 @@ cmd_start() {
   cmd_install
   t1=$(now)
   [ -s "$KC_SEED/keycloak.aot" ] && aot="-XX:AOTCache=$KC_SEED/keycloak.aot -Xlog:aot=error"
-  launch_and_wait "$KC_NAME" "$KC_START_TIMEOUT" prepare_seeded "$aot"
+  # Trusts the local CA (local-ca.sh), which signs the auth service's certificate under `make up` and
+  # in the tests: Keycloak posts back-channel Logout Tokens to it over verified TLS.
+  ca=$(bash "$ROOT/test/infra/local-ca.sh" ca)
+  launch_and_wait "$KC_NAME" "$KC_START_TIMEOUT" prepare_seeded "$aot" --truststore-paths="$ca"
   realm=$(realm_name)
   env_set KEYCLOAK_URL "$KC_URL"
+  env_set KEYCLOAK_TRUSTED_CA "$ca"
   while IFS= read -r line; do env_set "${line%%=*}" "${line#*=}"; done < <(realm_values)
   env_set KEYCLOAK_MASTER_ADMIN_USERNAME "$KC_MASTER_USER"
   env_set KEYCLOAK_MASTER_ADMIN_PASSWORD "$KC_MASTER_PASSWORD"

@@ -24,7 +24,7 @@ async function configOf(file: string): Promise<Linter.Config> {
  * in about a second. Answers each file's problems.
  */
 async function problems(files: Record<string, string>): Promise<Record<string, string[]>> {
-  const config = await configOf('services/webhooks/src/payment-event-actions.ts');
+  const config = await configOf('services/webhooks/src/payments/payment-event-actions.ts');
   const folder = mkdtempSync(join(dir, 'case-'));
   for (const [name, source] of Object.entries(files)) writeFileSync(join(folder, name), source);
   const eslint = new ESLint({
@@ -73,7 +73,7 @@ describe('lint rule against import cycles', () => {
   });
 
   it('should apply the rule to every service and package source file, and not to tests', async () => {
-    const rule = (await configOf('services/webhooks/src/payment-event-actions.ts')).rules?.['import-x/no-cycle'];
+    const rule = (await configOf('services/webhooks/src/payments/payment-event-actions.ts')).rules?.['import-x/no-cycle'];
     expect(Array.isArray(rule) && rule[0]).toBe(2);
     for (const file of ['packages/platform/src/koa.ts', 'packages/cache-client/src/index.ts', 'services/auth/src/main.ts', 'services/cache/src/cache.ts', 'services/graph-controller/src/reconcile/reconciler.ts', 'services/graph-registry/src/main.ts']) {
       expect((await configOf(file)).rules?.['import-x/no-cycle']).toEqual(rule);

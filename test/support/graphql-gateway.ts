@@ -6,14 +6,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { buildSchema, execute as executeDocument, Kind, parse, validate, type DocumentNode, type GraphQLError, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
-import type { Client, PaymentConfirmation, Plan, PlanSubscription, PriceTier } from '../../services/webhooks/src/gateway-port.js';
+import type { Client, PaymentConfirmation, Plan, PlanSubscription, PriceTier } from '../../services/webhooks/src/gateway/gateway-port.js';
 import { infra } from './infra.js';
 
 /** The contract the webhooks service is written against, and the only schema this fixture serves. */
 export const gatewayContractPath = fileURLToPath(new URL('../../services/webhooks/contract/gateway.graphql', import.meta.url));
 export const gatewayContractSdl = readFileSync(gatewayContractPath, 'utf8');
 
-// The records are the ones the service's GraphQL documents select (services/webhooks/src/gateway-port.ts):
+// The records are the ones the service's GraphQL documents select (services/webhooks/src/gateway/gateway-port.ts):
 // the fixture serves exactly those fields, so it shares their types.
 export type GatewayClient = Client;
 export type GatewayPlan = Plan;

@@ -21,8 +21,8 @@ export interface HiveGateway {
   port: number;
   /** POSTs a GraphQL request (with `headers`) and returns the parsed answer. */
   query(query: string, variables?: Record<string, unknown>, headers?: Record<string, string>): Promise<{ status: number; body: { data?: Record<string, unknown> | null; errors?: Array<{ message: string }> } }>;
-  /** Resolves once /readiness answers 200 (a supergraph is loaded). */
-  ready(timeoutMs?: number): Promise<void>;
+  /** Resolves once /readiness answers 200 (a supergraph is loaded), waiting as long as the process makes progress. */
+  ready(): Promise<void>;
   output(): string;
   stop(): Promise<void>;
 }
@@ -47,7 +47,7 @@ export async function startHiveGateway(options: HiveGatewayOptions): Promise<Hiv
   const bin = fileURLToPath(new URL('node_modules/@graphql-hive/gateway/dist/bin.js', `file://${gatewayDir}`));
   const tool: ToolProcess = startTool(process.execPath, [bin, 'supergraph', '--config-path', `${gatewayDir}gateway.config.mjs`], env);
   const base = `http://127.0.0.1:${port}`;
-  await tool.waitForHttp(`${base}/healthcheck`, 60_000);
+  await tool.waitForHttp(`${base}/healthcheck`);
   return {
     url: `${base}/graphql`,
     port: port!,
@@ -60,7 +60,7 @@ export async function startHiveGateway(options: HiveGatewayOptions): Promise<Hiv
       });
       return { status: response.status, body: (await response.json()) as { data?: Record<string, unknown> | null; errors?: Array<{ message: string }> } };
     },
-    ready: (timeoutMs = 60_000) => tool.waitForHttp(`${base}/readiness`, timeoutMs),
+    ready: () => tool.waitForHttp(`${base}/readiness`),
     output: () => tool.output(),
     stop: () => tool.stop('SIGTERM'),
   };

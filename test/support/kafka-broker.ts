@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePorts } from './free-port.js';
+import { HANG_GUARD_MS, processProgress, whileProgressing } from './progress.js';
 
 const kafkaScript = fileURLToPath(new URL('../infra/kafka.sh', import.meta.url));
 const readyProbe = fileURLToPath(new URL('../infra/kafka/ready.cjs', import.meta.url));
@@ -21,11 +22,19 @@ export interface PrivateKafka {
   close(): Promise<void>;
 }
 
-function waitUntilReady(port: number, child: ChildProcess, seconds: number): Promise<void> {
-  const probe = spawn(process.execPath, [readyProbe, '127.0.0.1', String(port), String(seconds), String(child.pid), '--warm'], { stdio: 'ignore' });
-  return new Promise((resolve, reject) => {
-    probe.once('error', reject);
-    probe.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`private Kafka on port ${port} not ready (probe exit ${code})`))));
+/**
+ * Until the broker `broker` (a JVM) on `port` lists itself in Metadata (test/infra/kafka/ready.cjs)
+ * and with `warm` also serves producers and consumer groups: for as long as the JVM runs and
+ * uses CPU (progress.ts).
+ */
+export function kafkaReady(port: number, broker: ChildProcess, warm: boolean): Promise<void> {
+  return whileProgressing(`Kafka broker on port ${port} ready`, { progress: processProgress(broker.pid) }, (signal) => {
+    const args = [readyProbe, '127.0.0.1', String(port), String(HANG_GUARD_MS / 1000), String(broker.pid), ...(warm ? ['--warm'] : [])];
+    const probe = spawn(process.execPath, args, { stdio: 'ignore', signal });
+    return new Promise((resolve, reject) => {
+      probe.once('error', reject);
+      probe.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`Kafka broker on port ${port} not ready (probe exit ${code}${code === 2 ? ': the broker exited' : ''})`))));
+    });
   });
 }
 
@@ -35,10 +44,9 @@ function waitUntilReady(port: number, child: ChildProcess, seconds: number): Pro
  * so clients reconnect to the same broker as after a real outage. `advertisedHost`: the address
  * clients are told to use (and `brokers` names), for a broker reached through a forwarded address.
  */
-export async function startPrivateKafka(options: { startTimeoutSeconds?: number; advertisedHost?: string } = {}): Promise<PrivateKafka> {
+export async function startPrivateKafka(options: { advertisedHost?: string } = {}): Promise<PrivateKafka> {
   const [brokerPort = 0, controllerPort = 0] = await freePorts(2);
   const dataDir = mkdtempSync(join(tmpdir(), 'private-kafka-'));
-  const seconds = options.startTimeoutSeconds ?? 90;
   let child: ChildProcess | undefined;
 
   const stop = async (): Promise<void> => {
@@ -53,7 +61,7 @@ export async function startPrivateKafka(options: { startTimeoutSeconds?: number;
     const args = [kafkaScript, 'run-private', dataDir, String(brokerPort), String(controllerPort), ...(options.advertisedHost === undefined ? [] : [options.advertisedHost])];
     child = spawn('bash', args, { stdio: 'ignore' });
     try {
-      await waitUntilReady(brokerPort, child, seconds);
+      await kafkaReady(brokerPort, child, true);
     } catch (err) {
       await stop();
       throw err;

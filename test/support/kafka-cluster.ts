@@ -7,10 +7,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Kafka, logLevel } from 'kafkajs';
 import { eventually } from './eventually.js';
+import { kafkaReady } from './kafka-broker.js';
+import { processProgress } from './progress.js';
 import { freePort } from './redis-server.js';
 
 const kafkaScript = fileURLToPath(new URL('../infra/kafka.sh', import.meta.url));
-const readyProbe = fileURLToPath(new URL('../infra/kafka/ready.cjs', import.meta.url));
 
 /** Three JVMs share two cores with other suites: a small heap each (the single broker has 512m). */
 const CLUSTER_HEAP_OPTS = '-Xmx256m -Xms128m';
@@ -46,15 +47,6 @@ function clusterId(): string {
   }
 }
 
-function probe(port: number, pid: number, seconds: number, warm: boolean): Promise<void> {
-  const args = [readyProbe, '127.0.0.1', String(port), String(seconds), String(pid), ...(warm ? ['--warm'] : [])];
-  const child = spawn(process.execPath, args, { stdio: 'ignore' });
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`Kafka cluster node on port ${port} not ready (probe exit ${code})`))));
-  });
-}
-
 async function kill(node: NodeProcess): Promise<void> {
   if (!node.alive()) return;
   const exited = once(node.child, 'exit');
@@ -68,12 +60,14 @@ async function distinctPorts(count: number): Promise<number[]> {
   return [...ports];
 }
 
-/** Until a Metadata request lists all brokers (registered and unfenced). */
-async function waitForBrokers(brokers: readonly string[], timeoutMs: number): Promise<void> {
-  const admin = new Kafka({ clientId: 'kafka-cluster-setup', brokers: [...brokers], logLevel: logLevel.NOTHING }).admin();
+/** Until a Metadata request lists all brokers (registered and unfenced), while their JVMs make progress. */
+async function waitForBrokers(nodes: readonly NodeProcess[]): Promise<void> {
+  const brokers = nodes.map((node) => node.broker);
+  const admin = new Kafka({ clientId: 'kafka-cluster-setup', brokers, logLevel: logLevel.NOTHING }).admin();
   await admin.connect();
   try {
-    await eventually(async () => (await admin.describeCluster()).brokers.length === brokers.length, timeoutMs, `${brokers.length} Kafka brokers registered`);
+    const progress = () => nodes.map((node) => processProgress(node.child.pid)());
+    await eventually(async () => (await admin.describeCluster()).brokers.length === brokers.length, { progress }, `${brokers.length} Kafka brokers registered`);
   } finally {
     await admin.disconnect();
   }
@@ -84,8 +78,7 @@ async function waitForBrokers(brokers: readonly string[], timeoutMs: number): Pr
  * three) on free loopback ports with temporary data directories, and resolves once every broker
  * is registered and the group and transaction coordinators (replicated three times) are up.
  */
-export async function startKafkaCluster(options: { startTimeoutSeconds?: number } = {}): Promise<KafkaCluster> {
-  const seconds = options.startTimeoutSeconds ?? 120;
+export async function startKafkaCluster(): Promise<KafkaCluster> {
   const ports = await distinctPorts(6);
   const ids = [1, 2, 3];
   const voters = ids.map((id, i) => `${id}@127.0.0.1:${ports[3 + i]}`).join(',');
@@ -104,9 +97,9 @@ export async function startKafkaCluster(options: { startTimeoutSeconds?: number 
   };
   const brokers = nodes.map((node) => node.broker);
   try {
-    await Promise.all(nodes.map((node, i) => probe(ports[i]!, node.child.pid!, seconds, false)));
-    await waitForBrokers(brokers, seconds * 1000);
-    await probe(ports[0]!, nodes[0]!.child.pid!, seconds, true);
+    await Promise.all(nodes.map((node, i) => kafkaReady(ports[i]!, node.child, false)));
+    await waitForBrokers(nodes);
+    await kafkaReady(ports[0]!, nodes[0]!.child, true);
   } catch (err) {
     await stop();
     throw err;

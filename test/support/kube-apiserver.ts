@@ -7,6 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { get } from 'node:https';
 import { AuthorizationV1Api, CoreV1Api, KubeConfig, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
 import { infra } from './infra.js';
+import { eventually } from './eventually.js';
+import { exitOf, processProgress } from './progress.js';
 import { freePort } from './redis-server.js';
 
 /**
@@ -109,13 +111,9 @@ function readyz(url: string, token: string): Promise<boolean> {
   });
 }
 
-async function waitReady(url: string, token: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await readyz(url, token)) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`private kube-apiserver at ${url} not ready within ${timeoutMs} ms`);
+/** Until the apiserver `child` (run-apiserver execs it) is ready, for as long as it runs and makes progress (progress.ts). */
+async function waitReady(url: string, token: string, child: ChildProcess): Promise<void> {
+  await eventually(() => readyz(url, token), { progress: processProgress(child.pid), gone: () => exitOf(child) }, `private kube-apiserver at ${url} ready`);
 }
 
 export async function startPrivateApiserver(): Promise<PrivateApiserver> {
@@ -128,7 +126,7 @@ export async function startPrivateApiserver(): Promise<PrivateApiserver> {
   let child: ChildProcess | undefined;
   const launch = async (): Promise<void> => {
     child = spawn('bash', [KUBE_SH, 'run-apiserver', dir, String(port), infra('KUBE_ETCD_URL'), prefix], { stdio: 'ignore' });
-    await waitReady(url, token, 60_000);
+    await waitReady(url, token, child);
   };
   await launch();
   const admin = new KubeConfig();

@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { connect } from 'node:net';
+import { eventually } from './eventually.js';
+import { exitOf, processProgress } from './progress.js';
 import { freePort } from './free-port.js';
 import { infra } from './infra.js';
 import { startAll } from './start-all.js';
@@ -35,12 +37,9 @@ function ping(port: number): Promise<boolean> {
   });
 }
 
-export async function waitForPing(port: number, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await ping(port))) {
-    if (Date.now() > deadline) throw new Error(`redis-server on port ${port} did not answer PING within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+/** Until the redis-server `child` answers PING on `port`, for as long as it runs and makes progress (progress.ts). */
+export async function waitForPing(port: number, child: ChildProcess): Promise<void> {
+  await eventually(() => ping(port), { progress: processProgress(child.pid), gone: () => exitOf(child) }, `redis-server on port ${port} answering PING`);
 }
 
 export async function startPrivateRedis(): Promise<PrivateRedis> {
@@ -49,7 +48,7 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
   let child: ChildProcess | undefined;
   const start = async (): Promise<void> => {
     child = spawn(infra('REDIS_SERVER_BIN'), ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    await waitForPing(port, 5000);
+    await waitForPing(port, child);
   };
   const stop = async (): Promise<void> => {
     // A killed child has a signalCode and no exitCode: without that check a second stop waits forever.
@@ -82,15 +81,11 @@ export async function spawnRedis(port: number, args: readonly string[]): Promise
   child.stdout.on('data', keep);
   child.stderr.on('data', keep);
   const exited = once(child, 'exit');
-  const early = exited.then(([code]: unknown[]) => {
-    throw new Error(`redis-server on port ${port} exited (${String(code)}) before answering PING: ${output.trim().split('\n').slice(-3).join(' | ')}`);
-  });
-  early.catch(() => undefined); // its rejection only matters in the race below
   try {
-    await Promise.race([waitForPing(port, 10_000), early]);
+    await waitForPing(port, child);
   } catch (error) {
     child.kill('SIGKILL');
-    throw error;
+    throw new Error(`${(error as Error).message}: ${output.trim().split('\n').slice(-3).join(' | ')}`);
   }
   // Its output is not kept any further, but still read: a full pipe would stall the server.
   child.stdout.off('data', keep);

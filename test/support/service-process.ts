@@ -7,6 +7,8 @@ import { createWriteStream, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { eventually } from './eventually.js';
+import { processProgress, STALL_MS } from './progress.js';
 
 const servicesDir = fileURLToPath(new URL('../../services/', import.meta.url));
 
@@ -18,8 +20,12 @@ export interface ServiceLaunch {
   args: readonly string[];
   /** Its settings: besides them the child gets only PATH, HOME, TMPDIR, LANG and TZ of ours (no NODE_ENV=test, no JEST_*). */
   env: Record<string, string>;
-  /** How long the start may take (default 20 s); with `ready`, until /readyz answers 200. */
-  timeoutMs?: number;
+  /**
+   * How long the start may go without progress (default STALL_MS): it may take as long as the
+   * machine needs while the process uses CPU, writes lines or its /readyz answer changes
+   * (progress.ts); its exit fails the start at once.
+   */
+  stallMs?: number;
   /** Wait until /readyz on the management port answers 200, not only for the start log line. */
   ready?: boolean;
 }
@@ -108,33 +114,56 @@ function startLine(line: string): { port: number | undefined; managementPort: nu
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Polls /readyz until 200; what went wrong otherwise. */
-async function readiness(service: ServiceProcess, deadline: number): Promise<string | undefined> {
-  let last = { status: 0, body: '' };
-  while (Date.now() < deadline) {
-    if (service.exit !== undefined) return `exited during start (${JSON.stringify(service.exit)})`;
-    last = await service.management('/readyz', 2000).catch((err: unknown) => ({ status: 0, body: (err as Error).message }));
-    if (last.status === 200) return undefined;
-    await sleep(200);
+type Ports = { port: number | undefined; managementPort: number };
+type Readyz = { status: number; body: string };
+
+/**
+ * Waits for the start line (its ports) and, when asked, /readyz 200, for as long as the process
+ * makes progress: uses CPU, writes lines, or answers /readyz differently. Resolves with the ports,
+ * or with what went wrong.
+ */
+async function awaitStart(
+  launch: ServiceLaunch,
+  child: { pid: number | undefined; exit: () => ServiceExit | undefined; ports: () => Ports | undefined; lines: () => number },
+): Promise<{ ports: Ports } | { problem: string }> {
+  let readyz: Readyz | undefined;
+  const started = async (): Promise<Ports | undefined> => {
+    const ports = child.ports();
+    if (ports === undefined) throw new Error('no start line yet');
+    if (launch.ready !== true) return ports;
+    readyz = await fetch(`http://127.0.0.1:${ports.managementPort}/readyz`, { signal: AbortSignal.timeout(2000) }).then(
+      async (response) => ({ status: response.status, body: await response.text() }),
+      (err: unknown) => ({ status: 0, body: (err as Error).message }),
+    );
+    if (readyz.status === 200) return ports;
+    throw new Error(`readyz: ${readyz.status} ${readyz.body}`);
+  };
+  const gone = (): string | undefined => {
+    const exit = child.exit();
+    return exit === undefined ? undefined : `exited ${child.ports() === undefined ? 'before it listened' : 'during start'} (${JSON.stringify(exit)})`;
+  };
+  try {
+    const progress = processProgress(child.pid, child.lines, () => readyz);
+    return { ports: await eventually(started, { progress, stallMs: launch.stallMs ?? STALL_MS, gone }, `${launch.name} started`) };
+  } catch (err) {
+    if (child.exit() !== undefined) await sleep(50); // its last lines, still in the pipes
+    return { problem: (err as Error).message };
   }
-  return `not ready in time (readyz: ${last.status} ${last.body})`;
 }
 
 /**
  * Starts the service and waits for its start log line, which carries its ports (so it may listen
- * on port 0), and with `ready` for /readyz 200. On a failed start the process is stopped again
- * and the error carries its last lines.
+ * on port 0), and with `ready` for /readyz 200: for as long as it takes while the process makes
+ * progress (awaitStart). On a failed start the process is stopped again and the error carries
+ * its last lines.
  */
 export async function startService(launch: ServiceLaunch): Promise<ServiceProcess> {
-  const deadline = Date.now() + (launch.timeoutMs ?? 20_000);
   const child = spawn(process.execPath, [...launch.args], { cwd: launch.cwd, env: childEnv(launch.env), stdio: ['ignore', 'pipe', 'pipe'] });
   const output: string[] = [];
   const logFile = logPath(launch.name);
-  let started: (ports: { port: number | undefined; managementPort: number }) => void = () => undefined;
-  const ports = new Promise<{ port: number | undefined; managementPort: number }>((resolve) => (started = resolve));
+  let ports: Ports | undefined;
   capture(child, logFile, output, (line) => {
-    const found = startLine(line);
-    if (found !== undefined) started(found);
+    ports ??= startLine(line);
   });
   let exit: ServiceExit | undefined;
   const exited = once(child, 'exit').then(([code, signal]) => (exit = { code: code as number | null, signal: signal as NodeJS.Signals | null }));
@@ -156,19 +185,12 @@ export async function startService(launch: ServiceLaunch): Promise<ServiceProces
     await stop(2000);
     throw new Error(`${launch.name} ${reason}; log ${logFile}:\n${logTail(30)}`);
   };
-  let timer: NodeJS.Timeout | undefined;
-  const outcome = await Promise.race([
-    ports,
-    exited.then(() => sleep(50)).then(() => 'exited' as const),
-    new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), deadline - Date.now()))),
-  ]);
-  clearTimeout(timer);
-  if (outcome === 'exited') return failed(`exited before it listened (${JSON.stringify(exit)})`);
-  if (outcome === 'timeout') return failed(`did not start within ${launch.timeoutMs ?? 20_000} ms`);
+  const outcome = await awaitStart(launch, { pid: child.pid, exit: () => exit, ports: () => ports, lines: () => output.length });
+  if ('problem' in outcome) return failed(outcome.problem);
   const service: ServiceProcess = {
     name: launch.name,
     pid: child.pid ?? -1,
-    ...outcome,
+    ...outcome.ports,
     output,
     logFile,
     logTail,
@@ -176,13 +198,12 @@ export async function startService(launch: ServiceLaunch): Promise<ServiceProces
       return exit;
     },
     async management(path, timeoutMs = 10_000) {
-      const response = await fetch(`http://127.0.0.1:${outcome.managementPort}${path}`, { signal: AbortSignal.timeout(timeoutMs) });
+      const response = await fetch(`http://127.0.0.1:${outcome.ports.managementPort}${path}`, { signal: AbortSignal.timeout(timeoutMs) });
       return { status: response.status, body: await response.text() };
     },
     stop,
   };
-  const problem = launch.ready === true ? await readiness(service, deadline) : undefined;
-  return problem === undefined ? service : failed(problem);
+  return service;
 }
 
 /** Stops every service (in parallel) and resolves with how each exited; never rejects. */

@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { eventually } from './eventually.js';
+import { exitOf, processProgress } from './progress.js';
 
 /** A server binary a test runs (Prometheus, the OpenTelemetry Collector), with its output kept for errors. */
 export interface ToolProcess {
@@ -7,8 +9,8 @@ export interface ToolProcess {
   output(): string;
   /** Stops it with `signal` and waits for the exit; safe to call twice. */
   stop(signal: NodeJS.Signals): Promise<void>;
-  /** Resolves once `url` answers 2xx; fails when the process exits first or after `timeoutMs`. */
-  waitForHttp(url: string, timeoutMs?: number): Promise<void>;
+  /** Resolves once `url` answers 2xx; fails when the process exits first or stops making progress (progress.ts). */
+  waitForHttp(url: string): Promise<void>;
 }
 
 export function startTool(bin: string, args: readonly string[], env: NodeJS.ProcessEnv = process.env): ToolProcess {
@@ -27,14 +29,13 @@ export function startTool(bin: string, args: readonly string[], env: NodeJS.Proc
       child.kill(signal);
       await exit;
     },
-    async waitForHttp(url, timeoutMs = 30_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (Date.now() < deadline) {
-        if (exited()) throw new Error(`${bin} exited (${child.exitCode ?? child.signalCode}):\n${output()}`);
-        if (await fetch(url, { signal: AbortSignal.timeout(2000) }).then((response) => response.ok, () => false)) return;
-        await new Promise((resolve) => setTimeout(resolve, 200));
+    async waitForHttp(url) {
+      const answers = (): Promise<boolean> => fetch(url, { signal: AbortSignal.timeout(2000) }).then((response) => response.ok, () => false);
+      try {
+        await eventually(answers, { progress: processProgress(child.pid, () => chunks.length), gone: () => exitOf(child) }, `${bin} answering ${url}`);
+      } catch (err) {
+        throw new Error(`${(err as Error).message}:\n${output()}`);
       }
-      throw new Error(`${bin} did not answer ${url} within ${timeoutMs} ms:\n${output()}`);
     },
   };
 }

@@ -6,6 +6,7 @@ import { createKafkaPublisher, type EventPublisher } from '../src/kafka-publishe
 import { createLogger } from '../src/logger.js';
 import { eventually } from '../../../test/support/eventually.js';
 import { startKafkaCluster, type KafkaCluster } from '../../../test/support/kafka-cluster.js';
+import { HANG_GUARD_MS } from '../../../test/support/progress.js';
 
 const logger = createLogger({ service: 'test', level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
 const EVENTS = 2000;
@@ -23,7 +24,7 @@ beforeAll(async () => {
   kafka = new Kafka({ clientId: 'failover-test', brokers: [...cluster.brokers], logLevel: logLevel.NOTHING });
   admin = kafka.admin();
   await admin.connect();
-}, 150_000);
+}, HANG_GUARD_MS);
 
 afterAll(async () => {
   for (const close of closers.reverse()) await close().catch(() => undefined);

@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import { eventually } from '../../../test/support/eventually.js';
 import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
 import { connectRedis, parseRedisUrl } from '../src/redis.js';
+import { HANG_GUARD_MS } from '../../../test/support/progress.js';
 
 const NO_REPLY_TIMEOUT_MS = 400;
 
@@ -17,7 +18,7 @@ describe('connectRedis', () => {
     client = connectRedis(parseRedisUrl(redis.url), NO_REPLY_TIMEOUT_MS) as Redis;
     client.on('error', (err: Error) => connectionErrors.push(err.message));
     await eventually(async () => (await client.set('greeting', 'hello')) === 'OK' || undefined);
-  });
+  }, HANG_GUARD_MS);
 
   afterAll(async () => {
     client.disconnect();

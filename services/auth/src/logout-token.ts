@@ -16,7 +16,7 @@ export interface LogoutTarget {
 export interface LogoutTokenSettings {
   /** The realm's issuer: `iss` must be exactly this. */
   issuer: string;
-  /** This service's client id: `aud` must contain it. */
+  /** This service's client id: `aud` must be it, alone (a string, or an array of it only). */
   clientId: string;
   /** Oldest `iat` accepted, in seconds; also how long a `jti` is remembered. */
   maxAgeSeconds: number;
@@ -31,8 +31,11 @@ export interface LogoutTokenDeps {
   timeoutMs: number;
 }
 
-/** Clocks of the provider and this service may differ by this much (seconds). */
-const CLOCK_TOLERANCE_SECONDS = 5;
+/**
+ * How far the provider's clock and this service's may differ (seconds), for `iat` (not in the
+ * future) and `exp`: the one number docs/design/auth.md "Back-channel logout" states.
+ */
+export const LOGOUT_TOKEN_CLOCK_TOLERANCE_SECONDS = 5;
 /** Signatures by the provider's keys only: asymmetric algorithms, never `none` or a MAC. */
 const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 
@@ -41,8 +44,15 @@ const invalid = (why: string): AppError => badRequest(`invalid logout token: ${w
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 const nonEmpty = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 
-/** Section 2.6 beyond what jwtVerify checks: the event, a subject or session, no nonce, a jti. */
-function target(payload: JWTPayload): LogoutTarget & { jti: string } {
+/**
+ * Section 2.6 beyond what jwtVerify checks: no audience but this client (jwtVerify only asks that
+ * `aud` contains it; OpenID Connect Core 3.1.3.7, which 2.6 refers to, rejects additional
+ * audiences the client does not trust, and this service trusts none: a token addressed to other
+ * parties too is one they hold and could send here), the event, a subject or session, no nonce,
+ * a jti.
+ */
+function target(payload: JWTPayload, clientId: string): LogoutTarget & { jti: string } {
+  if (Array.isArray(payload.aud) && payload.aud.some((audience) => audience !== clientId)) throw invalid('aud names another audience than this client');
   if (!isObject(payload.events)) throw invalid('events must be a JSON object');
   if (!isObject(payload.events[BACKCHANNEL_LOGOUT_EVENT])) throw invalid('events lacks the back-channel logout event');
   if ('nonce' in payload) throw invalid('a logout token carries no nonce');
@@ -58,7 +68,8 @@ function target(payload: JWTPayload): LogoutTarget & { jti: string } {
  * Validates Logout Tokens as OpenID Connect Back-Channel Logout 1.0 (section 2.6) says: a JWS
  * signed by a key of the provider's JWKS (fetched through the identity provider's connection pool
  * and cached by jose, refetched for an unknown `kid`), `iss`, `aud`, `iat` (at most
- * `maxAgeSeconds` old, not in the future), `exp` when present, then the claims above. Only a
+ * `maxAgeSeconds` old, not in the future), `exp` when present (both with
+ * LOGOUT_TOKEN_CLOCK_TOLERANCE_SECONDS), then the claims above. Only a
  * token that passed all of it spends its `jti`: SetIfAbsent in the cache service with a TTL of
  * the token's acceptable age, so a replay is refused by every replica for as long as the token
  * would otherwise pass, and the record goes by itself.
@@ -75,7 +86,7 @@ export function createLogoutTokenVerifier(settings: LogoutTokenSettings, deps: L
     );
     return keys;
   };
-  const jtiTtlMs = (settings.maxAgeSeconds + 2 * CLOCK_TOLERANCE_SECONDS) * 1000;
+  const jtiTtlMs = (settings.maxAgeSeconds + 2 * LOGOUT_TOKEN_CLOCK_TOLERANCE_SECONDS) * 1000;
 
   return async (token: string): Promise<LogoutTarget> => {
     let payload: JWTPayload;
@@ -85,7 +96,7 @@ export function createLogoutTokenVerifier(settings: LogoutTokenSettings, deps: L
         audience: settings.clientId,
         algorithms: ALGORITHMS,
         maxTokenAge: settings.maxAgeSeconds,
-        clockTolerance: CLOCK_TOLERANCE_SECONDS,
+        clockTolerance: LOGOUT_TOKEN_CLOCK_TOLERANCE_SECONDS,
         requiredClaims: ['iat'],
       }));
     } catch (err) {
@@ -94,7 +105,7 @@ export function createLogoutTokenVerifier(settings: LogoutTokenSettings, deps: L
       if (err instanceof errors.JOSEError && !(err instanceof errors.JWKSTimeout)) throw invalid(err.code === 'ERR_JWT_EXPIRED' ? 'expired' : err.message);
       throw unavailable('identity provider', err);
     }
-    const { jti, ...named } = target(payload);
+    const { jti, ...named } = target(payload, settings.clientId);
     const key = `logout-token-jti:${createHash('sha256').update(`${settings.issuer}\n${jti}`).digest('base64url')}`;
     if (!(await deps.cache.setIfAbsent(key, 1, jtiTtlMs)).stored) throw invalid('already used (jti)');
     return named;

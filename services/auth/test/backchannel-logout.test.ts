@@ -7,7 +7,8 @@ import type { EventCollector } from '../../../test/support/kafka.js';
 import type { TokenRecord } from '../src/token-store.js';
 import { counterValue, startAuth, type RunningAuth } from './support/auth-fixture.js';
 import { startBackchannelFront, type BackchannelFront } from './support/backchannel-front.js';
-import { createAuthClientCopy, deleteUsersNamed, issuer, keycloakAdmin, signOutUser } from './support/keycloak.js';
+import { BACKCHANNEL_LOGOUT_EVENT, LOGOUT_TOKEN_CLOCK_TOLERANCE_SECONDS } from '../src/logout-token.js';
+import { addPassiveRealmKey, createAuthClientCopy, deleteUsersNamed, issuer, keycloakAdmin, signOutUser, type PassiveRealmKey } from './support/keycloak.js';
 import { otpLogin } from './support/otp-login.js';
 import { startReplicaPair, type ReplicaPair } from './support/replica-pair.js';
 import { newPhoneNumber } from './support/phones.js';
@@ -160,5 +161,51 @@ describe('OIDC back-channel logout from Keycloak, two auth replicas on two cache
       expect(await counterValue(authA.registry, 'auth_backchannel_logouts_total', { result: 'invalid' })).toBeGreaterThanOrEqual(5);
       expect(await counterValue(authB.registry, 'auth_backchannel_logouts_total', { result: 'accepted' })).toBe(1);
     }, 30_000);
+  });
+
+  describe('audiences and clock tolerance (tokens signed by a passive realm key of the test\'s own)', () => {
+    let key: PassiveRealmKey;
+    let fresh: RunningAuth;
+
+    beforeAll(async () => {
+      key = await addPassiveRealmKey();
+      // An instance that has not fetched the realm's keys yet (jose refetches for an unknown kid
+      // only 30 s after its last fetch), on the pair's Redis: what it ends, ends on both replicas.
+      fresh = await startAuth(caches[0]!.address, { Oidc__ClientId: client.clientId, Oidc__ClientSecret: client.secret });
+    }, 30_000);
+
+    afterAll(async () => {
+      await fresh?.close();
+      await key?.remove();
+    });
+
+    /** A Logout Token as Keycloak makes them, with `claims` on top, issued `skewSeconds` ahead of now. */
+    const logoutToken = (claims: Record<string, unknown>, skewSeconds = 0): Promise<string> =>
+      new SignJWT({ events: { [BACKCHANNEL_LOGOUT_EVENT]: {} }, jti: randomUUID(), ...claims })
+        .setProtectedHeader({ alg: 'RS256', kid: key.kid, typ: 'logout+jwt' })
+        .setIssuer(issuer())
+        .setIssuedAt(Math.floor(Date.now() / 1000) + skewSeconds)
+        .sign(key.privateKey);
+    const post = async (token: string) => {
+      const reply = await fresh.client.request('POST', '/backchannel-logout', form(token));
+      return { status: reply.status, error: reply.status === 200 ? undefined : reply.json<{ error: string }>().error };
+    };
+
+    it('should refuse a token whose aud also names another audience, ending nothing, and accept the same claims addressed to this client alone', async () => {
+      const { cookie, userId, record } = await login();
+      const named = { sub: userId, sid: record.idpSessionId };
+      for (const aud of [[client.clientId, 'another-client'], ['another-client', client.clientId]]) {
+        expect(await post(await logoutToken({ ...named, aud }))).toEqual({ status: 400, error: expect.stringMatching(/aud/) });
+        expect(await statuses(cookie)).toEqual([200, 200]);
+      }
+      expect(await post(await logoutToken({ ...named, aud: [client.clientId] }))).toEqual({ status: 200, error: undefined });
+      expect(await statuses(cookie)).toEqual([401, 401]);
+    });
+
+    it(`should accept a token issued up to ${LOGOUT_TOKEN_CLOCK_TOLERANCE_SECONDS} s ahead of this clock, and refuse one 30 s ahead`, async () => {
+      const aud = client.clientId;
+      expect(await post(await logoutToken({ sub: randomUUID(), aud }, LOGOUT_TOKEN_CLOCK_TOLERANCE_SECONDS - 1))).toEqual({ status: 200, error: undefined });
+      expect(await post(await logoutToken({ sub: randomUUID(), aud }, 30))).toEqual({ status: 400, error: expect.stringMatching(/iat/) });
+    });
   });
 });

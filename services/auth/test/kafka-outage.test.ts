@@ -6,6 +6,7 @@ import { collectEvents } from '../../../test/support/kafka.js';
 import { startAuth, type RunningAuth } from './support/auth-fixture.js';
 import { newPhoneNumber } from './support/phones.js';
 import { startAll } from '../../../test/support/start-all.js';
+import { HANG_GUARD_MS } from '../../../test/support/progress.js';
 
 
 describe('POST /otp while the message broker is down', () => {
@@ -19,7 +20,7 @@ describe('POST /otp while the message broker is down', () => {
       [startCacheService(), (started) => started.close()],
     ]);
     auth = await startAuth(cacheService.address, { MessageBroker__BrokerList: kafka.brokers, MessageBroker__PublishTimeoutMs: '3000', Otp__ResendCooldownSeconds: '0' });
-  }, 120_000);
+  }, HANG_GUARD_MS);
 
   afterAll(async () => {
     await auth?.close();

@@ -1,15 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startCacheService, type RunningCacheService } from '../../../test/support/cache-service.js';
-import { infra } from '../../../test/support/infra.js';
 import { ALLOWED_ORIGIN, startAuth, type RunningAuth } from './support/auth-fixture.js';
+import { launchChromium } from './support/chromium.js';
 import { keycloakAdmin } from './support/keycloak.js';
 import { newPhoneNumber } from './support/phones.js';
 import { startAll } from '../../../test/support/start-all.js';
-
-// As the machine's probe starts Chromium: headless, no GPU, and nothing that calls out.
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 /**
  * Login CSRF in a real browser: a login an attacker started in their own browser, carried as its
@@ -27,7 +24,7 @@ describe('browser login bound to the browser that started it (headless Chromium)
     cacheService = await startCacheService();
     [auth, browser, attackerId] = await startAll<[RunningAuth, Browser, string]>([
       [startAuth(cacheService.address), (started) => started.close()],
-      [chromium.launch({ executablePath: infra('CHROMIUM_BIN'), args: CHROMIUM_ARGS }), (started) => started.close()],
+      [launchChromium(), (started) => started.close()],
       [admin.createUser(attacker), (id) => admin.deleteUser(id)],
     ]);
   });

@@ -1,6 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { forwardAuth } from '../src/forward-auth.js';
+import { readFileSync } from 'node:fs';
 import { JSON_BODY_LIMIT_BYTES } from '../src/json-body.js';
+import { LOGOUT_TOKEN_CLOCK_TOLERANCE_SECONDS } from '../src/logout-token.js';
 import { MAX_REDIRECT_URI_LENGTH } from '../src/redirect-allowlist.js';
 import { routeTable } from '../src/router.js';
 import type { AuthServices } from '../src/services.js';
@@ -39,5 +41,15 @@ describe('openapi.yaml', () => {
     }
     const login = operations.find(([name]) => name === 'GET /login')![1];
     expect(login.parameters?.find((parameter) => parameter.name === 'redirectUri')?.schema?.maxLength).toBe(MAX_REDIRECT_URI_LENGTH);
+  });
+
+  it('should state the Logout Token clock tolerance once, in the design note, as the code has it', () => {
+    // The README refers to the design note, which states the number.
+    const docs = ['../README.md', '../../../docs/design/auth.md'].map((path) => readFileSync(new URL(path, import.meta.url), 'utf8'));
+    const statements = docs.join('\n').match(/clock\s+tolerance[^.;)]*?\d+\s*s\b/gi) ?? [];
+    expect(statements).toEqual([expect.stringMatching(new RegExp(`\\b${LOGOUT_TOKEN_CLOCK_TOLERANCE_SECONDS} s$`))]);
+    // The contract refers to it rather than stating a number of its own.
+    const description = JSON.stringify(operations.find(([name]) => name === 'POST /backchannel-logout')![1]);
+    expect(description).not.toMatch(/\d+\s*s\b[^"]*(future|tolerance)|(future|tolerance)[^"]*?\d+\s*s\b/);
   });
 });

@@ -8,6 +8,7 @@ import { cacheCounter, expectNothingSpentFor, expectRefused } from './support/ot
 import { numbersInDistinctPrefixes, numbersSharingPrefix } from './support/phones.js';
 import { startSmsTopic, type SmsTopic } from './support/sms-topic.js';
 import { startAll } from '../../../test/support/start-all.js';
+import { HANG_GUARD_MS } from '../../../test/support/progress.js';
 
 const MAX_PER_PREFIX = 7;
 const MAX_PER_MINUTE = 12;
@@ -49,7 +50,7 @@ describe.each([
     ]);
     prefixReplicas = replicas.slice(0, 2);
     budgetReplicas = replicas.slice(2);
-  }, 60_000);
+  }, HANG_GUARD_MS);
 
   afterAll(async () => {
     await Promise.all([...(prefixReplicas ?? []), ...(budgetReplicas ?? [])].map((replica) => replica.close()));

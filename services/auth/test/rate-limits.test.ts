@@ -6,6 +6,7 @@ import type { Reply } from './support/https-client.js';
 import { expectRefused } from './support/otp-answers.js';
 import { newPhoneNumber } from './support/phones.js';
 import { startAll } from '../../../test/support/start-all.js';
+import { HANG_GUARD_MS } from '../../../test/support/progress.js';
 
 /** A 429 with the limit's reason and a Retry-After of at most `maxRetryAfter` seconds. */
 function expectLimited(reply: Reply, maxRetryAfter: number, reason: 'resend_cooldown' | 'phone_limit' | 'ip_limit'): void {
@@ -33,7 +34,7 @@ describe.each([
       [startAuth(cacheService.address), (started) => started.close()],
       [startAuth(cacheService.address, { Otp__ResendCooldownSeconds: '0', Otp__MaxPerPhone: '2', Otp__MaxPerIp: '3' }), (started) => started.close()],
     ]);
-  });
+  }, HANG_GUARD_MS);
 
   afterAll(async () => {
     await Promise.all([replicaA.close(), replicaB.close(), strict.close()]);

@@ -6,6 +6,7 @@ import { eventually } from '../../../test/support/eventually.js';
 import { freePorts } from '../../../test/support/free-port.js';
 import { npmStart, startService, type ServiceProcess } from '../../../test/support/service-process.js';
 import { testEnvironment } from './support/auth-fixture.js';
+import { cpuTimeMs, HANG_GUARD_MS } from '../../../test/support/progress.js';
 
 const childrenOf = (pid: number): number[] =>
   readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
@@ -26,6 +27,8 @@ describe('the auth service with node:cluster workers', () => {
   let baseUrl = '';
   const dispatcher = new Agent({ connect: { rejectUnauthorized: false }, pipelining: 0 });
   const listening = (): number => primary.output.filter((line) => line.includes('auth service listening')).length;
+  /** Workers starting: the CPU time the primary's children use, and the lines the primary relays. */
+  const workersStarting = { progress: () => [primary.output.length, ...childrenOf(primary.pid).map(cpuTimeMs)] };
 
   beforeAll(async () => {
     cacheService = await startCacheService();
@@ -40,9 +43,9 @@ describe('the auth service with node:cluster workers', () => {
       Log__Level: 'info',
     };
     // From its build: `node dist/main.js`.
-    primary = await startService({ name: 'auth', cwd: npmStart('auth').cwd, args: ['dist/main.js'], env, timeoutMs: 60_000 });
-    await eventually(() => listening() === 2, 60_000, 'two workers listening');
-  }, 90_000);
+    primary = await startService({ name: 'auth', cwd: npmStart('auth').cwd, args: ['dist/main.js'], env });
+    await eventually(() => listening() === 2, workersStarting, 'two workers listening');
+  }, HANG_GUARD_MS);
 
   afterAll(async () => {
     await primary?.stop(0);
@@ -62,12 +65,12 @@ describe('the auth service with node:cluster workers', () => {
     const statuses = await Promise.all(Array.from({ length: 20 }, () => status()));
     expect(new Set(statuses)).toEqual(new Set([401]));
     process.kill(workers[0]!, 'SIGKILL');
-    await eventually(() => listening() === 3, 60_000, 'a replacement worker listening');
+    await eventually(() => listening() === 3, workersStarting, 'a replacement worker listening');
     const replaced = childrenOf(primary.pid);
     expect(replaced).toHaveLength(2);
     expect(replaced).not.toContain(workers[0]);
     expect(await status()).toBe(401);
-  }, 90_000);
+  }, HANG_GUARD_MS);
 
   it('should stop every worker gracefully on SIGTERM and exit 0', async () => {
     const workers = childrenOf(primary.pid);

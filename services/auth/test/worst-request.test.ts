@@ -8,6 +8,7 @@ import { npmStart, startService, type ServiceProcess } from '../../../test/suppo
 import { cookieValue } from './support/https-client.js';
 import { authClient, deleteUsersNamed } from './support/keycloak.js';
 import { newPhoneNumber } from './support/phones.js';
+import { HANG_GUARD_MS } from '../../../test/support/progress.js';
 
 /** A request as the hostile caller sends it, and the status it must get every time. */
 interface Hostile {
@@ -78,7 +79,7 @@ describe('the authentication service under its worst requests', () => {
     const verified = await fetch(`${baseUrl}/otp/verify`, { method: 'POST', headers: { ...json, 'x-role-claim': 'subscriber' }, body: JSON.stringify({ phoneNumber, code }), dispatcher });
     expect(verified.status).toBe(200);
     session = `TokenId=${cookieValue(verified.headers.getSetCookie(), 'TokenId')!}`;
-  }, 180_000);
+  }, HANG_GUARD_MS);
 
   afterAll(async () => {
     await Promise.all(dispatchers.map((dispatcher) => dispatcher.close()));

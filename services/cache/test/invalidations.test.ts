@@ -6,6 +6,7 @@ import { freePort, spawnRedis, startPrivateRedis, type PrivateRedis } from '../.
 import { eventually, sleep } from '../../../test/support/eventually.js';
 import { startCache, type RunningCache } from './cache-fixture.js';
 import { subscribe, type Subscription } from './subscription.js';
+import { HANG_GUARD_MS } from '../../../test/support/progress.js';
 
 const open: Subscription[] = [];
 const watch = async (address: string, prefixes: string[]): Promise<Subscription> => {
@@ -113,7 +114,7 @@ describe('Subscribe on the Redis backend', () => {
     // An operator's own setting (keyevent notifications of list commands), which the service keeps.
     await direct.config('SET', 'notify-keyspace-events', 'El');
     for (let i = 0; i < 2; i++) replicas.push(await startCache({ kind: 'redis', url: redis.url, keyPrefix: 'inv:' }));
-  });
+  }, HANG_GUARD_MS);
 
   afterAll(async () => {
     direct.disconnect();

@@ -8,6 +8,7 @@ import { startPrivateRedis } from '../../../test/support/redis-server.js';
 import { startAll, type Start } from '../../../test/support/start-all.js';
 import { startCache, type RunningCache } from './cache-fixture.js';
 import { nearClient, plainClient, servedFromMemory } from './near-cache-clients.js';
+import { HANG_GUARD_MS } from '../../../test/support/progress.js';
 
 const TRIALS = 200;
 /** The longest the event loop may have been held up during a trial for the trial to count. */
@@ -96,7 +97,7 @@ describe.each(backends)('near cache on %s', (_name, start) => {
     a = nearClient(backend.replicas[0].address);
     b = plainClient(backend.replicas[1].address);
     await a.nearCache!.whenLive(15_000);
-  }, 60_000);
+  }, HANG_GUARD_MS);
 
   afterAll(async () => {
     a.close();

@@ -5,6 +5,7 @@ import { failoverUnderTraffic } from '../../../test/support/failover-traffic.js'
 import { startRedisCluster, type RedisClusterSet } from '../../../test/support/redis-cluster.js';
 import { startRedisSentinel } from '../../../test/support/redis-sentinel.js';
 import { startCache, type RunningCache } from './cache-fixture.js';
+import { HANG_GUARD_MS } from '../../../test/support/progress.js';
 
 const PREFIX = 'failover:';
 const KEYS = Array.from({ length: 30 }, (_, i) => `key-${i}`);
@@ -21,7 +22,7 @@ describe.each([
     cluster = await startSet();
     cache = await startCache({ kind: 'redis', url: cluster.url, keyPrefix: PREFIX });
     client = createCacheClient<string>({ address: cache.address, deadlineMs: 2000, retries: 0 });
-  }, 60_000);
+  }, HANG_GUARD_MS);
 
   afterAll(async () => {
     client.close();

@@ -3,6 +3,7 @@ import { createCacheClient, type CacheClient } from '@sp/cache-client';
 import { eventually } from '../../../test/support/eventually.js';
 import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
 import { healthCheck, startCache, type RunningCache } from './cache-fixture.js';
+import { HANG_GUARD_MS } from '../../../test/support/progress.js';
 
 describe('cache service when Redis goes away and comes back', () => {
   let redis: PrivateRedis;
@@ -13,7 +14,7 @@ describe('cache service when Redis goes away and comes back', () => {
     redis = await startPrivateRedis();
     cache = await startCache({ kind: 'redis', url: redis.url, keyPrefix: 'outage:' }, undefined, 0, { healthRefreshMs: 100 });
     client = createCacheClient<string>({ address: cache.address, deadlineMs: 1000, retries: 2 });
-  });
+  }, HANG_GUARD_MS);
 
   afterAll(async () => {
     client.close();

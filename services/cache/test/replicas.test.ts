@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createCacheClient, type CacheClient } from '@sp/cache-client';
 import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
 import { startCache, type RunningCache } from './cache-fixture.js';
+import { HANG_GUARD_MS } from '../../../test/support/progress.js';
 
 describe('two replicas of the cache service on one Redis', () => {
   let redis: PrivateRedis;
@@ -17,7 +18,7 @@ describe('two replicas of the cache service on one Redis', () => {
       replicas.push(cache);
       clients.push(createCacheClient<string>({ address: cache.address, deadlineMs: 30_000 }));
     }
-  });
+  }, HANG_GUARD_MS);
 
   afterAll(async () => {
     for (const client of clients) client.close();

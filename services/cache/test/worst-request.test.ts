@@ -10,6 +10,7 @@ import { npmStart, startService, type ServiceProcess } from '../../../test/suppo
 import { GRPC_REQUEST, hostileWorker } from '../../../test/support/hostile-worker.js';
 import { rawCall, rawClient, requestWithKeyBytes, type RawClient } from './cache-fixture.js';
 import { MAX_CONCURRENT_STREAMS } from '../src/server.js';
+import { HANG_GUARD_MS } from '../../../test/support/progress.js';
 
 const MiB = 1024 * 1024;
 /** A connection of its own per client, as separate callers have. */
@@ -32,7 +33,7 @@ describe('the cache service under its worst requests', () => {
     await buildService('cache');
     cache = await startService({ name: 'cache', ...npmStart('cache'), env: serviceEnv('cache', {}) });
     address = `127.0.0.1:${cache.port!}`;
-  }, 120_000);
+  }, HANG_GUARD_MS);
 
   afterAll(async () => {
     for (const client of clients) client.close();

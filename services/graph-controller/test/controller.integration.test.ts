@@ -14,6 +14,7 @@ import { eventually, sleep } from '../../../test/support/eventually.js';
 import { startRegistryServer, type RegistryServer } from './support/registry-server.js';
 import { allows, manifests, verbOf, type PolicyRule } from './support/rbac.js';
 import { graph, serviceObject } from './support/services.js';
+import { HANG_GUARD_MS } from '../../../test/support/progress.js';
 
 const API_KEY = 'controller-key-0123456789';
 const ordersUrl = 'http://orders.shop.svc.cluster.local:8080/graphql';
@@ -28,7 +29,7 @@ beforeAll(async () => {
   redis = await startPrivateRedis();
   registry = await startRegistryServer(redis.url, [API_KEY]);
   store = new Redis(redis.url);
-});
+}, HANG_GUARD_MS);
 
 afterEach(async () => {
   await running?.stop();
@@ -153,14 +154,14 @@ describe('graph controller against the in-test API server (faults) and the real 
     api = await startFakeKubeApi();
     for (let i = 0; i < count; i += 1) api.create('services', serviceObject({ name: `svc-${i}`, namespace: 'shop', annotations: graph(`g-${i}`) }));
     running = startController({ kubeConfig: api.kubeConfig(), registryUrl: registry.url, apiKey: API_KEY });
-    await eventually(async () => (await store.dbsize()) === count, 20_000, 'all registered');
+    await eventually(async () => (await store.dbsize()) === count, { progress: () => store.dbsize() }, 'all registered');
     await running.controller.idle();
     const recordWrites = api.requests.filter((request) => ['POST', 'PUT'].includes(request.method) && request.path.includes('/configmaps'));
     // 64 shards: every winner is recorded at once when the informers have listed; the reconciles
     // that ran before that add a few writes of their own. One write per name would be 500.
     expect(recordWrites.length).toBeLessThanOrEqual(2 * 64);
     expect(new Set(api.list('configmaps').map((map) => map.metadata.name)).size).toBeLessThanOrEqual(64);
-  });
+  }, HANG_GUARD_MS);
 
   it('should watch only the configured namespaces', async () => {
     const { api } = await setUp({}, { namespaces: ['shop', 'billing'] });

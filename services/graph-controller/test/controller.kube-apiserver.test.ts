@@ -17,8 +17,9 @@ import { silentLogger } from '../../../test/support/silent-logger.js';
 import { eventually, sleep } from '../../../test/support/eventually.js';
 import { startController, testConfig, type ControllerFixtureOptions, type RunningController } from './support/controller-fixture.js';
 import { CONTROLLER_NAMESPACE, controllerKubeConfig, controllerRbacObjects, resetControllerState, serviceBody } from './support/real-cluster.js';
-import { startRegistryServer, type RegistryServer } from './support/registry-server.js';
+import { ABANDONED, startRegistryServer, type RegistryServer } from './support/registry-server.js';
 import { graph } from './support/services.js';
+import { HANG_GUARD_MS } from '../../../test/support/progress.js';
 
 /**
  * The controller against the real kube-apiserver (test/infra/kube.sh), authenticated with a
@@ -48,7 +49,7 @@ beforeAll(async () => {
   admin = adminKubeConfig();
   core = admin.makeApiClient(CoreV1Api);
   controllerKube = await controllerKubeConfig(admin);
-}, 30_000);
+}, HANG_GUARD_MS);
 
 afterEach(async () => {
   await Promise.all(running.splice(0).map((replica) => replica.stop()));
@@ -250,7 +251,7 @@ describe('graph controller against the real kube-apiserver, with the RBAC of k8s
     for (let index = 0; index < count; index += 1) await createService(shop!, `svc-${index}`, graph(`g-${index}`));
     const resyncMs = 5000;
     await leading([shop!], { resyncMs });
-    await eventually(async () => (await store.dbsize()) === count, 60_000, 'all registered');
+    await eventually(async () => (await store.dbsize()) === count, { progress: () => store.dbsize() }, 'all registered');
     // The registry loses everything: the next resync has every name to write again.
     await store.flushdb();
     registry.writes.length = 0;
@@ -261,10 +262,10 @@ describe('graph controller against the real kube-apiserver, with the RBAC of k8s
     await annotate(shop!, `svc-${last}`, graph(`g-${last}`, { 'graph-registry.io/path': '/changed' }));
     await recordIs(`g-${last}`, urlOf(`svc-${last}`, shop!, '/changed'), 5000);
     const rewrittenBefore = await store.dbsize();
-    await eventually(async () => (await store.dbsize()) === count, 60_000, 'the resync done');
+    await eventually(async () => (await store.dbsize()) === count, { progress: () => store.dbsize() }, 'the resync done');
     expect(rewrittenBefore).toBeLessThan(count / 2);
     expect(await record(`g-${last}`)).toBe(urlOf(`svc-${last}`, shop!, '/changed'));
-  }, 120_000);
+  }, HANG_GUARD_MS);
 
   it('should hand over between two replicas at 3,000 Services without losing a registration or writing one twice', async () => {
     const [shop] = await namespaces(1);
@@ -284,23 +285,34 @@ describe('graph controller against the real kube-apiserver, with the RBAC of k8s
     const timings = { resyncMs: 600_000, leaseDurationMs: 8000, renewDeadlineMs: 6000, retryPeriodMs: 500 };
     const first = await leading([shop!], { ...timings, identity: 'replica-a', apiKey: PROCESS_KEYS['replica-a'] });
     const second = controller([shop!], { ...timings, identity: 'replica-b', apiKey: PROCESS_KEYS['replica-b'] });
-    await eventually(async () => (await store.dbsize()) >= count / 3, 240_000, 'a third registered');
+    // As long as the registrations keep coming, however busy the machine (they come in thousands).
+    const registrations = { progress: () => store.dbsize(), stallMs: 60_000 };
+    await eventually(async () => (await store.dbsize()) >= count / 3, registrations, 'a third registered');
     phase('a third registered');
     await first.stop(); // graceful: the reconciles in progress finish, the lease is released
     await eventually(() => second.controller.isLeader(), 10_000, 'replica-b leading');
     phase('handed over');
-    await eventually(async () => (await store.dbsize()) === count, 300_000, 'all registered');
+    await eventually(async () => (await store.dbsize()) === count, registrations, 'all registered');
+    await eventually(() => registry.inFlight() === 0, { progress: () => registry.inFlight() }, 'every write answered');
     phase('all registered');
-    await sleep(2000); // writes still answering
-    const byName = new Map<string, string[]>();
-    for (const write of registry.writes) byName.set(`${write.method} ${write.name}`, [...(byName.get(`${write.method} ${write.name}`) ?? []), write.apiKey]);
+    // Which write of which replica reached the registry, and how it ended: recorded as it arrived.
+    const replicaOf = (apiKey: string): string => Object.entries(PROCESS_KEYS).find(([, key]) => key === apiKey)?.[0] ?? apiKey;
+    const byName = new Map<string, Array<{ replica: string; status: number }>>();
+    for (const write of registry.writes) byName.set(`${write.method} ${write.name}`, [...(byName.get(`${write.method} ${write.name}`) ?? []), { replica: replicaOf(write.apiKey), status: write.status }]);
     expect([...byName.keys()].filter((write) => !write.startsWith('POST '))).toEqual([]);
-    expect(byName.size).toBe(count);
-    expect([...byName.entries()].filter(([, writers]) => writers.length !== 1)).toEqual([]);
-    const writers = new Set([...byName.values()].flat());
-    expect(writers).toEqual(new Set(Object.values(PROCESS_KEYS)));
+    // Lost: a Service whose name no write reached.
+    expect(Array.from({ length: count }, (_, index) => `POST g-${index}`).filter((name) => !byName.has(name))).toEqual([]);
+    // Doubled: a name both replicas wrote, or one written twice with both writes answered. A write
+    // whose caller gave up (its 1 s timeout on a busy machine: ABANDONED) may have landed or not,
+    // so its retry is the controller's answer to an unknown outcome, not a double.
+    const doubled = [...byName.entries()].filter(([, writes]) => new Set(writes.map((write) => write.replica)).size > 1 || writes.filter((write) => write.status !== ABANDONED).length > 1);
+    expect(doubled).toEqual([]);
+    expect([...byName.values()].flat().filter((write) => write.status !== 204 && write.status !== ABANDONED)).toEqual([]);
+    const abandoned = [...byName.entries()].filter(([, writes]) => writes.some((write) => write.status === ABANDONED));
+    phase(`${byName.size} names written once each; ${abandoned.length} of them with a write the controller gave up on (${abandoned.filter(([, writes]) => writes.length > 1).length} retried)`);
+    expect(new Set([...byName.values()].flat().map((write) => write.replica))).toEqual(new Set(Object.keys(PROCESS_KEYS)));
     expect(Object.keys(await ownershipRecords())).toHaveLength(count);
-  }, 900_000);
+  }, HANG_GUARD_MS);
 
   it('should leave a name alone that someone re-registered by hand after the controller wrote it', async () => {
     const [shop] = await namespaces(1);
@@ -387,7 +399,6 @@ describe('graph controller processes (main.ts, built) on the real kube-apiserver
       name: `graph-controller-${identity}`,
       cwd: npmStart('graph-controller').cwd,
       args: ['dist/main.js'],
-      timeoutMs: 60_000,
       env: {
         KUBECONFIG: writeKubeconfig(dir, controllerKube),
         Registry__Url: registry.url,
@@ -449,7 +460,7 @@ describe('graph controller and a kube-apiserver that is SIGKILLed and restarted'
     server = await startPrivateApiserver();
     await ensureNamespace(server.admin, CONTROLLER_NAMESPACE);
     await applyObjects(server.admin, controllerRbacObjects(), CONTROLLER_NAMESPACE);
-  }, 90_000);
+  }, HANG_GUARD_MS);
 
   afterAll(() => server?.close());
 

@@ -6,6 +6,7 @@ import { LEASE_NAMESPACE, startController, type RunningController } from './supp
 import { eventually, sleep } from '../../../test/support/eventually.js';
 import { startRegistryServer, type RegistryServer } from './support/registry-server.js';
 import { graph, serviceObject } from './support/services.js';
+import { HANG_GUARD_MS } from '../../../test/support/progress.js';
 
 /** Each replica writes with a key of its own, so the registry can tell who wrote what. */
 const KEYS = { 'replica-a': 'key-replica-a-0123456789', 'replica-b': 'key-replica-b-0123456789' } as const;
@@ -23,7 +24,7 @@ beforeAll(async () => {
   redis = await startPrivateRedis();
   registry = await startRegistryServer(redis.url, Object.values(KEYS));
   store = new Redis(redis.url);
-});
+}, HANG_GUARD_MS);
 
 afterEach(async () => {
   await Promise.all(replicas.splice(0).map((replica) => replica.stop()));

@@ -2,6 +2,7 @@ import { Agent } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
 import { API_KEY, ROTATED_API_KEY, client, startRegistry, type RunningRegistry } from './support/registry-fixture.js';
+import { HANG_GUARD_MS } from '../../../test/support/progress.js';
 
 /** Every route but /health, with a body where the route takes one (and one that would be valid). */
 const routes = [
@@ -36,7 +37,7 @@ describe('API key', () => {
   beforeAll(async () => {
     redis = await startPrivateRedis();
     registry = await startRegistry({ kind: 'redis', url: redis.url }, [API_KEY, ROTATED_API_KEY]);
-  });
+  }, HANG_GUARD_MS);
 
   afterAll(async () => {
     await registry.close();

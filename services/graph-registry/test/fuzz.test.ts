@@ -4,6 +4,7 @@ import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redi
 import { send, type RawRequest } from './support/http-client.js';
 import { assertDocumented } from './support/openapi-contract.js';
 import { API_KEY, ROTATED_API_KEY, client, startRegistry, type RunningRegistry } from './support/registry-fixture.js';
+import { HANG_GUARD_MS } from '../../../test/support/progress.js';
 
 /** Printable ASCII: what an HTTP header value or a raw path may carry without the client refusing it. */
 const printable = (maxLength: number) => fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength });
@@ -66,7 +67,7 @@ describe('graph registry under random requests', () => {
   beforeAll(async () => {
     redis = await startPrivateRedis();
     registry = await startRegistry({ kind: 'redis', url: redis.url });
-  });
+  }, HANG_GUARD_MS);
 
   afterAll(async () => {
     await registry.close();

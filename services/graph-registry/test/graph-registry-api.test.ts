@@ -5,19 +5,23 @@ import { API_KEY, client, startRegistryOnPrivateRedis, withRegistryProcess, type
 import { send } from './support/http-client.js';
 import { UNUSABLE_SCHEMAS } from './support/unusable-schemas.js';
 import { lookupP99Bound, lookupsDuring, p99 } from './support/lookups.js';
+import { HANG_GUARD_MS, whileProgressing } from '../../../test/support/progress.js';
 
-/** An answer's status and raw body chunks, unparsed. */
+/**
+ * An answer's status and raw body chunks, unparsed: for as long as it takes while bytes keep
+ * arriving (a 10 MB listing on a busy machine), failing once none came for STALL_MS.
+ */
 function collect(baseUrl: string, path: string): Promise<{ status: number; chunks: Buffer[] }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(`${baseUrl}${path}`, { headers: { 'x-api-key': API_KEY } }, (res) => {
-      const chunks: Buffer[] = [];
+  const chunks: Buffer[] = [];
+  return whileProgressing(`GET ${path}`, { progress: () => chunks.length }, (signal) => new Promise((resolve, reject) => {
+    const req = httpRequest(`${baseUrl}${path}`, { headers: { 'x-api-key': API_KEY }, signal }, (res) => {
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.once('end', () => resolve({ status: res.statusCode ?? 0, chunks }));
       res.once('error', reject);
     });
     req.once('error', reject);
     req.end();
-  });
+  }));
 }
 
 const VALID_SDL = 'type Query {\n  orders: [Order!]!\n}\n\ntype Order {\n  id: ID!\n  total: Float\n}\n';
@@ -31,7 +35,7 @@ describe('graph registry API over a real Redis', () => {
   beforeAll(async () => {
     running = await startRegistryOnPrivateRedis();
     ({ direct, registry, api } = running);
-  });
+  }, HANG_GUARD_MS);
 
   afterAll(async () => {
     await running.close();
@@ -180,7 +184,7 @@ describe('graph registry API over a real Redis', () => {
       expect(graphs.g12345).toBe(urlOf(12345));
       expect(p99(lookupsMs)).toBeLessThan(bound);
       expect(Math.max(...lookupsMs)).toBeLessThan(1000);
-    });
+    }, HANG_GUARD_MS);
   });
 
   describe('invalid names', () => {

@@ -5,6 +5,7 @@ import { startRedisCluster, type RedisClusterSet } from '../../../test/support/r
 import { startRedisSentinel } from '../../../test/support/redis-sentinel.js';
 import { send } from './support/http-client.js';
 import { client, startRegistry, type Client, type RunningRegistry } from './support/registry-fixture.js';
+import { HANG_GUARD_MS } from '../../../test/support/progress.js';
 
 const NAMES = Array.from({ length: 30 }, (_, i) => `graph-${i}`);
 const urlOf = (name: string): string => `http://${name}.example.com/graphql`;
@@ -21,7 +22,7 @@ describe.each([
     set = await startSet();
     registry = await startRegistry({ kind: 'redis', url: set.url });
     api = client(registry.baseUrl);
-  }, 60_000);
+  }, HANG_GUARD_MS);
 
   afterAll(async () => {
     await registry.close();

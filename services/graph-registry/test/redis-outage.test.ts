@@ -3,6 +3,7 @@ import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redi
 import { send } from './support/http-client.js';
 import { eventually } from '../../../test/support/eventually.js';
 import { client, startRegistry, type Client, type RunningRegistry } from './support/registry-fixture.js';
+import { HANG_GUARD_MS } from '../../../test/support/progress.js';
 
 describe('graph registry when Redis goes away and comes back', () => {
   let redis: PrivateRedis;
@@ -13,7 +14,7 @@ describe('graph registry when Redis goes away and comes back', () => {
     redis = await startPrivateRedis();
     registry = await startRegistry({ kind: 'redis', url: redis.url });
     api = client(registry.baseUrl);
-  });
+  }, HANG_GUARD_MS);
 
   afterAll(async () => {
     await registry.close();

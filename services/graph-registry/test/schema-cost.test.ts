@@ -5,6 +5,7 @@ import { DEFAULT_SCHEMA_CHECKER } from '../src/schemas/schema-checker.js';
 import { inputTypesAsOutputs, largeValidSchema, unknownTypeReferences } from './support/hostile-schemas.js';
 import { lookupP99Bound, lookupsDuring, p99 } from './support/lookups.js';
 import { API_KEY, client, startRegistry, startRegistryProcessOnPrivateRedis, type Client, type RegistryOnRedis, type RegistryProcess, type RunningRegistry } from './support/registry-fixture.js';
+import { HANG_GUARD_MS } from '../../../test/support/progress.js';
 
 const MiB = 1024 * 1024;
 
@@ -22,7 +23,7 @@ describe('cost of a schema upload (issue 25)', () => {
     await api.registerGraph('orders', 'http://orders.example.com/graphql');
     // A registry that has started: its schema worker has loaded graphql-js.
     expect((await api.send({ method: 'POST', path: '/schema?dryRun=true', headers: { 'content-type': 'text/plain' }, body: 'type Query { a: Int }' })).status).toBe(200);
-  });
+  }, HANG_GUARD_MS);
 
   afterAll(async () => {
     await running.close();
@@ -53,7 +54,7 @@ describe('checks and limits of a schema, whatever the machine load', () => {
     running = await startRegistryProcessOnPrivateRedis({ Registry__SchemaCheckTimeoutMs: '60000' });
     ({ direct, api } = running);
     await api.registerGraph('orders', 'http://orders.example.com/graphql');
-  });
+  }, HANG_GUARD_MS);
 
   afterAll(async () => {
     await running.close();
@@ -108,7 +109,7 @@ describe('time budget of a schema check', () => {
   beforeAll(async () => {
     redis = await startPrivateRedis();
     registry = await startRegistry({ kind: 'redis', url: redis.url }, [API_KEY], { schemaChecks: { ...DEFAULT_SCHEMA_CHECKER, timeBudgetMs: 300 } });
-  });
+  }, HANG_GUARD_MS);
 
   afterAll(async () => {
     await registry.close();

@@ -10,6 +10,7 @@ import { DEFAULT_SCHEMA_PUBLISHING } from '../src/schemas/schema-publisher.js';
 import { client, silentLogger, startRegistry, type RunningRegistry } from './support/registry-fixture.js';
 import { schemaNumber, versionsApi } from './support/versions-client.js';
 import { subgraphSdl } from '../../../test/support/subgraph-fixtures.js';
+import { HANG_GUARD_MS } from '../../../test/support/progress.js';
 
 describe('SchemaPublishedEvent on Kafka', () => {
   const topic = `schema-changes-test-${randomUUID()}`;
@@ -23,7 +24,7 @@ describe('SchemaPublishedEvent on Kafka', () => {
     collector = await collectEvents([topic]);
     events = createKafkaPublisher({ brokers: infra('KAFKA_BROKERS').split(','), clientId: 'graph-registry-test', source: '/subscription-platform/graph-registry', logger: silentLogger });
     registry = await startRegistry({ kind: 'redis', url: redis.url }, undefined, { schemaPublishing: { ...DEFAULT_SCHEMA_PUBLISHING, topic }, events });
-  }, 60_000);
+  }, HANG_GUARD_MS);
 
   afterAll(async () => {
     await registry.close();

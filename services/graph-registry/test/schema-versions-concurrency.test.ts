@@ -8,6 +8,7 @@ import { send } from './support/http-client.js';
 import { subgraphSdl } from '../../../test/support/subgraph-fixtures.js';
 import { sha256Hex } from '../src/schemas/schema-publisher.js';
 import { DEFAULT_FEDERATION } from '../src/federation/supergraph-composer.js';
+import { HANG_GUARD_MS } from '../../../test/support/progress.js';
 
 const PUBLISHES = 20;
 const SUBGRAPH_PUBLISHES = 30;
@@ -41,7 +42,7 @@ describe.each([
     // Two registry replicas on one store: their publishes race in Redis, not in one process' queue.
     const options = { cdn: { keys: [CDN_KEY], target: 'default' }, federation: { ...DEFAULT_FEDERATION, keepSupergraph: 100 } };
     replicas = [await startRegistry({ kind: 'redis', url: store.url }, undefined, options), await startRegistry({ kind: 'redis', url: store.url }, undefined, options)];
-  }, 60_000);
+  }, HANG_GUARD_MS);
 
   afterAll(async () => {
     await Promise.all(replicas.map((replica) => replica.close()));

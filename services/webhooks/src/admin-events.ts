@@ -1,10 +1,10 @@
 import type Koa from 'koa';
 import type { RouterMiddleware } from '@koa/router';
 import { badGateway, badRequest, notFound, toAppError } from '@sp/platform';
-import { decodeLogCursor } from './event-log-cursor.js';
-import { EVENT_OUTCOMES, type EventLog, type EventLogQuery, type EventOutcome, type EventRecord } from './event-log.js';
-import { parseEnvelope } from './event-schemas.js';
-import { runPaymentEvent, type PaymentEventPipelineDeps } from './payment-event-pipeline.js';
+import { decodeLogCursor } from './events/event-log-cursor.js';
+import { EVENT_OUTCOMES, type EventLog, type EventLogQuery, type EventOutcome, type EventRecord } from './events/event-log.js';
+import { parseEnvelope } from './payments/event-schemas.js';
+import { runPaymentEvent, type PaymentEventPipelineDeps } from './payments/payment-event-pipeline.js';
 
 export const ADMIN_EVENTS_PATH = '/api/events';
 const MAX_LIMIT = 100;

@@ -3,19 +3,19 @@ import { Router } from '@koa/router';
 import type { CacheClient } from '@sp/cache-client';
 import { byMethod, createHttpApp, notFound, requireApiKey, type EventPublisher, type Logger, type ReadinessCheck, type Registry } from '@sp/platform';
 import { ADMIN_EVENTS_PATH, getEvent, listEvents, replayEvent } from './admin-events.js';
-import { createCacheAnnouncementDrafts } from './announcement-drafts.js';
+import { createCacheAnnouncementDrafts } from './sms/announcement-drafts.js';
 import { requireCode } from './api-code.js';
-import type { ProcessingStore } from './processing-store.js';
-import type { EventLog } from './event-log.js';
+import type { ProcessingStore } from './events/processing-store.js';
+import type { EventLog } from './events/event-log.js';
 import type { Topics } from './topics.js';
-import type { GatewayPort } from './gateway-port.js';
-import type { Localization } from './localization.js';
-import type { PaymentProvider } from './payment-provider.js';
-import { paymentProviderWebhook } from './payment-webhook.js';
-import type { ProcessOnceOptions } from './process-once.js';
-import type { SmsProvider } from './sms-provider.js';
-import type { ReplyLinks } from './sms-replies.js';
-import { SMS_WEBHOOK_PATH, smsProviderWebhook } from './sms-webhook.js';
+import type { GatewayPort } from './gateway/gateway-port.js';
+import type { Localization } from './sms/localization.js';
+import type { PaymentProvider } from './payments/payment-provider.js';
+import { paymentProviderWebhook } from './payments/payment-webhook.js';
+import type { ProcessOnceOptions } from './events/process-once.js';
+import type { SmsProvider } from './sms/sms-provider.js';
+import type { ReplyLinks } from './sms/sms-replies.js';
+import { SMS_WEBHOOK_PATH, smsProviderWebhook } from './sms/sms-webhook.js';
 import type { WebhooksMetrics } from './webhooks-metrics.js';
 
 export const PAYMENT_WEBHOOK_PATH = '/api/PaymentProviderWebhookHandler';
@@ -43,6 +43,8 @@ export interface WebhooksAppDeps {
   logger: Logger;
   registry: Registry;
   processOnceOptions?: ProcessOnceOptions;
+  /** The clock, Unix ms. */
+  now: () => number;
 }
 
 /**

@@ -5,7 +5,7 @@ import { createWebhooks } from './webhooks.js';
 
 // Load the configuration, create the service, serve it: docs/development.md, "One shape for every service".
 const { config, logger, registry } = bootService('webhooks', loadConfig);
-const webhooks = createWebhooks(config, { logger, registry });
+const webhooks = createWebhooks(config, { logger, registry, now: Date.now });
 const ports = await serveHttp({
   server: createServer(requestListener(webhooks.app)),
   config,

@@ -1,14 +1,14 @@
 import { connectRedis, parseRedisUrl, type Logger } from '@sp/platform';
 import type { WebhooksConfig } from './config.js';
-import { STRIPE_RETRY_WINDOW_MS, type EventLog } from './event-log.js';
-import type { ProcessingStore } from './processing-store.js';
-import { createMemoryProcessingStore } from './memory-processing-store.js';
-import { createMemoryEventLog } from './memory-event-log.js';
-import { createMemoryReconcileState } from './memory-reconcile-state.js';
-import type { ReconcileState } from './reconcile-state.js';
-import { createRedisProcessingStore } from './redis-processing-store.js';
-import { createRedisEventLog } from './redis-event-log.js';
-import { createRedisReconcileState } from './redis-reconcile-state.js';
+import { STRIPE_RETRY_WINDOW_MS, type EventLog } from './events/event-log.js';
+import type { ProcessingStore } from './events/processing-store.js';
+import { createMemoryProcessingStore } from './events/memory-processing-store.js';
+import { createMemoryEventLog } from './events/memory-event-log.js';
+import { createMemoryReconcileState } from './payments/memory-reconcile-state.js';
+import type { ReconcileState } from './payments/reconcile-state.js';
+import { createRedisProcessingStore } from './events/redis-processing-store.js';
+import { createRedisEventLog } from './events/redis-event-log.js';
+import { createRedisReconcileState } from './payments/redis-reconcile-state.js';
 
 /** What the service keeps in STORE_URL, shared by the replicas. */
 export interface Stores {
@@ -29,8 +29,9 @@ export interface StorePrefixes {
  * The stores chosen by configuration (STORE_URL, the event log's bounds), on one Redis connection
  * (closed by `processing.close()`); the memory ones warn, since they are for local runs only.
  */
-export function createStores(config: Pick<WebhooksConfig, 'store' | 'eventLog'>, logger: Logger, prefixes: StorePrefixes = {}): Stores {
-  const eventLogOptions = { ...config.eventLog, retryWindowMs: STRIPE_RETRY_WINDOW_MS };
+export function createStores(config: Pick<WebhooksConfig, 'store' | 'eventLog'>, runtime: { logger: Logger; now: () => number }, prefixes: StorePrefixes = {}): Stores {
+  const { logger, now } = runtime;
+  const eventLogOptions = { ...config.eventLog, retryWindowMs: STRIPE_RETRY_WINDOW_MS, now };
   if (config.store.kind === 'redis') {
     const connection = connectRedis(parseRedisUrl(config.store.url));
     return {
@@ -40,5 +41,5 @@ export function createStores(config: Pick<WebhooksConfig, 'store' | 'eventLog'>,
     };
   }
   logger.warn('STORE_URL is memory://: processed payment events, the event log and SMS are remembered in this process only; use redis:// outside local runs');
-  return { processing: createMemoryProcessingStore(), eventLog: createMemoryEventLog(eventLogOptions), reconcile: createMemoryReconcileState() };
+  return { processing: createMemoryProcessingStore(now), eventLog: createMemoryEventLog(eventLogOptions), reconcile: createMemoryReconcileState(now) };
 }

@@ -3,21 +3,27 @@ import { createCacheClient, stringSerializer } from '@sp/cache-client';
 import { createKafkaPublisher, createOidcTokenClient, keycloakIssuer, type EventPublisher, type Logger, type ReadinessCheck, type Registry } from '@sp/platform';
 import { createWebhooksApp, webhooksReadiness, type WebhooksAppDeps } from './app.js';
 import type { WebhooksConfig } from './config.js';
-import type { ProcessingStore } from './processing-store.js';
-import type { ProcessOnceOptions } from './process-once.js';
-import type { EventLog } from './event-log.js';
-import type { GatewayPort } from './gateway-port.js';
-import { createGraphqlGatewayClient } from './graphql-gateway-client.js';
-import { createLocalizationClient } from './localization-client.js';
-import { createStripePaymentProvider } from './stripe-payment-provider.js';
-import { createSweeper, defaultSweeperOptions, type Sweeper, type SweeperOptions } from './reconcile-sweeper.js';
+import type { ProcessingStore } from './events/processing-store.js';
+import { defaultProcessOnceOptions, type ProcessOnceOptions } from './events/process-once.js';
+import type { EventLog } from './events/event-log.js';
+import type { GatewayPort } from './gateway/gateway-port.js';
+import { createGraphqlGatewayClient } from './gateway/graphql-gateway-client.js';
+import { createLocalizationClient } from './sms/localization-client.js';
+import { createStripePaymentProvider } from './payments/stripe-payment-provider.js';
+import { createSweeper, defaultSweeperOptions, type Sweeper, type SweeperOptions } from './payments/reconcile-sweeper.js';
 import { createStores, type Stores } from './stores.js';
-import { createTwilioSmsProvider } from './twilio-sms-provider.js';
+import { createTwilioSmsProvider } from './sms/twilio-sms-provider.js';
 import { createWebhooksMetrics, registerDeadLetterGauge } from './webhooks-metrics.js';
 
 export interface WebhooksRuntime {
   logger: Logger;
   registry: Registry;
+  /**
+   * The clock, Unix ms, of everything the service dates or times itself (the event log, a sweep's
+   * start, claims' leases, a signature's age, token expiry, when a command arrived): main.ts gives
+   * Date.now, a test its own (test/support/test-clock.ts).
+   */
+  now: () => number;
 }
 
 /**
@@ -72,21 +78,22 @@ function createPublisher(config: WebhooksSettings, runtime: WebhooksRuntime, pub
 }
 
 /** The GraphQL gateway's client, each call with a Keycloak client-credentials token. */
-function createGateway(config: WebhooksSettings, timeoutMs: number | undefined): GatewayPort {
+function createGateway(config: WebhooksSettings, now: () => number, timeoutMs: number | undefined): GatewayPort {
   const issuer = keycloakIssuer(config.oidc.serverUrl, config.oidc.realm);
   const tokens = createOidcTokenClient({
     issuer,
     grant: { type: 'client_credentials', clientId: config.oidc.clientId, clientSecret: config.oidc.clientSecret },
     // openid-client refuses plain-http issuers; the configuration accepts an http Keycloak (a cluster-internal URL).
     allowInsecureHttp: issuer.startsWith('http:'),
+    now,
   });
   return createGraphqlGatewayClient({ url: config.graphqlUrl, tokens, ...(timeoutMs === undefined ? {} : { timeoutMs }) });
 }
 
 /** The adapters every handler may need, beside the stores, the publisher and the gateway. */
-function createProviders(config: WebhooksSettings, localizationMs: number | undefined): Pick<WebhooksAppDeps, 'paymentProvider' | 'smsProvider' | 'cache' | 'localization'> {
+function createProviders(config: WebhooksSettings, now: () => number, localizationMs: number | undefined): Pick<WebhooksAppDeps, 'paymentProvider' | 'smsProvider' | 'cache' | 'localization'> {
   return {
-    paymentProvider: createStripePaymentProvider(config.paymentProvider),
+    paymentProvider: createStripePaymentProvider({ ...config.paymentProvider, now }),
     smsProvider: createTwilioSmsProvider(config.smsProvider.authTokens),
     cache: createCacheClient<string>({ address: config.cacheAddress }, stringSerializer),
     localization: createLocalizationClient({ baseUrl: config.localizationUrl, ...(localizationMs === undefined ? {} : { timeoutMs: localizationMs }) }),
@@ -100,14 +107,14 @@ function createProviders(config: WebhooksSettings, localizationMs: number | unde
  * reconciliation sweeper, started. main.ts and the tests both build the service through it.
  */
 export function createWebhooks(config: WebhooksSettings, runtime: WebhooksRuntime, overrides: WebhooksOverrides = {}): Webhooks {
-  const { logger, registry } = runtime;
+  const { logger, registry, now } = runtime;
   const { timeouts = {} } = overrides;
   if (!config.smsProvider.validateSignature) logger.warn('SmsProvider__ValidateSignature is false: SMS webhooks are not authenticated by signature; never do this in production');
-  const { processing, eventLog, reconcile } = overrides.stores ?? createStores(config, logger);
+  const { processing, eventLog, reconcile } = overrides.stores ?? createStores(config, runtime);
   registerDeadLetterGauge(registry, () => eventLog.deadCount());
   const publisher = overrides.publisher ?? createPublisher(config, runtime, timeouts.publishMs);
-  const gateway = overrides.gateway ?? createGateway(config, timeouts.gatewayMs);
-  const providers = createProviders(config, timeouts.localizationMs);
+  const gateway = overrides.gateway ?? createGateway(config, now, timeouts.gatewayMs);
+  const providers = createProviders(config, now, timeouts.localizationMs);
   const deps: WebhooksAppDeps = {
     ...providers,
     apiKeys: config.apiKeys,
@@ -129,7 +136,8 @@ export function createWebhooks(config: WebhooksSettings, runtime: WebhooksRuntim
     },
     logger,
     registry,
-    ...(overrides.processOnce === undefined ? {} : { processOnceOptions: overrides.processOnce }),
+    processOnceOptions: { ...(overrides.processOnce ?? defaultProcessOnceOptions), now },
+    now,
   };
   const sweeper = createSweeper({ ...deps, state: reconcile }, { ...defaultSweeperOptions, ...overrides.sweeper, intervalMs: config.reconcileIntervalMs });
   // Sweeps run from the start (the first at once) until close(), the shutdown's adapters step: after the API drained, before the producer is flushed.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { unavailable } from '@sp/platform';
-import { despiteFailover } from '../src/despite-failover.js';
+import { despiteFailover } from '../src/events/despite-failover.js';
 
 /** A store that answers 503 until `backAt` on a clock that moves only when the code under test sleeps. */
 function failingUntil(backAt: number) {

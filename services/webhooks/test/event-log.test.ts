@@ -2,12 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Redis } from 'ioredis';
 import { connectRedis, parseRedisUrl } from '@sp/platform';
-import { STRIPE_RETRY_WINDOW_MS, type EventAttempt, type EventLog, type EventLogOptions } from '../src/event-log.js';
-import { createMemoryEventLog } from '../src/memory-event-log.js';
-import { createRedisEventLog } from '../src/redis-event-log.js';
+import { STRIPE_RETRY_WINDOW_MS, type EventAttempt, type EventLog, type EventLogOptions } from '../src/events/event-log.js';
+import { createMemoryEventLog } from '../src/events/memory-event-log.js';
+import { createRedisEventLog } from '../src/events/redis-event-log.js';
 import { infra } from '../../../test/support/infra.js';
+import { manualClock, type TestClock } from '../../../test/support/test-clock.js';
 
-const options: EventLogOptions = { retentionMs: 60_000, maxEvents: 5, deadAfterFailures: 3, retryWindowMs: STRIPE_RETRY_WINDOW_MS };
+const options: Omit<EventLogOptions, 'now'> = { retentionMs: 60_000, maxEvents: 5, deadAfterFailures: 3, retryWindowMs: STRIPE_RETRY_WINDOW_MS };
 let redis: Redis;
 
 beforeAll(() => {
@@ -39,30 +40,34 @@ async function allIds(log: EventLog): Promise<string[]> {
 }
 
 describe.each([
-  ['redis', () => createRedisEventLog(redis, options, `test-event-log:${randomUUID()}:`)],
-  ['memory', () => createMemoryEventLog(options)],
+  ['redis', (clock: TestClock) => createRedisEventLog(redis, { ...options, now: clock.now }, `test-event-log:${randomUUID()}:`)],
+  ['memory', (clock: TestClock) => createMemoryEventLog({ ...options, now: clock.now })],
 ])('the %s event log', (_name, create) => {
   it('should keep at most maxEvents records, dropping the oldest first seen', async () => {
-    const log = create();
-    const t0 = Date.now();
-    for (let i = 0; i < 8; i += 1) await log.record(attempt(`evt_${i}`), t0 + i);
+    const clock = manualClock();
+    const log = create(clock);
+    for (let i = 0; i < 8; i += 1) {
+      await log.record(attempt(`evt_${i}`));
+      clock.advance(1);
+    }
     expect(await allIds(log)).toEqual(['evt_7', 'evt_6', 'evt_5', 'evt_4', 'evt_3']);
     expect(await log.get('evt_2')).toBeNull();
   });
 
   it('should drop records past the retention', async () => {
-    const log = create();
-    const t0 = Date.now() - options.retentionMs;
-    await log.record(attempt('evt_old'), t0);
-    await log.record(attempt('evt_new'), t0 + options.retentionMs + 1);
+    // Redis expires a record by the same clock's time (PEXPIREAT): the old one is at its end now.
+    const clock = manualClock(Date.now() - options.retentionMs);
+    const log = create(clock);
+    await log.record(attempt('evt_old'));
+    clock.advance(options.retentionMs + 1);
+    await log.record(attempt('evt_new'));
     expect(await allIds(log)).toEqual(['evt_new']);
     expect(await log.get('evt_old')).toBeNull();
   });
 
   it('should page through events first seen in the same millisecond, each once', async () => {
-    const log = create();
-    const t0 = Date.now();
-    for (const id of ['evt_a', 'evt_b', 'evt_c', 'evt_d']) await log.record(attempt(id), t0);
+    const log = create(manualClock());
+    for (const id of ['evt_a', 'evt_b', 'evt_c', 'evt_d']) await log.record(attempt(id));
     const seen: string[] = [];
     let cursor: string | undefined;
     do {
@@ -74,7 +79,7 @@ describe.each([
   });
 
   it('should keep a success through later duplicates, count failures, turn dead at the limit and back to processed after a success', async () => {
-    const log = create();
+    const log = create(manualClock());
     expect((await log.record(attempt('evt_s', 'stale'))).outcome).toBe('stale');
     expect(await log.record(attempt('evt_s', 'duplicate'))).toMatchObject({ outcome: 'stale', deliveries: 2 });
 
@@ -94,9 +99,12 @@ describe.each([
 describe('the redis event log', () => {
   it('should hold one key per kept event plus the indexes, all in one Cluster slot', async () => {
     const prefix = `test-event-log:${randomUUID()}:`;
-    const log = createRedisEventLog(redis, options, prefix);
-    const t0 = Date.now();
-    for (let i = 0; i < 20; i += 1) await log.record(attempt(`evt_${i}`, i % 2 === 0 ? 'processed' : 'ignored'), t0 + i);
+    const clock = manualClock();
+    const log = createRedisEventLog(redis, { ...options, now: clock.now }, prefix);
+    for (let i = 0; i < 20; i += 1) {
+      await log.record(attempt(`evt_${i}`, i % 2 === 0 ? 'processed' : 'ignored'));
+      clock.advance(1);
+    }
     const keys = await keysUnder(prefix);
     expect(keys.filter((key) => key.includes(':event:'))).toHaveLength(options.maxEvents);
     expect(keys.filter((key) => !key.includes(':event:')).map((key) => key.slice(prefix.length))).toEqual(['{event-log}:all', '{event-log}:outcome:ignored', '{event-log}:outcome:processed']);

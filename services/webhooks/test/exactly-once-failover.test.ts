@@ -4,8 +4,9 @@ import { startRedisCluster, type RedisClusterSet } from '../../../test/support/r
 import { startRedisSentinel } from '../../../test/support/redis-sentinel.js';
 import { checkoutSessionObject, productObject, stripeEvent, stripeMockFixtures } from './support/stripe-events.js';
 import { postStripeEvent, startDependencies, startWebhooks, type Dependencies, type InstanceOptions, type WebhooksInstance } from './support/webhooks-env.js';
-import { defaultProcessOnceOptions } from '../src/process-once.js';
+import { defaultProcessOnceOptions } from '../src/events/process-once.js';
 import { startAll } from '../../../test/support/start-all.js';
+import { HANG_GUARD_MS } from '../../../test/support/progress.js';
 
 const SESSIONS = 200;
 /** Stripe retries a failed delivery later (hours at first in real life); compressed for the test. */
@@ -57,7 +58,7 @@ describe.each<[string, () => Promise<RedisClusterSet>, InstanceOptions]>([
     const mock = await stripeMockFixtures();
     deps.gateway.addClient({ number: 7, name: 'Corner Shop', phoneNumber: '+15550001111', providerCustomerId: mock.customerId });
     deps.gateway.addPlan({ name: 'Gold', providerProductId: mock.productId });
-  }, 60_000);
+  }, HANG_GUARD_MS);
 
   afterAll(async () => {
     await Promise.all(replicas.map((replica) => replica.close()));

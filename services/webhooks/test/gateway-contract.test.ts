@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { buildClientSchema, buildSchema, getIntrospectionQuery, Kind, parse, printSchema, validate, type IntrospectionQuery, type OperationDefinitionNode } from 'graphql';
 import { AppError, createOidcTokenClient } from '@sp/platform';
-import { graphqlOperations } from '../src/graphql-operations.js';
-import { createGraphqlGatewayClient } from '../src/graphql-gateway-client.js';
+import { graphqlOperations } from '../src/gateway/graphql-operations.js';
+import { createGraphqlGatewayClient } from '../src/gateway/graphql-gateway-client.js';
 import { gatewayContractSdl, startGraphqlGateway, type GraphqlGatewayFixture } from '../../../test/support/graphql-gateway.js';
 import { infra } from '../../../test/support/infra.js';
 

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from '@jest/globals';
 import { priceObject, productObject, stripeEvent } from './support/stripe-events.js';
-import { smsReplies } from '../src/sms-replies.js';
+import { smsReplies } from '../src/sms/sms-replies.js';
 import { freshPhone, sendSms } from './support/sms-suite.js';
 import { LINKS, postStripeEvent, replyText, sleep, type Dependencies, type WebhooksInstance } from './support/webhooks-env.js';
 import { useStripeWebhooksSuite } from './support/stripe-webhooks-suite.js';

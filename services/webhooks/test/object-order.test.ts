@@ -1,10 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import { silentLogger } from '../../../test/support/silent-logger.js';
-import type { ValidEvent } from '../src/event-schemas.js';
-import { createMemoryProcessingStore } from '../src/memory-processing-store.js';
-import { orderOf } from '../src/object-order.js';
-import type { PaymentActionDeps } from '../src/payment-action.js';
-import { versionedDelete, versionedUpsert, type VersionedObject } from '../src/versioned-object-actions.js';
+import type { ValidEvent } from '../src/payments/event-schemas.js';
+import { createMemoryProcessingStore } from '../src/events/memory-processing-store.js';
+import { orderOf } from '../src/payments/object-order.js';
+import type { PaymentActionDeps } from '../src/payments/payment-action.js';
+import { versionedDelete, versionedUpsert, type VersionedObject } from '../src/payments/versioned-object-actions.js';
 
 describe('orderOf', () => {
   it('should tell an event about an object never seen as unknown', () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { ADMIN_EVENTS_PATH } from '../src/admin-events.js';
 import { PAYMENT_WEBHOOK_PATH, SMS_WEBHOOK_PATH } from '../src/app.js';
-import { PAYMENT_BODY_LIMIT_BYTES } from '../src/payment-webhook.js';
-import { SMS_BODY_LIMIT_BYTES } from '../src/sms-webhook.js';
+import { PAYMENT_BODY_LIMIT_BYTES } from '../src/payments/payment-webhook.js';
+import { SMS_BODY_LIMIT_BYTES } from '../src/sms/sms-webhook.js';
 import { openapi } from './support/openapi-contract.js';
 import { expectValidOpenApi31 } from '../../../test/support/openapi-contract.js';
 

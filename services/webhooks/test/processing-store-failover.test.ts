@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { connectRedis, parseRedisUrl } from '@sp/platform';
-import { createRedisProcessingStore } from '../src/redis-processing-store.js';
-import type { ProcessingStore } from '../src/processing-store.js';
+import { createRedisProcessingStore } from '../src/events/redis-processing-store.js';
+import type { ProcessingStore } from '../src/events/processing-store.js';
 import { eventually } from '../../../test/support/eventually.js';
 import { failoverUnderTraffic } from '../../../test/support/failover-traffic.js';
 import { startRedisCluster, type RedisClusterSet } from '../../../test/support/redis-cluster.js';
 import { startRedisSentinel } from '../../../test/support/redis-sentinel.js';
 import { silentLogger } from '../../../test/support/silent-logger.js';
+import { HANG_GUARD_MS } from '../../../test/support/progress.js';
 
 const PREFIX = 'failover:';
 const EVENTS = Array.from({ length: 30 }, (_, i) => `evt_before_${i}`);
@@ -23,7 +24,7 @@ describe.each([
     set = await startSet();
     store = createRedisProcessingStore(connectRedis(parseRedisUrl(set.url)), silentLogger(), PREFIX);
     await eventually(() => store.check().then(() => true));
-  }, 60_000);
+  }, HANG_GUARD_MS);
 
   afterAll(async () => {
     await store.close();

@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { connectRedis, parseRedisUrl, type AppError } from '@sp/platform';
-import { createMemoryProcessingStore } from '../src/memory-processing-store.js';
-import { processOnce, withClaim, type ProcessOnceOptions } from '../src/process-once.js';
-import { createRedisProcessingStore } from '../src/redis-processing-store.js';
-import type { ProcessingStore } from '../src/processing-store.js';
+import { createMemoryProcessingStore } from '../src/events/memory-processing-store.js';
+import { processOnce, withClaim, type ProcessOnceOptions } from '../src/events/process-once.js';
+import { createRedisProcessingStore } from '../src/events/redis-processing-store.js';
+import type { ProcessingStore } from '../src/events/processing-store.js';
 import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
 import { silentLogger } from '../../../test/support/silent-logger.js';
 import { startTcpProxy } from '../../../test/support/tcp-proxy.js';
 import { eventually } from '../../../test/support/eventually.js';
+import { HANG_GUARD_MS } from '../../../test/support/progress.js';
 
 const options: ProcessOnceOptions = { leaseMs: 2000, retentionMs: 60_000, waitMs: 400, pollMs: 20 };
 
@@ -17,7 +18,7 @@ let store: ProcessingStore;
 beforeAll(async () => {
   redis = await startPrivateRedis();
   store = createRedisProcessingStore(connectRedis(parseRedisUrl(redis.url), 500), silentLogger(), 'test:');
-});
+}, HANG_GUARD_MS);
 
 afterAll(async () => {
   await store?.close();

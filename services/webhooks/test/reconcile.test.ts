@@ -5,6 +5,7 @@ import type { StripeMockFixtures } from './support/stripe-webhooks-suite.js';
 import { startStripeEventsApi, type StripeEventsApi } from './support/stripe-events-api.js';
 import { adminCall, ADMIN_KEYS, reconcileOptions } from './support/admin-api.js';
 import { counterValue, postStripeEvent, startDependencies, startWebhooks, type Dependencies, type WebhooksInstance } from './support/webhooks-env.js';
+import { runningClock } from '../../../test/support/test-clock.js';
 
 let deps: Dependencies;
 let api: StripeEventsApi;
@@ -238,8 +239,11 @@ describe('the event log', () => {
 });
 
 describe('dead letters', () => {
+  const deadGauge = async (replica: WebhooksInstance): Promise<number> => counterValue(replica.registry, 'webhook_dead_letters');
+  const deadIds = async (replica: WebhooksInstance): Promise<string[]> =>
+    ((await adminCall(replica.baseUrl, 'GET', '/api/events?outcome=dead&limit=100')).json!.events as { id: string }[]).map((e) => e.id);
+
   it('should mark an event dead after Webhooks__DeadAfterFailures failures, count it in the gauge, list it until a replay succeeds', async () => {
-    const deadGauge = async (replica: WebhooksInstance): Promise<number> => counterValue(replica.registry, 'webhook_dead_letters');
     const before = await deadGauge(replicas[0]);
     const product = productObject();
     const event = stripeEvent('price.created', priceObject(product.id as string));
@@ -260,6 +264,25 @@ describe('dead letters', () => {
     expect(await deadGauge(replicas[0])).toBe(before);
     const after = await adminCall(replicas[1].baseUrl, 'GET', '/api/events?outcome=dead&limit=100');
     expect((after.json!.events as { id: string }[]).map((e) => e.id)).not.toContain(event.id);
+  });
+
+  it('should drop a dead letter from the gauge and the admin API once Webhooks__EventLogDays have passed on the service clock', async () => {
+    const clock = runningClock();
+    const late = await startWebhooks(deps, { ...reconcileOptions(api.url, { Webhooks__EventLogDays: '1' }), clock });
+    try {
+      const before = await deadGauge(late);
+      const event = stripeEvent('price.created', priceObject(productObject().id as string));
+      for (let i = 0; i < 3; i += 1) expect((await postStripeEvent(late.baseUrl, event)).status).toBe(409);
+      expect(await deadGauge(late)).toBe(before + 1);
+      expect(await deadIds(late)).toContain(event.id);
+
+      clock.advance(24 * 60 * 60 * 1000);
+      expect(await deadGauge(late)).toBe(0);
+      expect(await deadIds(late)).toEqual([]);
+      expect((await adminCall(late.baseUrl, 'GET', `/api/events/${event.id as string}`)).status).toBe(404);
+    } finally {
+      await late.close();
+    }
   });
 });
 

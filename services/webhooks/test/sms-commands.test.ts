@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { codePoints, INVISIBLE_BODIES } from './support/invisible-bodies.js';
-import { MAX_CLIENT_NUMBER, parseClientNumber, parseSmsCommand, PROVIDER_KEYWORDS, visibleText } from '../src/sms-commands.js';
+import { MAX_CLIENT_NUMBER, parseClientNumber, parseSmsCommand, PROVIDER_KEYWORDS, visibleText } from '../src/sms/sms-commands.js';
 
 describe('parseSmsCommand', () => {
   it.each([

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from '@jest/globals';
 import type { GatewayClient } from '../../../test/support/graphql-gateway.js';
-import { createCacheAnnouncementDrafts } from '../src/announcement-drafts.js';
+import { createCacheAnnouncementDrafts } from '../src/sms/announcement-drafts.js';
 import { useTwoReplicas } from './support/replicas-suite.js';
 import { freshPhone, notificationsOf, sendSms, settleNotifications } from './support/sms-suite.js';
 import { counterValue, postSms, replyText, sleep, smsForm, type Dependencies, type WebhooksInstance } from './support/webhooks-env.js';

@@ -18,10 +18,10 @@ import {
   type Dependencies,
   type WebhooksInstance,
 } from './support/webhooks-env.js';
-import { createCacheAnnouncementDrafts } from '../src/announcement-drafts.js';
+import { createCacheAnnouncementDrafts } from '../src/sms/announcement-drafts.js';
 import { freshPhone, notificationsOf, sendSms, settleNotifications } from './support/sms-suite.js';
 import { codePoints, INVISIBLE_BODIES } from './support/invisible-bodies.js';
-import { PROVIDER_KEYWORDS } from '../src/sms-commands.js';
+import { PROVIDER_KEYWORDS } from '../src/sms/sms-commands.js';
 
 const SMS_PATH = '/api/SmsProviderWebhookHandler';
 

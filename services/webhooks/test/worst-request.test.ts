@@ -5,11 +5,12 @@ import { hostileWorker } from '../../../test/support/hostile-worker.js';
 import { latencyUnderLoad } from '../../../test/support/latency-under-load.js';
 import { npmStart, startService, type ServiceProcess } from '../../../test/support/service-process.js';
 import { PAYMENT_WEBHOOK_PATH, SMS_WEBHOOK_PATH } from '../src/app.js';
-import { PAYMENT_BODY_LIMIT_BYTES, PAYMENT_BODY_MAX_SEPARATORS } from '../src/payment-webhook.js';
-import { SMS_BODY_LIMIT_BYTES } from '../src/sms-webhook.js';
+import { PAYMENT_BODY_LIMIT_BYTES, PAYMENT_BODY_MAX_SEPARATORS } from '../src/payments/payment-webhook.js';
+import { SMS_BODY_LIMIT_BYTES } from '../src/sms/sms-webhook.js';
 import { freshPhone } from './support/sms-suite.js';
 import { signStripe, stripeEvent } from './support/stripe-events.js';
 import { API_KEY, postSms, postStripeEvent, PUBLIC_BASE_URL, replyText, smsForm, startDependencies, STRIPE_SECRETS, testEnvironment, TWILIO_TOKENS, type Dependencies } from './support/webhooks-env.js';
+import { HANG_GUARD_MS } from '../../../test/support/progress.js';
 
 let deps: Dependencies;
 /**
@@ -23,11 +24,11 @@ let owner: string;
 beforeAll(async () => {
   deps = await startDependencies();
   const env = { ...testEnvironment(deps), Webhooks__Port: '0', Webhooks__Host: '127.0.0.1', Management__Port: '0', Log__Level: 'info' };
-  service = await startService({ name: 'webhooks', cwd: npmStart('webhooks').cwd, args: ['dist/main.js'], env, timeoutMs: 30_000 });
+  service = await startService({ name: 'webhooks', cwd: npmStart('webhooks').cwd, args: ['dist/main.js'], env });
   baseUrl = `http://127.0.0.1:${service.port!}`;
   owner = freshPhone();
   deps.gateway.addClient({ number: 8, name: 'Hostile Shop', phoneNumber: owner });
-}, 60_000);
+}, HANG_GUARD_MS);
 
 afterAll(async () => {
   await service?.stop();

@@ -1,3 +1,4 @@
+import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { infra } from '../../../../test/support/infra.js';
@@ -112,10 +113,13 @@ export async function passwordAccepted(username: string, password: string | unde
 /**
  * A client of the test's own in the realm, a copy of `platform-auth` (realm.json) under another id
  * and secret with the given attributes added (a back-channel logout URL of the instance under
- * test): tests that change a client never touch the one the others share. Returns its credentials
- * and its removal.
+ * test): tests that change a client never touch the one the others share. Returns its credentials,
+ * a change of its attributes (e.g. the back-channel URL once the instance listens) and its removal.
  */
-export async function createAuthClientCopy(clientId: string, attributes: Record<string, string>): Promise<{ clientId: string; secret: string; remove(): Promise<void> }> {
+export async function createAuthClientCopy(
+  clientId: string,
+  attributes: Record<string, string>,
+): Promise<{ clientId: string; secret: string; setAttributes(changed: Record<string, string>): Promise<void>; remove(): Promise<void> }> {
   const secret = `${clientId}-secret`;
   const call = realmAdminApi('master');
   // The live client, not realm.json: keycloak.sh configure adds what the file cannot hold (the
@@ -131,8 +135,55 @@ export async function createAuthClientCopy(clientId: string, attributes: Record<
   return {
     clientId,
     secret,
+    setAttributes: async (changed) => {
+      const current = (await (await call(`/clients/${id}`)).json()) as { attributes?: Record<string, string> };
+      const updated = await call(`/clients/${id}`, { method: 'PUT', body: JSON.stringify({ ...current, attributes: { ...current.attributes, ...changed } }) });
+      if (updated.status !== 204) throw new Error(`updating client ${clientId}: ${updated.status} ${await updated.text()}`);
+    },
     remove: async () => {
       await (await call(`/clients/${id}`, { method: 'DELETE' })).body?.cancel();
+    },
+  };
+}
+
+/** A signing key of the test's own, published in the realm's JWKS. */
+export interface PassiveRealmKey {
+  kid: string;
+  privateKey: KeyObject;
+  remove(): Promise<void>;
+}
+
+/**
+ * Adds an RSA key of the test's own to the realm as a passive key (an `rsa` key provider,
+ * `active=false`): Keycloak publishes it in the realm's JWKS, as it does every enabled key, and
+ * never signs with it. So the test can sign what Keycloak itself would not (a Logout Token with
+ * other claims) under a key every relying party of the realm trusts.
+ */
+export async function addPassiveRealmKey(): Promise<PassiveRealmKey> {
+  const call = realmAdminApi('master');
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const realmId = ((await (await call('')).json()) as { id: string }).id;
+  const name = `test-passive-${randomUUID().slice(0, 8)}`;
+  const created = await call('/components', {
+    method: 'POST',
+    body: JSON.stringify({
+      name,
+      providerId: 'rsa',
+      providerType: 'org.keycloak.keys.KeyProvider',
+      parentId: realmId,
+      config: { priority: ['-1000'], enabled: ['true'], active: ['false'], algorithm: ['RS256'], privateKey: [privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()] },
+    }),
+  });
+  if (created.status !== 201) throw new Error(`adding a realm key: ${created.status} ${await created.text()}`);
+  const id = created.headers.get('location')!.split('/').pop()!;
+  const { keys } = (await (await call('/keys')).json()) as { keys: Array<{ kid: string; providerId: string }> };
+  const kid = keys.find((key) => key.providerId === id)?.kid;
+  if (kid === undefined) throw new Error(`the realm lists no key of provider ${name}`);
+  return {
+    kid,
+    privateKey,
+    remove: async () => {
+      await (await call(`/components/${id}`, { method: 'DELETE' })).body?.cancel();
     },
   };
 }

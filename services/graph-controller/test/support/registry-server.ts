@@ -9,16 +9,26 @@ import { silentLogger } from '../../../../test/support/silent-logger.js';
 
 /** A write the registry received, and with which API key (each controller replica gets its own). */
 export interface RegistryWrite {
+  /** When it arrived: it is recorded then, so a write whose caller gave up is recorded too. */
   at: number;
   method: 'POST' | 'DELETE';
   name: string;
   apiKey: string;
+  /**
+   * The answer's status once sent; 0 while it is being handled; ABANDONED when the caller closed
+   * the connection first (its timeout): the write may have reached the store all the same.
+   */
   status: number;
 }
+
+/** RegistryWrite.status of a write whose caller went away before the answer. */
+export const ABANDONED = -1;
 
 export interface RegistryServer {
   url: string;
   writes: RegistryWrite[];
+  /** How many of `writes` have not been answered (or abandoned) yet. */
+  inFlight(): number;
   store: GraphStore;
   /** Stops listening and cuts every connection: the registry is down. */
   stop(): Promise<void>;
@@ -39,9 +49,9 @@ export async function startRegistryServer(redisUrl: string, apiKeys: readonly st
   const server: Server = createServer((req, res) => {
     if (req.method === 'POST' || req.method === 'DELETE') {
       const write: RegistryWrite = { at: Date.now(), method: req.method, name: (req.url ?? '/').slice(1), apiKey: String(req.headers['x-api-key']), status: 0 };
-      res.on('finish', () => {
-        write.status = res.statusCode;
-        writes.push(write);
+      writes.push(write);
+      res.on('close', () => {
+        write.status = res.writableFinished ? res.statusCode : ABANDONED;
       });
     }
     void handle(req, res);
@@ -50,6 +60,7 @@ export async function startRegistryServer(redisUrl: string, apiKeys: readonly st
   return {
     url: `http://127.0.0.1:${port}`,
     writes,
+    inFlight: () => writes.filter((write) => write.status === 0).length,
     store,
     async stop() {
       server.closeAllConnections();

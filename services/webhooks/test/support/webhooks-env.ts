@@ -5,10 +5,10 @@ import { createCacheClient, stringSerializer, type CacheClient } from '@sp/cache
 import { closeGracefully, createRegistry, listen, requestListener, startManagementServer, type EventPublisher, type ManagementServer, type Registry } from '@sp/platform';
 import { PAYMENT_WEBHOOK_PATH, SMS_WEBHOOK_PATH } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import type { ProcessingStore } from '../../src/processing-store.js';
+import type { ProcessingStore } from '../../src/events/processing-store.js';
 import type { Topics } from '../../src/topics.js';
-import type { EventLog } from '../../src/event-log.js';
-import type { Sweeper } from '../../src/reconcile-sweeper.js';
+import type { EventLog } from '../../src/events/event-log.js';
+import type { Sweeper } from '../../src/payments/reconcile-sweeper.js';
 import { createStores } from '../../src/stores.js';
 import { createWebhooks, type WebhooksOverrides } from '../../src/webhooks.js';
 import { startCacheService, type RunningCacheService } from '../../../../test/support/cache-service.js';
@@ -17,6 +17,7 @@ import { infra } from '../../../../test/support/infra.js';
 import { collectEvents, type EventCollector } from '../../../../test/support/kafka.js';
 import { startLocalizationService, type LocalizationServiceFixture } from '../../../../test/support/localization-service.js';
 import { silentLogger } from '../../../../test/support/silent-logger.js';
+import type { TestClock } from '../../../../test/support/test-clock.js';
 import { assertDocumented } from './openapi-contract.js';
 import { signStripe } from './stripe-events.js';
 
@@ -91,6 +92,8 @@ export interface InstanceOptions {
   sweeper?: WebhooksOverrides['sweeper'];
   /** Claims' lease, wait and retention; the service's defaults unless given. */
   processOnce?: WebhooksOverrides['processOnce'];
+  /** The service's clock; the wall clock unless given (a runningClock: the dependencies run in real time). */
+  clock?: TestClock;
 }
 
 export interface WebhooksInstance {
@@ -147,8 +150,9 @@ export async function startWebhooks(deps: Dependencies, options: InstanceOptions
   const logger = silentLogger('webhooks');
   const registry = createRegistry('webhooks');
   const config = loadConfig(testEnvironment(deps, options));
-  const stores = createStores(config, logger, { processing: deps.keyPrefix, eventLog: `${deps.keyPrefix}event-log:`, reconcile: `${deps.keyPrefix}reconcile:` });
-  const webhooks = createWebhooks(config, { logger, registry }, {
+  const now = options.clock?.now ?? Date.now;
+  const stores = createStores(config, { logger, now }, { processing: deps.keyPrefix, eventLog: `${deps.keyPrefix}event-log:`, reconcile: `${deps.keyPrefix}reconcile:` });
+  const webhooks = createWebhooks(config, { logger, registry, now }, {
     stores,
     timeouts: { publishMs: options.publishTimeoutMs ?? 10_000, localizationMs: 500, ...(options.gatewayTimeoutMs === undefined ? {} : { gatewayMs: options.gatewayTimeoutMs }) },
     ...(options.sweeper === undefined ? {} : { sweeper: options.sweeper }),

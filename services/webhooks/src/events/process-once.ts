@@ -1,7 +1,7 @@
 import { poll, type AppError } from '@sp/platform';
 import type { ProcessingStore } from './processing-store.js';
 import { despiteFailover } from './despite-failover.js';
-import { eventInProgress } from './errors.js';
+import { eventInProgress } from '../errors.js';
 
 export interface ProcessOnceOptions {
   /** How long a claim lives: longer than any processing can take (every call in it has a timeout). */
@@ -11,6 +11,8 @@ export interface ProcessOnceOptions {
   /** How long a concurrent delivery of the same event waits for the first one before answering 409. */
   waitMs: number;
   pollMs: number;
+  /** The clock, Unix ms, of the waits and of the lease's end (as poll's); Date.now unless given. */
+  now?: () => number;
 }
 
 export const defaultProcessOnceOptions: ProcessOnceOptions = {
@@ -19,6 +21,9 @@ export const defaultProcessOnceOptions: ProcessOnceOptions = {
   waitMs: 8_000,
   pollMs: 50,
 };
+
+/** When a claim taken now ends, by the options' clock. */
+const leaseEnd = ({ leaseMs, now = Date.now }: ProcessOnceOptions): number => now() + leaseMs;
 
 /** 409 with Retry-After: a concurrent delivery still holds the claim after `waitMs`. */
 const inProgress = (options: ProcessOnceOptions): AppError => eventInProgress(Math.ceil(options.waitMs / 1000));
@@ -46,7 +51,7 @@ export async function processOnce<T>(
   }, options);
   if (claim === undefined) throw inProgress(options);
   if (claim.state === 'done') return { duplicate: true };
-  return { duplicate: false, value: await runClaimed({ store, eventId, token: claim.token, leaseEndsAt: Date.now() + options.leaseMs }, work, options) };
+  return { duplicate: false, value: await runClaimed({ store, eventId, token: claim.token, leaseEndsAt: leaseEnd(options) }, work, options) };
 }
 
 interface Claim {
@@ -58,7 +63,7 @@ interface Claim {
 }
 
 /** The holder's bookkeeping on its claim, in the foreground for `waitMs`, then in the background for the rest of the lease. */
-const bookkeeping = (options: ProcessOnceOptions, leaseEndsAt: number) => ({ waitMs: options.waitMs, pollMs: options.pollMs, backgroundMs: leaseEndsAt - Date.now() - options.waitMs });
+const bookkeeping = ({ waitMs, pollMs, now = Date.now }: ProcessOnceOptions, leaseEndsAt: number) => ({ waitMs, pollMs, now, backgroundMs: leaseEndsAt - now() - waitMs });
 
 async function runClaimed<T>({ store, eventId, token, leaseEndsAt }: Claim, work: () => Promise<T>, options: ProcessOnceOptions): Promise<T> {
   let value: T;
@@ -84,7 +89,7 @@ export async function withClaim<T>(store: ProcessingStore, key: string, work: ()
     return outcome.state === 'claimed' ? outcome : undefined;
   }, options);
   if (claim === undefined) throw inProgress(options);
-  const leaseEndsAt = Date.now() + options.leaseMs;
+  const leaseEndsAt = leaseEnd(options);
   try {
     return await work();
   } finally {

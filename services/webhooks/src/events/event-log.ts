@@ -70,11 +70,11 @@ export interface EventLog {
    * earlier state: once `processed` (or `stale`, `ignored`, `deferred`), a later `duplicate` attempt
    * leaves the outcome as it was; a failure after the limit or past the retry window is `dead`.
    */
-  record(attempt: EventAttempt, now?: number): Promise<EventRecord>;
+  record(attempt: EventAttempt): Promise<EventRecord>;
   get(id: string): Promise<EventRecord | null>;
   list(query: EventLogQuery): Promise<EventLogPage>;
   /** Dead letters within the retention. */
-  deadCount(now?: number): Promise<number>;
+  deadCount(): Promise<number>;
 }
 
 export interface EventLogOptions {
@@ -86,6 +86,8 @@ export interface EventLogOptions {
   deadAfterFailures: number;
   /** Stripe stops retrying an event this long after its `created`: a failure after that is dead. */
   retryWindowMs: number;
+  /** The clock, Unix ms: when an event is seen, and what the retention keeps. */
+  now: () => number;
 }
 
 /** Stripe retries a failed delivery for up to three days (https://docs.stripe.com/webhooks#retries). */

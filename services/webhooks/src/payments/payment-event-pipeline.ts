@@ -1,11 +1,11 @@
 import { toAppError } from '@sp/platform';
-import { livemodeMismatch } from './errors.js';
-import type { EventAttempt, EventLog, EventSource } from './event-log.js';
+import { livemodeMismatch } from '../errors.js';
+import type { EventAttempt, EventLog, EventSource } from '../events/event-log.js';
 import type { Envelope } from './event-schemas.js';
 import type { ActionResult, PaymentActionDeps } from './payment-action.js';
 import { paymentEventActions } from './payment-event-actions.js';
-import { processOnce } from './process-once.js';
-import type { WebhooksMetrics } from './webhooks-metrics.js';
+import { processOnce } from '../events/process-once.js';
+import type { WebhooksMetrics } from '../webhooks-metrics.js';
 
 export interface PaymentEventPipelineDeps extends PaymentActionDeps {
   metrics: WebhooksMetrics;

@@ -1,7 +1,7 @@
 import { providerProductCreatedEvent } from '@sp/platform';
-import { notSynchronized } from './errors.js';
+import { notSynchronized } from '../errors.js';
 import type { ProductObject } from './event-schemas.js';
-import type { Plan, UpdatePlanInput } from './gateway-port.js';
+import type { Plan, UpdatePlanInput } from '../gateway/gateway-port.js';
 import type { PaymentActionDeps } from './payment-action.js';
 import { versionedDelete, versionedUpsert, type VersionedObject, type VersionedWrite } from './versioned-object-actions.js';
 

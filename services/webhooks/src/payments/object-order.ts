@@ -1,6 +1,6 @@
-import type { ObjectVersion } from './processing-store.js';
+import type { ObjectVersion } from '../events/processing-store.js';
 import type { PaymentActionDeps } from './payment-action.js';
-import { defaultProcessOnceOptions, withClaim } from './process-once.js';
+import { defaultProcessOnceOptions, withClaim } from '../events/process-once.js';
 
 /**
  * How an event about a provider object relates to what was applied to it:

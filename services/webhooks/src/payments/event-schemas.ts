@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { malformedEvent } from './errors.js';
+import { malformedEvent } from '../errors.js';
 
 /**
  * The shape every payment provider event must have before anything is done with it, and the shape

@@ -43,6 +43,8 @@ export interface Sweeper {
 
 export interface SweeperDeps extends PaymentEventPipelineDeps {
   state: ReconcileState;
+  /** The clock, Unix ms: a sweep's start is where the next one's listing begins. */
+  now: () => number;
 }
 
 /** The types the service handles: the API lists only those. */
@@ -93,7 +95,7 @@ export function createSweeper(deps: SweeperDeps, options: SweeperOptions): Sweep
   };
 
   const sweep = async (): Promise<SweepReport> => {
-    const startedAt = Math.floor(Date.now() / 1000);
+    const startedAt = Math.floor(deps.now() / 1000);
     const createdGte = ((await deps.state.readCursor()) ?? startedAt) - options.overlapSeconds;
     const report: SweepReport = { swept: true, events: 0, failed: 0 };
     const retry = { from: startedAt };

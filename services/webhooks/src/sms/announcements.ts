@@ -1,10 +1,10 @@
 import { sendSmsNotificationEvent, unavailable, type EventPublisher, type Logger } from '@sp/platform';
 import type { AnnouncementDrafts, Draft } from './announcement-drafts.js';
-import type { Topics } from './topics.js';
-import type { GatewayPort, Subscriber } from './gateway-port.js';
+import type { Topics } from '../topics.js';
+import type { GatewayPort, Subscriber } from '../gateway/gateway-port.js';
 import type { Localization } from './localization.js';
 import { smsReplies } from './sms-replies.js';
-import type { WebhooksMetrics } from './webhooks-metrics.js';
+import type { WebhooksMetrics } from '../webhooks-metrics.js';
 
 export interface AnnouncementDeps {
   gateway: GatewayPort;

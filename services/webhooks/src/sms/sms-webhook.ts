@@ -1,8 +1,8 @@
 import type Koa from 'koa';
 import { badRequest, forbidden, readBody, toAppError } from '@sp/platform';
 import { confirmAnnouncement, draftAnnouncement, type AnnouncementDeps, type IncomingMessage } from './announcements.js';
-import type { ProcessingStore } from './processing-store.js';
-import { defaultProcessOnceOptions, processOnce, type ProcessOnceOptions } from './process-once.js';
+import type { ProcessingStore } from '../events/processing-store.js';
+import { defaultProcessOnceOptions, processOnce, type ProcessOnceOptions } from '../events/process-once.js';
 import type { SmsProvider } from './sms-provider.js';
 import { commandLabel, parseSmsCommand, type SmsCommand } from './sms-commands.js';
 import { smsReplies, type ReplyLinks } from './sms-replies.js';
@@ -34,6 +34,8 @@ export interface SmsWebhookDeps extends AnnouncementDeps {
   /** How long a MessageSid is remembered: a replay within it is a duplicate. */
   messageRetentionMs: number;
   processOnceOptions?: ProcessOnceOptions;
+  /** The clock, Unix ms: when a command arrived. */
+  now: () => number;
 }
 
 interface IncomingSms extends IncomingMessage {

@@ -1,6 +1,6 @@
-import { notSynchronized } from './errors.js';
+import { notSynchronized } from '../errors.js';
 import type { PriceObject } from './event-schemas.js';
-import type { PriceTier } from './gateway-port.js';
+import type { PriceTier } from '../gateway/gateway-port.js';
 import type { PaymentActionDeps } from './payment-action.js';
 import { productKey } from './product-actions.js';
 import { versionedDelete, versionedUpsert, type VersionedObject, type VersionedWrite } from './versioned-object-actions.js';

@@ -36,17 +36,18 @@ export function createMemoryEventLog(options: EventLogOptions): EventLog {
     };
   };
   return {
-    record(attempt, now = Date.now()) {
+    record(attempt) {
+      const now = options.now();
       const previous = liveRecord(attempt.id, now);
       if (previous === undefined) trim(now);
       const record = nextRecord(previous ?? { id: attempt.id, type: attempt.type, created: attempt.created, firstSeen: now, deliveries: 0, failures: 0 }, attempt, now);
       records.set(attempt.id, record);
       return Promise.resolve(record);
     },
-    get: (id) => Promise.resolve(liveRecord(id, Date.now()) ?? null),
+    get: (id) => Promise.resolve(liveRecord(id, options.now()) ?? null),
     list(query) {
       const after = query.cursor === undefined ? undefined : decodeLogCursor(query.cursor);
-      const matching = newestFirst(Date.now()).filter(
+      const matching = newestFirst(options.now()).filter(
         (record) =>
           (query.outcome === undefined || record.outcome === query.outcome) &&
           (query.type === undefined || record.type === query.type) &&
@@ -57,7 +58,8 @@ export function createMemoryEventLog(options: EventLogOptions): EventLog {
       const last = events.at(-1);
       return Promise.resolve({ events, ...(matching.length > query.limit && last !== undefined ? { next: encodeLogCursor({ score: last.firstSeen, id: last.id }) } : {}) });
     },
-    deadCount(now = Date.now()) {
+    deadCount() {
+      const now = options.now();
       return Promise.resolve([...records.values()].filter((record) => record.outcome === 'dead' && live(record, now)).length);
     },
   };

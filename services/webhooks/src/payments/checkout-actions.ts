@@ -1,10 +1,10 @@
 import { paymentConfirmedEvent } from '@sp/platform';
-import { notSynchronized } from './errors.js';
+import { notSynchronized } from '../errors.js';
 import type { CheckoutSessionObject, ValidEvent } from './event-schemas.js';
-import type { Client, Plan } from './gateway-port.js';
+import type { Client, Plan } from '../gateway/gateway-port.js';
 import type { CheckoutSessionDetails, InvoiceDetails } from './payment-provider.js';
 import type { ActionResult, PaymentActionDeps, PaymentEventAction } from './payment-action.js';
-import { processOnce } from './process-once.js';
+import { processOnce } from '../events/process-once.js';
 
 const PAID = new Set(['paid', 'no_payment_required']);
 

@@ -115,9 +115,14 @@ export function createRedisEventLog(connection: Connection, options: EventLogOpt
       end: flat.length < FETCH_BATCH * 2,
     };
   };
-  const get = async (id: string): Promise<EventRecord | null> => toRecord(await run(() => redis.hgetall(recordKey(id))));
+  /** The record, unless it is past the retention on the clock (Redis expires it by the same time, PEXPIREAT). */
+  const get = async (id: string): Promise<EventRecord | null> => {
+    const record = toRecord(await run(() => redis.hgetall(recordKey(id))));
+    return record !== null && record.firstSeen > options.now() - options.retentionMs ? record : null;
+  };
   return {
-    async record(attempt, now = Date.now()) {
+    async record(attempt) {
+      const now = options.now();
       const flat = await run(() =>
         redis.eventLogRecord(
           recordKey(attempt.id),
@@ -143,7 +148,7 @@ export function createRedisEventLog(connection: Connection, options: EventLogOpt
     async list(query) {
       const index = query.outcome === undefined ? allKey : outcomeKey(query.outcome);
       const after = query.cursor === undefined ? undefined : decodeLogCursor(query.cursor);
-      const min = Math.max(query.since ?? 0, Date.now() - options.retentionMs);
+      const min = Math.max(query.since ?? 0, options.now() - options.retentionMs);
       const events: EventRecord[] = [];
       let last: LogPosition | undefined;
       for (let offset = 0; offset < SCAN_BUDGET; offset += FETCH_BATCH) {
@@ -157,7 +162,8 @@ export function createRedisEventLog(connection: Connection, options: EventLogOpt
       }
       return { events, ...(last === undefined ? {} : { next: encodeLogCursor(last) }) };
     },
-    async deadCount(now = Date.now()) {
+    async deadCount() {
+      const now = options.now();
       return run(() => redis.zcount(outcomeKey('dead'), now - options.retentionMs, '+inf'));
     },
   };

@@ -2,7 +2,7 @@ import Stripe from 'stripe';
 import { unavailable } from '@sp/platform';
 import type { z } from 'zod';
 import { badGateway } from '@sp/platform';
-import { invalidSignature, malformedEvent } from './errors.js';
+import { invalidSignature, malformedEvent } from '../errors.js';
 import { priceSchema, productSchema } from './event-schemas.js';
 import type { CheckoutSessionDetails, InvoiceDetails, PaymentProvider } from './payment-provider.js';
 
@@ -17,6 +17,8 @@ export interface StripePaymentProviderOptions {
   timeoutMs?: number;
   /** Extra attempts of an API call after a network error or a 5xx (Stripe's client retries idempotent reads). */
   maxNetworkRetries?: number;
+  /** The clock, Unix ms, a signature's age is measured on; Date.now unless given. */
+  now?: () => number;
 }
 
 function connection(apiUrl: string | undefined): Pick<Stripe.StripeConfig, 'host' | 'port' | 'protocol'> {
@@ -63,6 +65,7 @@ function sessionDetails(session: Stripe.Checkout.Session): CheckoutSessionDetail
 
 /** The payment provider on Stripe's API (or stripe-mock, which speaks the same), with the official library. */
 export function createStripePaymentProvider(options: StripePaymentProviderOptions): PaymentProvider {
+  const { now = Date.now } = options;
   const stripe = new Stripe(options.apiKey, {
     ...connection(options.apiUrl),
     timeout: options.timeoutMs ?? 10_000,
@@ -90,7 +93,7 @@ export function createStripePaymentProvider(options: StripePaymentProviderOption
       if (signatureHeader === undefined || signatureHeader === '') throw invalidSignature();
       for (const secret of options.webhookSecrets) {
         try {
-          return stripe.webhooks.constructEvent(rawBody, signatureHeader, secret, SIGNATURE_TOLERANCE_SECONDS);
+          return stripe.webhooks.constructEvent(rawBody, signatureHeader, secret, SIGNATURE_TOLERANCE_SECONDS, undefined, now());
         } catch (err) {
           // The signature verified but the body is no event (not JSON, or a thin event): the sender's fault.
           if (!(err instanceof Stripe.errors.StripeSignatureVerificationError)) throw malformedEvent('body is not a JSON event');

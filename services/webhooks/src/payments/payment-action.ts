@@ -1,10 +1,10 @@
 import type { EventPublisher, Logger } from '@sp/platform';
-import type { ProcessingStore } from './processing-store.js';
+import type { ProcessingStore } from '../events/processing-store.js';
 import type { ValidEvent } from './event-schemas.js';
-import type { Topics } from './topics.js';
-import type { GatewayPort } from './gateway-port.js';
+import type { Topics } from '../topics.js';
+import type { GatewayPort } from '../gateway/gateway-port.js';
 import type { PaymentProvider } from './payment-provider.js';
-import type { ProcessOnceOptions } from './process-once.js';
+import type { ProcessOnceOptions } from '../events/process-once.js';
 
 // What a payment event action is and what it may use: every action imports this module, and the
 // dispatch table (payment-event-actions.ts) imports every action, so it stands on its own.
