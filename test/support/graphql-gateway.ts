@@ -237,6 +237,20 @@ export function rootValue(data: GatewayData, nextId: (kind: string) => string): 
   };
 }
 
+/** The operations a fixture received, in arrival order, the oldest dropped past `keep` (all kept by default). */
+export function operationLog(keep = Number.POSITIVE_INFINITY): { received: ReceivedOperation[]; record: (operation: Omit<ReceivedOperation, 'seq' | 'receivedAt'>) => void; last: () => number } {
+  const received: ReceivedOperation[] = [];
+  let seq = 0;
+  return {
+    received,
+    record: (operation) => {
+      received.push({ seq: ++seq, receivedAt: new Date().toISOString(), ...operation });
+      if (received.length > keep) received.splice(0, received.length - keep);
+    },
+    last: () => seq,
+  };
+}
+
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(JSON.stringify(body));
@@ -340,13 +354,7 @@ export async function startGraphqlGateway(options: GraphqlGatewayOptions = {}): 
   let counter = 0;
   const nextId = (kind: string): string => `${kind}-${++counter}`;
   let root = rootValue(data, nextId);
-  const received: ReceivedOperation[] = [];
-  let seq = 0;
-  const keepOperations = options.keepOperations ?? Number.POSITIVE_INFINITY;
-  const recordOperation = (operation: Omit<ReceivedOperation, 'seq' | 'receivedAt'>): void => {
-    received.push({ seq: ++seq, receivedAt: new Date().toISOString(), ...operation });
-    if (received.length > keepOperations) received.splice(0, received.length - keepOperations);
-  };
+  const { received, record: recordOperation, last: lastSeq } = operationLog(options.keepOperations);
   let failures: Required<Pick<FailureOptions, 'mode' | 'count'>> & { field?: string } = { mode: 'http-503', count: 0 };
   let delays: Required<Pick<DelayOptions, 'ms' | 'count'>> & { field?: string } = { ms: 0, count: 0 };
 
@@ -389,7 +397,7 @@ export async function startGraphqlGateway(options: GraphqlGatewayOptions = {}): 
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://fixture');
-    if (req.method === 'GET' && url.pathname === '/_operations') return sendJson(res, 200, operationsView(received, seq, url.searchParams));
+    if (req.method === 'GET' && url.pathname === '/_operations') return sendJson(res, 200, operationsView(received, lastSeq(), url.searchParams));
     if (req.method !== 'POST' || url.pathname !== '/graphql') return sendJson(res, 404, { errors: [{ message: 'not found' }] });
     if (!(await authorize(req))) {
       tokens.refused += 1;

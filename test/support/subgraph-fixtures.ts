@@ -3,6 +3,7 @@ import { infra } from './infra.js';
 import {
   createTokenVerifier,
   emptyData,
+  operationLog,
   rootValue,
   type GatewayClient,
   type GatewayData,
@@ -80,13 +81,7 @@ export async function startSubgraphFixtures(options: SubgraphFixturesOptions = {
   let counter = 0;
   const nextId = (kind: string): string => `${kind}-${++counter}`;
   const root = rootValue(data, nextId);
-  const received: ReceivedOperation[] = [];
-  let seq = 0;
-  const keep = options.keepOperations ?? Number.POSITIVE_INFINITY;
-  const record = (operation: Omit<ReceivedOperation, 'seq' | 'receivedAt'>): void => {
-    received.push({ seq: ++seq, receivedAt: new Date().toISOString(), ...operation });
-    if (received.length > keep) received.splice(0, received.length - keep);
-  };
+  const { received, record } = operationLog(options.keepOperations);
   const tokens: TokenCounts = { accepted: 0, refused: 0, distinct: new Set<string>() };
   const verify =
     options.verifyTokens === false
