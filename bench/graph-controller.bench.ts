@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { closeGracefully, createLogger, createRegistry, listen } from '@sp/platform';
 import { createGraphRegistryApp, createGraphStore } from '@sp/graph-registry';
-import { PooledKubeConfig } from '../services/graph-controller/dist/kube-client.js';
+import { PooledKubeConfig } from '../services/graph-controller/dist/kube/kube-client.js';
 import { startPrivateKube, type PrivateKube } from './lib/private-kube.ts';
 import { cpuMicros, freePort, rssBytes, writeResults } from './lib/stats.ts';
 

@@ -9,7 +9,7 @@ import { kubernetesValidator, kubernetesVersions, prometheusOperatorValidators, 
 import { component, configMapOf, forComponent, ofKind, selects, type Container, type Deployment } from './support/manifests.js';
 import { configVariables, repoRoot, services, type Service } from './support/service-config.js';
 import { subcharts } from './support/values-schema.js';
-import { parseGraphAnnotations } from '../../services/graph-controller/src/annotations.js';
+import { parseGraphAnnotations } from '../../services/graph-controller/src/reconcile/annotations.js';
 
 /** Variables whose values are secrets wherever they appear (each service's config.ts and README). */
 const SECRET_VARIABLES = [

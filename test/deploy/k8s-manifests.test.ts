@@ -6,7 +6,7 @@ import { parseManifests, prepareCharts, type Charts, type K8sObject } from './su
 import { kubernetesValidator, kubernetesVersions, prometheusOperatorValidators, schemaProblems } from './support/k8s-schemas.js';
 import { configMapOf, forComponent, ofKind, type Container, type Deployment } from './support/manifests.js';
 import { configVariables, repoRoot } from './support/service-config.js';
-import { parseGraphAnnotations } from '../../services/graph-controller/src/annotations.js';
+import { parseGraphAnnotations } from '../../services/graph-controller/src/reconcile/annotations.js';
 
 /**
  * The plain manifests in k8s/ (the controller's RBAC and Deployment, an example annotated

@@ -13,7 +13,7 @@ import { CoordinationV1Api } from '@kubernetes/client-node';
 import Stripe from 'stripe';
 import { createCacheClient, stringSerializer, type CacheClient } from '@sp/cache-client';
 import { demoData, localSecrets } from '../../scripts/local-platform.js';
-import { createKubeLeaseLock } from '../../services/graph-controller/src/lease-lock.js';
+import { createKubeLeaseLock } from '../../services/graph-controller/src/kube/lease-lock.js';
 import { dashboardQueries, dashboards, type Query } from '../deploy/support/promql.js';
 import { eventually, sleep } from '../support/eventually.js';
 import { gatewayContractSdl } from '../support/graphql-gateway.js';

@@ -15,7 +15,7 @@ async function restrictedSyntaxOf(file: string): Promise<Linter.RuleEntry | unde
 
 /** The repository's rule alone, without type information, so each snippet lints in milliseconds. */
 async function problems(code: string): Promise<string[]> {
-  const rule = await restrictedSyntaxOf('services/graph-controller/src/watchdog-watch.ts');
+  const rule = await restrictedSyntaxOf('services/graph-controller/src/informer/watchdog-watch.ts');
   const eslint = new ESLint({
     cwd: root,
     overrideConfigFile: true,
@@ -53,7 +53,7 @@ describe('lint rule against private members of dependencies', () => {
   });
 
   it('should apply the rule to every service and package source file, and not to tests', async () => {
-    const rule = await restrictedSyntaxOf('services/graph-controller/src/watchdog-watch.ts');
+    const rule = await restrictedSyntaxOf('services/graph-controller/src/informer/watchdog-watch.ts');
     expect(Array.isArray(rule) && rule[0]).toBe(2);
     for (const file of ['packages/platform/src/request-metrics.ts', 'packages/platform/src/koa.ts', 'services/webhooks/src/app.ts', 'services/auth/src/main.ts']) {
       expect(await restrictedSyntaxOf(file)).toEqual(rule);

@@ -88,7 +88,7 @@ export interface GraphqlGatewayFixture {
   /** Received mutations (not failed ones), optionally only those selecting `field`. */
   mutations(field?: string): ReceivedOperation[];
   /** Access tokens checked: how many requests were accepted and refused, and the distinct tokens accepted. */
-  tokens: { accepted: number; refused: number; distinct: Set<string> };
+  tokens: TokenCounts;
   addClient(client: Partial<GatewayClient> & Pick<GatewayClient, 'number' | 'name'>): GatewayClient;
   addPlan(plan: Partial<GatewayPlan> & Pick<GatewayPlan, 'name'>): GatewayPlan;
   addPriceTier(tier: Partial<GatewayPriceTier> & Pick<GatewayPriceTier, 'planId' | 'providerPriceId'>): GatewayPriceTier;
@@ -131,7 +131,7 @@ export interface OperationsView {
   operations: ReceivedOperation[];
 }
 
-function emptyData(): GatewayData {
+export function emptyData(): GatewayData {
   return { clients: [], plans: [], priceTiers: [], paymentConfirmations: [], planSubscriptions: [], subscriptions: [] };
 }
 
@@ -164,7 +164,7 @@ function tierChanges(fields: Input): Input {
 }
 
 /** Resolvers of the contract's root fields over the in-memory records, with the contract's idempotency and version rules. */
-function rootValue(data: GatewayData, nextId: (kind: string) => string): Record<string, (args: Args) => unknown> {
+export function rootValue(data: GatewayData, nextId: (kind: string) => string): Record<string, (args: Args) => unknown> {
   const remove = <T extends { id: string }>(list: T[], id: unknown): boolean => {
     const index = list.findIndex((item) => item.id === id);
     if (index >= 0) list.splice(index, 1);
@@ -237,13 +237,27 @@ function rootValue(data: GatewayData, nextId: (kind: string) => string): Record<
   };
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
+/** The operations a fixture received, in arrival order, the oldest dropped past `keep` (all kept by default). */
+export function operationLog(keep = Number.POSITIVE_INFINITY): { received: ReceivedOperation[]; record: (operation: Omit<ReceivedOperation, 'seq' | 'receivedAt'>) => void; last: () => number } {
+  const received: ReceivedOperation[] = [];
+  let seq = 0;
+  return {
+    received,
+    record: (operation) => {
+      received.push({ seq: ++seq, receivedAt: new Date().toISOString(), ...operation });
+      if (received.length > keep) received.splice(0, received.length - keep);
+    },
+    last: () => seq,
+  };
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(JSON.stringify(body));
 }
 
 /** The operation a request selects, for the record. */
-function describe(document: DocumentNode, operationName: string | undefined): Pick<ReceivedOperation, 'type' | 'fields'> | undefined {
+export function describe(document: DocumentNode, operationName: string | undefined): Pick<ReceivedOperation, 'type' | 'fields'> | undefined {
   const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
   const operation = operations.find((o) => operationName === undefined || o.name?.value === operationName) ?? operations[0];
   if (!operation) return undefined;
@@ -263,13 +277,13 @@ function operationsView(received: readonly ReceivedOperation[], last: number, pa
   return { last, operations };
 }
 
-type Prepared = { document: DocumentNode; errors?: undefined } | { document?: undefined; errors: readonly GraphQLError[] };
+export type Prepared = { document: DocumentNode; errors?: undefined } | { document?: undefined; errors: readonly GraphQLError[] };
 
 /**
  * Parses and validates a query once per distinct text, as a real gateway caches them (the service
  * sends a handful of fixed documents), so the fixture stays cheap enough to benchmark against.
  */
-function createPreparer(schema: GraphQLSchema): (query: string) => Prepared {
+export function createPreparer(schema: GraphQLSchema): (query: string) => Prepared {
   const cache = new Map<string, Prepared>();
   return (query) => {
     let prepared = cache.get(query);
@@ -287,6 +301,41 @@ function createPreparer(schema: GraphQLSchema): (query: string) => Prepared {
   };
 }
 
+/** Counts of the access tokens a fixture checked. */
+export interface TokenCounts {
+  accepted: number;
+  refused: number;
+  distinct: Set<string>;
+}
+
+/**
+ * Checks the bearer token of a request: issued by Keycloak's realm (signature against the realm's
+ * JWKS, expiry, issuer, with jose) to one of the allowed clients (`azp`). A token verified once
+ * is trusted until its expiry. Accepted tokens are counted in `tokens.distinct`.
+ */
+export function createTokenVerifier(options: { keycloakUrl: string; realm: string; allowed: ReadonlySet<string>; tokens: TokenCounts }): ((req: IncomingMessage) => Promise<boolean>) & { forget(): void } {
+  const issuer = `${options.keycloakUrl}/realms/${options.realm}`;
+  const jwks = createRemoteJWKSet(new URL(`${issuer}/protocol/openid-connect/certs`));
+  /** Tokens whose signature was verified once, until their expiry (Unix seconds). */
+  const verified = new Map<string, number>();
+  const authorize = async (req: IncomingMessage): Promise<boolean> => {
+    const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    if (token === undefined) return false;
+    if ((verified.get(token) ?? 0) > Date.now() / 1000) return true;
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, jwks, { issuer }));
+    } catch {
+      return false;
+    }
+    if (typeof payload.azp !== 'string' || !options.allowed.has(payload.azp)) return false;
+    options.tokens.distinct.add(token);
+    verified.set(token, payload.exp ?? 0);
+    return true;
+  };
+  return Object.assign(authorize, { forget: () => verified.clear() });
+}
+
 /**
  * A real GraphQL server (graphql-js over HTTP, `POST /graphql`) serving exactly the webhooks
  * service's gateway contract with in-memory records. Every request must carry a bearer token that
@@ -298,42 +347,18 @@ export async function startGraphqlGateway(options: GraphqlGatewayOptions = {}): 
   const keycloakUrl = options.keycloakUrl ?? infra('KEYCLOAK_URL');
   const realm = options.realm ?? infra('KEYCLOAK_REALM');
   const allowed = new Set(options.allowedClientIds ?? [infra('KEYCLOAK_SERVICES_CLIENT_ID')]);
-  const issuer = `${keycloakUrl}/realms/${realm}`;
-  const jwks = createRemoteJWKSet(new URL(`${issuer}/protocol/openid-connect/certs`));
+  const tokens: TokenCounts = { accepted: 0, refused: 0, distinct: new Set<string>() };
   const schema = buildSchema(gatewayContractSdl);
   const prepare = createPreparer(schema);
-  /** Tokens whose signature was verified once, until their expiry (Unix seconds). */
-  const verified = new Map<string, number>();
   let data = emptyData();
   let counter = 0;
   const nextId = (kind: string): string => `${kind}-${++counter}`;
   let root = rootValue(data, nextId);
-  const received: ReceivedOperation[] = [];
-  let seq = 0;
-  const keepOperations = options.keepOperations ?? Number.POSITIVE_INFINITY;
-  const recordOperation = (operation: Omit<ReceivedOperation, 'seq' | 'receivedAt'>): void => {
-    received.push({ seq: ++seq, receivedAt: new Date().toISOString(), ...operation });
-    if (received.length > keepOperations) received.splice(0, received.length - keepOperations);
-  };
-  const tokens = { accepted: 0, refused: 0, distinct: new Set<string>() };
+  const { received, record: recordOperation, last: lastSeq } = operationLog(options.keepOperations);
   let failures: Required<Pick<FailureOptions, 'mode' | 'count'>> & { field?: string } = { mode: 'http-503', count: 0 };
   let delays: Required<Pick<DelayOptions, 'ms' | 'count'>> & { field?: string } = { ms: 0, count: 0 };
 
-  const authorize = async (req: IncomingMessage): Promise<boolean> => {
-    const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
-    if (token === undefined) return false;
-    if ((verified.get(token) ?? 0) > Date.now() / 1000) return true;
-    let payload: JWTPayload;
-    try {
-      ({ payload } = await jwtVerify(token, jwks, { issuer }));
-    } catch {
-      return false;
-    }
-    if (typeof payload.azp !== 'string' || !allowed.has(payload.azp)) return false;
-    tokens.distinct.add(token);
-    verified.set(token, payload.exp ?? 0);
-    return true;
-  };
+  const authorize = createTokenVerifier({ keycloakUrl, realm, allowed, tokens });
 
   const failureFor = (fields: readonly string[]): GatewayFailureMode | undefined => {
     if (failures.count <= 0 || (failures.field !== undefined && !fields.includes(failures.field))) return undefined;
@@ -372,7 +397,7 @@ export async function startGraphqlGateway(options: GraphqlGatewayOptions = {}): 
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://fixture');
-    if (req.method === 'GET' && url.pathname === '/_operations') return sendJson(res, 200, operationsView(received, seq, url.searchParams));
+    if (req.method === 'GET' && url.pathname === '/_operations') return sendJson(res, 200, operationsView(received, lastSeq(), url.searchParams));
     if (req.method !== 'POST' || url.pathname !== '/graphql') return sendJson(res, 404, { errors: [{ message: 'not found' }] });
     if (!(await authorize(req))) {
       tokens.refused += 1;
@@ -451,7 +476,7 @@ export async function startGraphqlGateway(options: GraphqlGatewayOptions = {}): 
       tokens.accepted = 0;
       tokens.refused = 0;
       tokens.distinct.clear();
-      verified.clear();
+      authorize.forget();
       failures = { mode: 'http-503', count: 0 };
       delays = { ms: 0, count: 0 };
     },

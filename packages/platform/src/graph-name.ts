@@ -4,8 +4,11 @@
  */
 export const GRAPH_NAME_PATTERN = /^[a-z0-9]([a-z0-9._-]{0,62})$/;
 
-/** Paths of the registry's own, so never graph names (the record `graph:schema` holds the schema). */
-export const RESERVED_GRAPH_NAMES: ReadonlySet<string> = new Set(['schema', 'health']);
+/**
+ * Paths of the registry's own, so never graph names (the record `graph:schema` holds the schema;
+ * `/supergraph` and `/artifacts/…` serve the composed supergraph).
+ */
+export const RESERVED_GRAPH_NAMES: ReadonlySet<string> = new Set(['schema', 'health', 'supergraph', 'artifacts']);
 
 /** Why `name` cannot be a graph name (`pattern`: it does not match the pattern; `reserved`), or undefined when it can. */
 export function graphNameProblem(name: string | undefined): 'pattern' | 'reserved' | undefined {

@@ -15,6 +15,16 @@ export interface HttpRequest {
   timeoutMs: number;
   /** The caller's abort (shutdown, leadership lost): the request is cut and the call rejects. */
   signal?: AbortSignal;
+  /** Largest answer body accepted; past it the connection is cut and the call rejects (ResponseTooLarge). */
+  maxBytes?: number;
+}
+
+/** An answer whose body went past the request's `maxBytes`. */
+export class ResponseTooLarge extends Error {
+  constructor(readonly limitBytes: number) {
+    super(`answer larger than ${limitBytes} bytes`);
+    this.name = 'ResponseTooLarge';
+  }
 }
 
 /** Outbound HTTP of every service. Calls resolve with any answer (the caller judges its status). */
@@ -46,7 +56,14 @@ export function createHttpClient(maxSockets = 64): HttpClient {
     return new Promise((resolve, reject) => {
       const req = send(target, { method: init.method, agent: secure ? agents.https : agents.http, headers, signal: init.signal }, (res) => {
         const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        let size = 0;
+        const declared = Number(res.headers['content-length'] ?? 0);
+        if (init.maxBytes !== undefined && declared > init.maxBytes) req.destroy(new ResponseTooLarge(init.maxBytes));
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (init.maxBytes !== undefined && size > init.maxBytes) req.destroy(new ResponseTooLarge(init.maxBytes));
+          else chunks.push(chunk);
+        });
         res.once('error', reject);
         res.once('end', () => {
           clearTimeout(timer);

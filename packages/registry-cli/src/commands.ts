@@ -41,16 +41,25 @@ function invalid(file: string, answer: Answer, output: Output): number {
   return EXIT.verdict;
 }
 
+/** The composition errors of a 409 (a subgraph that does not compose), one a line: code, coordinate, message. */
+function compositionErrors(errors: ReadonlyArray<{ code?: string; coordinate?: string | null; message?: string }>): string {
+  return errors.map((error) => `  ${error.code ?? 'COMPOSITION_ERROR'}${error.coordinate ? ` ${error.coordinate}` : ''}: ${oneLine(String(error.message ?? ''))}`).join('\n');
+}
+
+/** A 409: breaking changes refused by the policy (with the report), or subgraphs that do not compose (with their errors). */
+function conflict(answer: Answer, output: Output): number {
+  const body = bodyOf<{ error: string; baseVersion?: number | null; report?: SchemaChangeReport; errors?: Array<{ code?: string; coordinate?: string | null; message?: string }> }>(answer);
+  if (Array.isArray(body.errors)) output.err(`${compositionErrors(body.errors)}\nRefused: ${oneLine(body.error)}`);
+  else output.err(`${body.report === undefined ? '' : `${formatReport(body.report, body.baseVersion ?? null)}\n`}Refused: ${oneLine(body.error)}`);
+  return EXIT.verdict;
+}
+
 const allowHeader = (config: CliConfig): Record<string, string> => (config.allowBreaking ? { 'x-allow-breaking-changes': 'true' } : {});
 
 /** Publish and rollback answers alike: 201 new version, 200 nothing new, 409 refused by policy. */
 function published(answer: Answer, file: string, output: Output): number {
   if (answer.status === 400) return invalid(file, answer, output);
-  if (answer.status === 409) {
-    const body = bodyOf<{ error: string; baseVersion: number | null; report: SchemaChangeReport }>(answer);
-    output.err(`${formatReport(body.report, body.baseVersion)}\nRefused: ${oneLine(body.error)}`);
-    return EXIT.verdict;
-  }
+  if (answer.status === 409) return conflict(answer, output);
   if (answer.status !== 200 && answer.status !== 201) return refused(answer, output);
   const body = bodyOf<PublishBody>(answer);
   if (!body.created) {
@@ -61,24 +70,28 @@ function published(answer: Answer, file: string, output: Output): number {
   return EXIT.done;
 }
 
-const schemaCheck: Command = async (client, config, output) => {
-  const file = config.words[2];
+/** `schema check FILE` and `subgraph check NAME FILE`: a dry run of the publish at `path`. */
+async function check(client: RegistryClient, path: string, file: string | undefined, output: Output): Promise<number> {
   const sdl = await readSchema(file);
-  const answer = await client.request('POST', '/schema?dryRun=true', { body: sdl, contentType: 'application/graphql' });
+  const answer = await client.request('POST', `${path}?dryRun=true`, { body: sdl, contentType: 'application/graphql' });
   if (answer.status === 400) return invalid(file!, answer, output);
+  if (answer.status === 409) return conflict(answer, output);
   if (answer.status !== 200) return refused(answer, output);
   const body = bodyOf<{ baseVersion: number | null; unchanged: boolean; report: SchemaChangeReport }>(answer);
   output.out(body.unchanged ? `Unchanged: the schema is version ${body.baseVersion} already.` : formatReport(body.report, body.baseVersion));
   if (body.report.counts.breaking === 0) return EXIT.done;
   output.err(`${body.report.counts.breaking} breaking change(s).`);
   return EXIT.verdict;
-};
+}
 
-const schemaPublish: Command = async (client, config, output) => {
-  const file = config.words[2];
+/** `schema publish FILE` and `subgraph publish NAME FILE`: `file` published at `path`. */
+async function publish(client: RegistryClient, config: CliConfig, { path, file }: { path: string; file: string | undefined }, output: Output): Promise<number> {
   const sdl = await readSchema(file);
-  return published(await client.request('POST', '/schema', { body: sdl, contentType: 'application/graphql', headers: allowHeader(config) }), file!, output);
-};
+  return published(await client.request('POST', path, { body: sdl, contentType: 'application/graphql', headers: allowHeader(config) }), file!, output);
+}
+
+const schemaCheck: Command = (client, config, output) => check(client, '/schema', config.words[2], output);
+const schemaPublish: Command = (client, config, output) => publish(client, config, { path: '/schema', file: config.words[2] }, output);
 
 const schemaVersions: Command = async (client, config, output) => {
   const answer = await client.request('GET', `/schema/versions${config.limit === undefined ? '' : `?limit=${config.limit}`}`);
@@ -132,7 +145,43 @@ const graphDelete: Command = async (client, config, output) => {
   return EXIT.done;
 };
 
+const subgraphCheck: Command = (client, config, output) => check(client, `/${nameOf(config)}/schema`, config.words[3], output);
+const subgraphPublish: Command = (client, config, output) => publish(client, config, { path: `/${nameOf(config)}/schema`, file: config.words[3] }, output);
+
+/** The subgraphs of the newest supergraph: name, schema version, routing URL. */
+const subgraphList: Command = async (client, _config, output) => {
+  const answer = await client.request('GET', '/supergraph/versions?limit=1');
+  if (answer.status !== 200) return refused(answer, output);
+  const [newest] = bodyOf<{ versions: Array<{ version: number; subgraphs: Array<{ name: string; version: number; url: string }> }> }>(answer).versions;
+  const members = newest?.subgraphs ?? [];
+  output.out(members.length === 0 ? 'No subgraphs.' : members.map((member) => `${member.name}\tv${member.version}\t${member.url}`).join('\n'));
+  return EXIT.done;
+};
+
+const subgraphRemove: Command = async (client, config, output) => {
+  const answer = await client.request('DELETE', `/${nameOf(config)}/schema`, { headers: allowHeader(config) });
+  if (answer.status === 409) return conflict(answer, output);
+  if (answer.status !== 204) return refused(answer, output);
+  output.out(`${config.words[2]}: its subgraph left the supergraph`);
+  return EXIT.done;
+};
+
+/** The supergraph SDL (newest, or version N) on stdout, as a gateway would read it. */
+const supergraphFetch: Command = async (client, config, output) => {
+  const version = config.words[2];
+  if (version !== undefined && !/^[1-9][0-9]*$/.test(version)) throw new UsageError('supergraph fetch takes a version number');
+  const answer = await client.request('GET', `/supergraph${version === undefined ? '' : `?version=${version}`}`);
+  if (answer.status !== 200) return refused(answer, output);
+  output.out(answer.text);
+  return EXIT.done;
+};
+
 const COMMANDS: Readonly<Record<string, Command>> = {
+  'subgraph check': subgraphCheck,
+  'subgraph publish': subgraphPublish,
+  'subgraph list': subgraphList,
+  'subgraph remove': subgraphRemove,
+  'supergraph fetch': supergraphFetch,
   'schema check': schemaCheck,
   'schema publish': schemaPublish,
   'schema versions': schemaVersions,

@@ -26,6 +26,14 @@ Commands:
   schema rollback N [--allow-breaking]
                                     publish version N's schema again as a new version
   graph set NAME URL | graph get NAME | graph list | graph delete NAME
+  subgraph check NAME FILE          compose FILE as graph NAME's subgraph with the others, store
+                                    nothing (exit 1 when it does not compose or breaks the API)
+  subgraph publish NAME FILE [--allow-breaking]
+                                    publish FILE as NAME's subgraph schema (exit 1 when refused)
+  subgraph list                     the subgraphs of the newest supergraph
+  subgraph remove NAME [--allow-breaking]
+                                    take NAME's subgraph out of the supergraph
+  supergraph fetch [N]              the supergraph SDL (newest, or version N)
 
 Options:
   --url URL      registry address (or GRAPH_REGISTRY_URL)
@@ -37,8 +45,8 @@ Options:
 
 Exit status:
   0  done
-  1  the schema is invalid, has breaking changes (check) or was refused by the registry,
-     or the name or version does not exist
+  1  the schema is invalid, has breaking changes (check), does not compose (subgraph) or
+     was refused by the registry, or the name or version does not exist
   2  usage error or unreadable FILE
   3  the registry refused the API key (401)
   4  cannot connect to the registry (refused, unknown host, TLS)

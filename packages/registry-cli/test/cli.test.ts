@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { startPrivateRedis, freePort, type PrivateRedis } from '../../../test/support/redis-server.js';
 import { API_KEY, startRegistry, type RunningRegistry } from '../../../services/graph-registry/test/support/registry-fixture.js';
 import { run } from './run-cli.js';
+import { subgraphSdl } from '../../../test/support/subgraph-fixtures.js';
 
 const V1 = 'type Query {\n  user(id: ID!): User\n}\n\ntype User {\n  id: ID!\n  name: String\n}\n';
 const V2 = 'type Query {\n  user(id: ID!): User\n}\n\ntype User {\n  id: ID!\n  name: String\n  email: String\n}\n';
@@ -24,7 +25,13 @@ describe('graph-registry command', () => {
     registry = await startRegistry({ kind: 'redis', url: redis.url });
     strict = await startRegistry({ kind: 'redis', url: redis.url }, [API_KEY], { schemaPublishing: { policy: 'reject-breaking', keep: 100, topic: 'unused' } });
     dir = await mkdtemp(join(tmpdir(), 'registry-cli-'));
-    await Promise.all(Object.entries({ 'v1.graphql': V1, 'v2.graphql': V2, 'breaking.graphql': BREAKING, 'invalid.graphql': INVALID }).map(([name, sdl]) => writeFile(file(name), sdl)));
+    const subgraphs = {
+      'user.graphql': subgraphSdl('user'),
+      'product.graphql': subgraphSdl('product'),
+      // A @key on a field Plan does not have: the subgraphs do not compose.
+      'product-bad-key.graphql': subgraphSdl('product').replace('type Plan @key(fields: "id")', 'type Plan @key(fields: "sku")'),
+    };
+    await Promise.all(Object.entries({ 'v1.graphql': V1, 'v2.graphql': V2, 'breaking.graphql': BREAKING, 'invalid.graphql': INVALID, ...subgraphs }).map(([name, sdl]) => writeFile(file(name), sdl)));
     env = { GRAPH_REGISTRY_URL: registry.baseUrl, GRAPH_REGISTRY_API_KEY: API_KEY };
   });
 
@@ -86,6 +93,26 @@ describe('graph-registry command', () => {
     expect((await run([...flags, 'graph', 'delete', 'orders'])).code).toBe(0);
     const gone = await run([...flags, 'graph', 'get', 'orders']);
     expect(gone).toMatchObject({ code: 1, stderr: 'refused: 404 not found\n' });
+  });
+
+  it('should check, publish, list and remove subgraphs and fetch the supergraph, exiting 1 when a subgraph does not compose', async () => {
+    expect(await run(['supergraph', 'fetch'], env)).toMatchObject({ code: 1, stderr: expect.stringContaining('404') });
+    expect((await run(['graph', 'set', 'user', 'http://user.shop.svc.cluster.local:4000/graphql'], env)).code).toBe(0);
+    expect((await run(['graph', 'set', 'product', 'http://product.shop.svc.cluster.local:4000/graphql'], env)).code).toBe(0);
+    expect(await run(['subgraph', 'check', 'user', file('user.graphql')], env)).toMatchObject({ code: 0 });
+    expect(await run(['subgraph', 'publish', 'user', file('user.graphql')], env)).toMatchObject({ code: 0, stdout: expect.stringContaining('Published version 1') });
+    expect(await run(['subgraph', 'publish', 'product', file('product.graphql')], env)).toMatchObject({ code: 0 });
+    const refused = await run(['subgraph', 'publish', 'product', file('product-bad-key.graphql')], env);
+    expect(refused).toMatchObject({ code: 1, stderr: expect.stringMatching(/KEY_INVALID_FIELDS Plan: [\s\S]*Refused: the subgraph schemas do not compose/) });
+    expect((await run(['subgraph', 'check', 'product', file('product-bad-key.graphql')], env)).code).toBe(1);
+    expect(await run(['subgraph', 'list'], env)).toMatchObject({ code: 0, stdout: 'product\tv1\thttp://product.shop.svc.cluster.local:4000/graphql\nuser\tv1\thttp://user.shop.svc.cluster.local:4000/graphql\n' });
+    const supergraph = await run(['supergraph', 'fetch'], env);
+    expect(supergraph).toMatchObject({ code: 0, stdout: expect.stringContaining('@join__graph(name: "product"') });
+    expect(await run(['supergraph', 'fetch', '1'], env)).toMatchObject({ code: 0, stdout: expect.not.stringContaining('product') });
+    expect((await run(['supergraph', 'fetch', 'latest'], env)).code).toBe(2);
+    expect(await run(['subgraph', 'remove', 'product'], env)).toMatchObject({ code: 0 });
+    expect((await run(['subgraph', 'remove', 'product'], env)).code).toBe(1);
+    expect(await run(['subgraph', 'list'], env)).toMatchObject({ code: 0, stdout: expect.not.stringContaining('product') });
   });
 
   it('should exit 3 saying the key was refused', async () => {

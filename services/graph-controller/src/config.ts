@@ -30,6 +30,8 @@ export interface GraphControllerConfig {
   watchIdleMs: number;
   backoff: { baseMs: number; maxMs: number };
   leaderElection: LeaderElectionConfig;
+  /** Federated Services: how their subgraph schema is read, and how often it is read again. */
+  subgraphs: { pollMs: number; timeoutMs: number; maxBytes: number };
   /** How the Kubernetes API is reached: a kubeconfig file (KUBECONFIG, ~/.kube/config) or the pod's service account. */
   kubeSource: 'kubeconfig' | 'in-cluster';
   managementPort: number;
@@ -80,6 +82,9 @@ export const settings = {
   Controller__LeaseDurationSeconds: seconds(15).describe('How long a Lease holds without renewal; must exceed the renew deadline'),
   Controller__RenewDeadlineSeconds: seconds(10).describe('The leader gives up leadership when it could not renew for this long; must exceed the retry period'),
   Controller__RetryPeriodSeconds: seconds(2).describe('Between attempts to acquire or renew the Lease'),
+  Controller__SubgraphPollSeconds: seconds(60).describe('How often the schema of every federated Service (`graph-registry.io/federation: "true"`) is read again with `{ _service { sdl } }`, besides on every change of the Service'),
+  Controller__SubgraphTimeoutMs: env.positiveInt(5000).describe('Upper bound of one `{ _service { sdl } }` request to a subgraph (3 tries with backoff per read)'),
+  Controller__SubgraphMaxBytes: env.positiveInt(1024 * 1024).describe('Largest subgraph schema answer read, in bytes (the registry accepts 1 MiB)'),
   POD_NAME: env.string().optional().describe('Identity in the Lease (set it from `metadata.name`); unset: the host name and a random suffix'),
   KUBECONFIG: env.string().optional().describe('Kubeconfig file(s), `:`-separated; unset: `~/.kube/config` outside a cluster, the service account in one'),
   KUBERNETES_SERVICE_HOST: env.string().optional().describe('Set by Kubernetes in every pod: with it (and no `KUBECONFIG`) the pod\'s service account is used'),
@@ -148,6 +153,7 @@ export function loadConfig(environment: Env = process.env, host: ConfigHost = no
       // take its lease back at once; elsewhere two processes may share a host name.
       identity: vars.POD_NAME ?? `${host.hostname()}_${randomUUID().slice(0, 8)}`,
     },
+    subgraphs: { pollMs: vars.Controller__SubgraphPollSeconds * 1000, timeoutMs: vars.Controller__SubgraphTimeoutMs, maxBytes: vars.Controller__SubgraphMaxBytes },
     kubeSource: inCluster ? 'in-cluster' : 'kubeconfig',
     managementPort: vars.Management__Port,
     logLevel: vars.Log__Level,

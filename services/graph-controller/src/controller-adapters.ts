@@ -1,10 +1,10 @@
 import { CoordinationV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '@sp/platform';
 import { COMPONENT, type GraphControllerConfig } from './config.js';
-import { createGraphRegistryClient, type GraphRegistryClient } from './graph-registry-client.js';
-import { createKubeEventRecorder, type EventRecorder } from './kube-event-recorder.js';
-import { createKubeLeaseLock, type LeaseLock } from './lease-lock.js';
-import { createConfigMapOwnership, type OwnershipRecords } from './ownership-records.js';
+import { createGraphRegistryClient, type GraphRegistryClient } from './registry/graph-registry-client.js';
+import { createKubeEventRecorder, type EventRecorder } from './kube/kube-event-recorder.js';
+import { createKubeLeaseLock, type LeaseLock } from './kube/lease-lock.js';
+import { createConfigMapOwnership, type OwnershipRecords } from './ownership/ownership-records.js';
 
 /** What the controller talks to besides the Services it watches. */
 export interface ControllerAdapters {

@@ -1,19 +1,21 @@
 import type { KubeConfig, V1Service } from '@kubernetes/client-node';
 import type { Logger, ReadinessCheck, Registry, ServedApi } from '@sp/platform';
-import { createClaimIndex } from './claim-index.js';
-import { createClaimMemory } from './claim-memory.js';
+import { createClaimIndex } from './reconcile/claim-index.js';
+import { createClaimMemory } from './reconcile/claim-memory.js';
 import type { GraphControllerConfig } from './config.js';
 import { createControllerAdapters, type ControllerAdapters } from './controller-adapters.js';
 import { createControllerMetrics, registerStateGauges } from './controller-metrics.js';
-import { serviceKey } from './desired-state.js';
-import { loadKubeConfig, PooledKubeConfig } from './kube-client.js';
-import { createBackgroundEvents } from './kube-event-recorder.js';
-import { createLeaderElector } from './leader-elector.js';
-import { createOwnershipSync } from './ownership-sync.js';
-import { createReconciler, NotLeaderError } from './reconciler.js';
-import { createRegistryView } from './registry-view.js';
-import { createServiceInformer, type ServiceChange } from './service-informer.js';
-import { createWorkQueue, type Priority } from './work-queue.js';
+import { createSdlReader, DEFAULT_SDL_READER } from './federation/subgraph-sdl-reader.js';
+import { createSubgraphSync } from './federation/subgraph-sync.js';
+import { serviceKey } from './reconcile/desired-state.js';
+import { loadKubeConfig, PooledKubeConfig } from './kube/kube-client.js';
+import { createBackgroundEvents } from './kube/kube-event-recorder.js';
+import { createLeaderElector } from './kube/leader-elector.js';
+import { createOwnershipSync } from './ownership/ownership-sync.js';
+import { createReconciler, NotLeaderError } from './reconcile/reconciler.js';
+import { createRegistryView } from './registry/registry-view.js';
+import { createServiceInformer, type ServiceChange } from './informer/service-informer.js';
+import { createWorkQueue, type Priority } from './reconcile/work-queue.js';
 
 export interface GraphControllerRuntime {
   logger: Logger;
@@ -105,7 +107,15 @@ export function createGraphController(config: GraphControllerConfig, runtime: Gr
   let term: AbortController | undefined;
   let informersSynced = false;
 
+  const subgraphs = createSubgraphSync({
+    readSdl: createSdlReader({ ...DEFAULT_SDL_READER, timeoutMs: config.subgraphs.timeoutMs, maxBytes: config.subgraphs.maxBytes }),
+    graphRegistry: adapters.graphRegistry,
+    events,
+    logger,
+    onResult: (result) => metrics.subgraphSynced(result),
+  });
   const reconciler = createReconciler({
+    subgraphs,
     claims,
     getService: (key) => informer.get(...splitKey(key)),
     graphRegistry: adapters.graphRegistry,
@@ -131,7 +141,7 @@ export function createGraphController(config: GraphControllerConfig, runtime: Gr
     },
     onError: (key, err, retryInMs) => logger.warn({ err, service: key, retryInMs }, 'reconcile failed: retrying'),
   });
-  registerStateGauges(runtime.registry, { queueDepth: () => queue.depth(), registeredNames: () => reconciler.registeredNames() });
+  registerStateGauges(runtime.registry, { queueDepth: () => queue.depth(), registeredNames: () => reconciler.registeredNames(), refusedSubgraphs: () => subgraphs.refusedCount() });
   const records = createOwnershipSync({ ownership: adapters.ownership, memory, claims, isLeader: () => elector.isLeader(), logger });
 
   /** An informer event: the index and the memory follow the Service, and its key is queued when it matters. */
@@ -192,16 +202,26 @@ export function createGraphController(config: GraphControllerConfig, runtime: Gr
     memory.pruneSeenBefore(now - 3 * config.resyncMs);
   };
 
+  /** The leader reads every federated Service's schema again (a subgraph may change its schema without its Service changing). */
+  const pollSubgraphs = (): void => {
+    if (!elector.isLeader()) return;
+    for (const claim of claims.claims()) if (claim.federated === true) queue.add(claim.key, 'resync');
+  };
+
   let resyncTimer: NodeJS.Timeout | undefined;
+  let subgraphTimer: NodeJS.Timeout | undefined;
   const start = (): void => {
     informer.start({ onChange: observe, onSynced });
     elector.start(leadership);
     resyncTimer = setInterval(resync, config.resyncMs);
     resyncTimer.unref();
+    subgraphTimer = setInterval(pollSubgraphs, config.subgraphs.pollMs);
+    subgraphTimer.unref();
   };
   /** No new reconciles, the ones in progress finish, leadership ends; the watches keep running. */
   const drain = async (releaseLease: boolean): Promise<void> => {
     clearInterval(resyncTimer);
+    clearInterval(subgraphTimer);
     await queue.stop();
     await events.stop();
     await elector.stop({ release: releaseLease });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { hasGraphAnnotation, parseGraphAnnotations } from '../src/annotations.js';
+import { hasGraphAnnotation, parseGraphAnnotations } from '../src/reconcile/annotations.js';
 import { graph, service } from './support/services.js';
 
 const orders = (annotations: Record<string, string> | undefined, extra: Partial<Parameters<typeof service>[0]> = {}) =>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { V1Service } from '@kubernetes/client-node';
-import { firstMissed } from '../src/cache-check.js';
+import { firstMissed } from '../src/informer/cache-check.js';
 
 const cachedService = (key: string, resourceVersion: string): V1Service => {
   const [namespace, name] = key.split('/');

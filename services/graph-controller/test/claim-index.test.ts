@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { createClaimIndex } from '../src/claim-index.js';
-import { resolveClaims } from '../src/desired-state.js';
+import { createClaimIndex } from '../src/reconcile/claim-index.js';
+import { resolveClaims } from '../src/reconcile/desired-state.js';
 import { graph, service } from './support/services.js';
 
 describe('claim index', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { createClaimMemory } from '../src/claim-memory.js';
+import { createClaimMemory } from '../src/reconcile/claim-memory.js';
 
 const claim = (key: string, name: string, url = `http://${key}`) => ({ key, name, url, createdAt: 0 });
 

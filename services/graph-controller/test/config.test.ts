@@ -44,6 +44,7 @@ describe('loadConfig', () => {
         retryPeriodMs: 2000,
         identity: 'graph-controller-7d9-abc',
       },
+      subgraphs: { pollMs: 60_000, timeoutMs: 5000, maxBytes: 1024 * 1024 },
       kubeSource: 'in-cluster',
       managementPort: 9464,
       logLevel: 'info',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { claimOf, createdAt, planName, resolveClaims, serviceKey, type GraphClaim } from '../src/desired-state.js';
+import { claimOf, createdAt, planName, resolveClaims, serviceKey, type GraphClaim } from '../src/reconcile/desired-state.js';
 import { graph, service } from './support/services.js';
 
 const claim = (key: string, createdAtIso: string, url = `http://${key}`): GraphClaim => ({ key, name: 'orders', url, createdAt: Date.parse(createdAtIso) });

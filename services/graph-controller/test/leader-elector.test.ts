@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
-import { createLeaderElector, type LeaderElector } from '../src/leader-elector.js';
-import { LeaseConflictError, type LeaseLock, type LeaseRecord, type ObservedLease } from '../src/lease-lock.js';
+import { createLeaderElector, type LeaderElector } from '../src/kube/leader-elector.js';
+import { LeaseConflictError, type LeaseLock, type LeaseRecord, type ObservedLease } from '../src/kube/lease-lock.js';
 import { silentLogger } from '../../../test/support/silent-logger.js';
 
 /** One Lease in memory with the API server's optimistic concurrency; `fail` makes every call reject, `hang` never answer. */

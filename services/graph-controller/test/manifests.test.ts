@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import type { V1Service } from '@kubernetes/client-node';
-import { parseGraphAnnotations } from '../src/annotations.js';
+import { parseGraphAnnotations } from '../src/reconcile/annotations.js';
 import { loadConfig, SERVICE_ACCOUNT_NAMESPACE_FILE } from '../src/config.js';
-import { recordName } from '../src/ownership-records.js';
+import { recordName } from '../src/ownership/ownership-records.js';
 import { allows, manifests, type K8sDoc, type PolicyRule } from './support/rbac.js';
 
 interface EnvVar {

@@ -1,14 +1,14 @@
 import { beforeEach, describe, expect, it } from '@jest/globals';
 import type { V1Service } from '@kubernetes/client-node';
 import { AppError } from '@sp/platform';
-import { createClaimIndex, type ClaimIndex } from '../src/claim-index.js';
-import { createClaimMemory, type ClaimMemory } from '../src/claim-memory.js';
-import { serviceKey } from '../src/desired-state.js';
-import type { GraphRegistryClient } from '../src/graph-registry-client.js';
-import type { EventRecorder, EventType } from '../src/kube-event-recorder.js';
-import type { OwnedName } from '../src/ownership-records.js';
-import { createReconciler, NotLeaderError, type Reconciler } from '../src/reconciler.js';
-import { createRegistryView, type RegistryView } from '../src/registry-view.js';
+import { createClaimIndex, type ClaimIndex } from '../src/reconcile/claim-index.js';
+import { createClaimMemory, type ClaimMemory } from '../src/reconcile/claim-memory.js';
+import { serviceKey } from '../src/reconcile/desired-state.js';
+import type { GraphRegistryClient } from '../src/registry/graph-registry-client.js';
+import type { EventRecorder, EventType } from '../src/kube/kube-event-recorder.js';
+import type { OwnedName } from '../src/ownership/ownership-records.js';
+import { createReconciler, NotLeaderError, type Reconciler } from '../src/reconcile/reconciler.js';
+import { createRegistryView, type RegistryView } from '../src/registry/registry-view.js';
 import { silentLogger } from '../../../test/support/silent-logger.js';
 import { graph, service } from './support/services.js';
 
@@ -36,6 +36,8 @@ function memoryRegistry() {
         writes.push(`DELETE ${name}`);
         return graphs.delete(name);
       }),
+    publishSubgraph: () => Promise.reject(new Error('the reconciler publishes no subgraph schema')),
+    removeSubgraph: () => Promise.reject(new Error('the reconciler removes no subgraph schema')),
   };
   return { registry, graphs, writes, reads, setDown: (value: boolean) => void (down = value) };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { createRegistryView, UNKNOWN } from '../src/registry-view.js';
+import { createRegistryView, UNKNOWN } from '../src/registry/registry-view.js';
 
 describe('registry view', () => {
   it('should keep what was read or written while a refresh was under way over what the refresh returned', async () => {

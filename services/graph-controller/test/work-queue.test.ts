@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { createWorkQueue } from '../src/work-queue.js';
+import { createWorkQueue } from '../src/reconcile/work-queue.js';
 import { eventually, sleep } from '../../../test/support/eventually.js';
 
 describe('createWorkQueue', () => {

@@ -1,10 +1,11 @@
 import type Koa from 'koa';
 import { createKafkaPublisher, type EventPublisher, type Logger, type ReadinessCheck, type Registry } from '@sp/platform';
-import { createGraphRegistryApp, createGraphStore, storeReadiness } from './app.js';
+import { createGraphRegistryApp, createGraphStore, storeReadiness } from './http/app.js';
 import type { GraphRegistryConfig } from './config.js';
-import type { GraphStore } from './graph-store.js';
-import { createSchemaAnnouncer } from './schema-announcer.js';
-import { createSchemaChecker } from './schema-checker.js';
+import type { GraphStore } from './graphs/graph-store.js';
+import { subgraphAnnouncements } from './federation/subgraph-events.js';
+import { createSchemaAnnouncer, versionAnnouncements, type SchemaAnnouncer } from './schemas/schema-announcer.js';
+import { createSchemaChecker } from './schemas/schema-checker.js';
 
 export interface GraphRegistryRuntime {
   logger: Logger;
@@ -28,7 +29,19 @@ export interface GraphRegistry {
 }
 
 /** What the root reads of the configuration: the listeners are serveHttp's. */
-export type GraphRegistrySettings = Pick<GraphRegistryConfig, 'store' | 'apiKeys' | 'schemaChecker' | 'schemaPublishing' | 'brokers'>;
+export type GraphRegistrySettings = Pick<GraphRegistryConfig, 'store' | 'apiKeys' | 'schemaChecker' | 'schemaPublishing' | 'brokers'> & Partial<Pick<GraphRegistryConfig, 'federation' | 'cdn'>>;
+
+/** The SchemaPublishedEvent announcers, one mechanism for both logs: the registry's own schema versions and the supergraph versions (subgraph publishes). */
+function createAnnouncers(store: GraphStore, events: EventPublisher | undefined, topic: string, logger: Logger): { schema: SchemaAnnouncer; subgraphs: SchemaAnnouncer } | undefined {
+  if (events === undefined) {
+    logger.warn('MessageBroker__BrokerList is not set: schema versions are published without SchemaPublishedEvent');
+    return undefined;
+  }
+  return {
+    schema: createSchemaAnnouncer({ log: store.versions, pending: versionAnnouncements(store.versions), events, logger }, { topic }),
+    subgraphs: createSchemaAnnouncer({ log: store.federation, pending: subgraphAnnouncements(store.federation, logger), events, logger }, { topic }),
+  };
+}
 
 /**
  * The graph registry's composition root: the store and the Kafka publisher the configuration
@@ -45,14 +58,15 @@ export function createGraphRegistry(config: GraphRegistrySettings, runtime: Grap
       ? undefined
       : createKafkaPublisher({ brokers: config.brokers, clientId: 'graph-registry', source: '/subscription-platform/graph-registry', logger, registry });
   const events = overrides.events ?? ownEvents;
-  if (events === undefined) logger.warn('MessageBroker__BrokerList is not set: schema versions are published without SchemaPublishedEvent');
-  const announcer = events === undefined ? undefined : createSchemaAnnouncer({ versions: store.versions, events, logger }, { topic: config.schemaPublishing.topic });
+  const announcers = createAnnouncers(store, events, config.schemaPublishing.topic, logger);
   const app = createGraphRegistryApp({
     store,
     schemaChecker,
     schemaPublishing: config.schemaPublishing,
-    ...(announcer === undefined ? {} : { announcer }),
+    ...(announcers === undefined ? {} : { announcers }),
     apiKeys: config.apiKeys,
+    ...(config.federation === undefined ? {} : { federation: config.federation }),
+    ...(config.cdn === undefined ? {} : { cdn: config.cdn }),
     logger,
     registry,
   });
@@ -61,7 +75,8 @@ export function createGraphRegistry(config: GraphRegistrySettings, runtime: Grap
     store,
     readiness: storeReadiness(store),
     async close() {
-      announcer?.close();
+      announcers?.schema.close();
+      announcers?.subgraphs.close();
       await schemaChecker.close();
       await ownEvents?.close();
       if (overrides.store === undefined) await store.close();

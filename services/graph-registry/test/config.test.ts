@@ -48,9 +48,19 @@ describe('configuration', () => {
       apiKeys: ['key'],
       logLevel: 'info',
       shutdownGraceMs: 10_000,
-      schemaChecker: { workers: 1, timeBudgetMs: 1000, maxQueued: 8, maxMemoryMb: 512 },
+      schemaChecker: { workers: 1, timeBudgetMs: 1000, compositionBudgetMs: 10_000, maxQueued: 8, maxMemoryMb: 512 },
       schemaPublishing: { policy: 'allow', keep: 100, topic: 'schema-changes' },
+      federation: { keepSubgraph: 100, keepSupergraph: 20, maxSubgraphs: 300, maxTotalBytes: 8 * 1024 * 1024, leaseMs: 20_000, leaseWaitMs: 30_000 },
+      cdn: { keys: [], target: 'default' },
     });
+  });
+
+  it('should take the CDN keys and target, refusing a CDN key that is also an API key and a target that is no id', () => {
+    const config = loadConfig({ STORE_URL: 'memory://', MONITOR_API_KEY: 'key', Registry__CdnKeys: 'cdn-a, cdn-b', Registry__CdnTarget: 'prod', Registry__CompositionTimeoutMs: '5000', Registry__SupergraphHistory: '7' });
+    expect(config.cdn).toEqual({ keys: ['cdn-a', 'cdn-b'], target: 'prod' });
+    expect(config.federation).toMatchObject({ keepSupergraph: 7, leaseMs: 15_000 });
+    expect(() => loadConfig({ STORE_URL: 'memory://', MONITOR_API_KEY: 'old,key', Registry__CdnKeys: 'cdn,key' })).toThrow(/Registry__CdnKeys: must not contain a key of MONITOR_API_KEY/);
+    expect(() => loadConfig({ STORE_URL: 'memory://', MONITOR_API_KEY: 'key', Registry__CdnTarget: '../x' })).toThrow(/Registry__CdnTarget/);
   });
 
   it('should take the schema policy, history, topic and brokers, and refuse an unknown policy', () => {

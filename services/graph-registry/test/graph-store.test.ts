@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
-import type { GraphStore } from '../src/graph-store.js';
-import { createMemoryGraphStore } from '../src/memory-graph-store.js';
+import type { GraphStore } from '../src/graphs/graph-store.js';
+import { createMemoryGraphStore } from '../src/graphs/memory-graph-store.js';
 import { connectRedis } from '@sp/platform';
-import { createRedisGraphStore } from '../src/redis-graph-store.js';
+import { createRedisGraphStore } from '../src/graphs/redis-graph-store.js';
 import { silentLogger } from './support/registry-fixture.js';
 
 /** Every page of `listUrls`, in one map (keeping the order the pages give). */

@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { AppError } from '@sp/platform';
-import { parseGraphUrl } from '../src/graph-url.js';
-import { isGraphName, validateName } from '../src/names.js';
+import { parseGraphUrl } from '../src/graphs/graph-url.js';
+import { isGraphName, validateName } from '../src/graphs/names.js';
 
 describe('graph URL', () => {
   it.each([

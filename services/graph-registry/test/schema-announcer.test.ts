@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import type { EventPublisher } from '@sp/platform';
 import { eventually, sleep } from '../../../test/support/eventually.js';
-import { createMemoryGraphStore } from '../src/memory-graph-store.js';
-import { createSchemaAnnouncer, type SchemaAnnouncer } from '../src/schema-announcer.js';
-import type { StoredSchemaVersion } from '../src/schema-versions.js';
+import { createMemoryGraphStore } from '../src/graphs/memory-graph-store.js';
+import { createSchemaAnnouncer, versionAnnouncements, type SchemaAnnouncer } from '../src/schemas/schema-announcer.js';
+import type { StoredSchemaVersion } from '../src/schemas/schema-versions.js';
 import { silentLogger as quietLogger } from '../../../test/support/silent-logger.js';
 
 const silentLogger = quietLogger('schema-announcer-test');
@@ -43,7 +43,7 @@ afterEach(() => announcers.splice(0).forEach((announcer) => announcer.close()));
 
 /** Announcers of two replicas on one store, each with its own publisher. */
 function replicas(store: ReturnType<typeof createMemoryGraphStore>, publishers: EventPublisher[], sweepMs = 60_000): SchemaAnnouncer[] {
-  const made = publishers.map((events) => createSchemaAnnouncer({ versions: store.versions, events, logger: silentLogger }, { topic: 'schema-changes', sweepMs }));
+  const made = publishers.map((events) => createSchemaAnnouncer({ log: store.versions, pending: versionAnnouncements(store.versions), events, logger: silentLogger }, { topic: 'schema-changes', sweepMs }));
   announcers.push(...made);
   return made;
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { buildSchema } from 'graphql';
 import type { SchemaChangeClass } from '@sp/platform';
-import { compareSchemas } from '../src/schema-changes.js';
+import { compareSchemas } from '../src/schemas/schema-changes.js';
 
 /** The schema every row changes one thing of. */
 const BASE = {

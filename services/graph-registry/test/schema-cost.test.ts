@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Redis } from 'ioredis';
 import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
-import { DEFAULT_SCHEMA_CHECKER } from '../src/schema-checker.js';
+import { DEFAULT_SCHEMA_CHECKER } from '../src/schemas/schema-checker.js';
 import { inputTypesAsOutputs, largeValidSchema, unknownTypeReferences } from './support/hostile-schemas.js';
 import { lookupP99Bound, lookupsDuring, p99 } from './support/lookups.js';
 import { API_KEY, client, startRegistry, startRegistryProcessOnPrivateRedis, type Client, type RegistryOnRedis, type RegistryProcess, type RunningRegistry } from './support/registry-fixture.js';

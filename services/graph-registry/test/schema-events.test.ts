@@ -6,9 +6,10 @@ import { sleep } from '../../../test/support/eventually.js';
 import { infra } from '../../../test/support/infra.js';
 import { collectEvents, type EventCollector } from '../../../test/support/kafka.js';
 import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
-import { DEFAULT_SCHEMA_PUBLISHING } from '../src/schema-publisher.js';
+import { DEFAULT_SCHEMA_PUBLISHING } from '../src/schemas/schema-publisher.js';
 import { client, silentLogger, startRegistry, type RunningRegistry } from './support/registry-fixture.js';
 import { schemaNumber, versionsApi } from './support/versions-client.js';
+import { subgraphSdl } from '../../../test/support/subgraph-fixtures.js';
 import { HANG_GUARD_MS } from '../../../test/support/progress.js';
 
 describe('SchemaPublishedEvent on Kafka', () => {
@@ -81,7 +82,7 @@ describe('SchemaPublishedEvent from two replicas', () => {
   const replicas: RunningRegistry[] = [];
 
   /** Two registry replicas on a Redis of their own, each with its own Kafka producer (`wrap`ped), and a consumer of their topic. */
-  async function twoReplicas(wrap: [(events: EventPublisher) => EventPublisher, (events: EventPublisher) => EventPublisher]): Promise<{ apis: Array<ReturnType<typeof versionsApi>>; collector: EventCollector }> {
+  async function twoReplicas(wrap: [(events: EventPublisher) => EventPublisher, (events: EventPublisher) => EventPublisher]): Promise<{ apis: Array<ReturnType<typeof versionsApi>>; clients: Array<ReturnType<typeof client>>; collector: EventCollector }> {
     const topic = `schema-changes-test-${randomUUID()}`;
     const redis = await startPrivateRedis();
     redises.push(redis);
@@ -93,10 +94,10 @@ describe('SchemaPublishedEvent from two replicas', () => {
         publishers.push(events);
         const replica = await startRegistry({ kind: 'redis', url: redis.url }, undefined, { schemaPublishing: { ...DEFAULT_SCHEMA_PUBLISHING, topic }, events: wrapper(events) });
         replicas.push(replica);
-        return versionsApi(client(replica.baseUrl));
+        return client(replica.baseUrl);
       }),
     );
-    return { apis: started, collector };
+    return { apis: started.map((api) => versionsApi(api)), clients: started, collector };
   }
 
   afterEach(async () => {
@@ -127,4 +128,31 @@ describe('SchemaPublishedEvent from two replicas', () => {
     await sleep(500);
     expect(collector.events.map((event) => event.value.version)).toEqual([1, 2]);
   }, 60_000);
+
+  it('should send the events of subgraph publishes through two replicas in supergraph version order, with their graph, and none for a removal', async () => {
+    const { clients, collector } = await twoReplicas([(events) => slowed(events, 50), (events) => events]);
+    const [a, b] = clients as [ReturnType<typeof client>, ReturnType<typeof client>];
+    for (const name of ['user', 'product', 'payment']) expect((await a.registerGraph(name, `http://${name}.shop.svc.cluster.local:4000/graphql`)).status).toBe(204);
+    const publish = (api: typeof a, name: string, sdl: string) => api.send({ method: 'POST', path: `/${name}/schema`, headers: { 'content-type': 'application/graphql' }, body: sdl });
+    // The user subgraph first (the others extend its types), then the rest at once through both replicas.
+    expect((await publish(a, 'user', subgraphSdl('user'))).status).toBe(201);
+    const field = (n: number) => subgraphSdl('user').replace('  name: String!\n', `  name: String!\n  extra${n}: Int\n`);
+    const answers = await Promise.all([publish(b, 'product', subgraphSdl('product')), publish(a, 'payment', subgraphSdl('payment')), ...[1, 2, 3, 4].map((n) => publish(n % 2 === 0 ? a : b, 'user', field(n)))]);
+    expect(answers.map((answer) => answer.status)).toEqual([201, 201, 201, 201, 201, 201]);
+    expect((await b.send({ method: 'DELETE', path: '/payment/schema' })).status).toBe(204);
+    expect((await publish(a, 'payment', subgraphSdl('payment'))).status).toBe(201);
+    await collector.waitFor((event) => event.value.supergraphVersion === 9);
+    await sleep(1000); // an event sent twice, late or for the removal would be here by now
+    const consumed = collector.events.map((event) => [event.value.supergraphVersion, event.value.graph, event.value.version] as const);
+    // Supergraph version 8 is the removal: no event. Each event once; a graph's events (one key, one partition) in order.
+    expect(consumed.map(([supergraph]) => supergraph).sort((x, y) => Number(x) - Number(y))).toEqual([1, 2, 3, 4, 5, 6, 7, 9]);
+    const user = consumed.filter(([, graph]) => graph === 'user');
+    expect(user.map(([, , version]) => version)).toEqual([1, 2, 3, 4, 5]);
+    expect(user.map(([supergraph]) => supergraph)).toEqual([...user.map(([supergraph]) => supergraph)].sort((x, y) => Number(x) - Number(y)));
+    expect(consumed.filter(([, graph]) => graph === 'payment').map(([supergraph, , version]) => [supergraph, version])).toEqual([[expect.any(Number), 1], [9, 2]]);
+    for (const event of collector.events) {
+      expectEventPayload('SchemaPublishedEvent', event.value);
+      expect(event.key).toBe(`graph:schema:${String(event.value.graph)}`);
+    }
+  }, 120_000);
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { buildSchema } from 'graphql';
-import { findSdlProblems } from '../src/schema-sdl.js';
+import { findSdlProblems } from '../src/schemas/schema-sdl.js';
 import { UNUSABLE_SCHEMAS } from './support/unusable-schemas.js';
 
 describe('schema SDL check', () => {

@@ -22,6 +22,8 @@ export interface ControllerFixtureOptions {
   /** Default: short (50–400 ms); the production defaults are 200–30000 ms. */
   backoff?: { baseMs: number; maxMs: number };
   leaseNamespace?: string;
+  /** How federated Services' schemas are read: default every 60 s, 1 s a request, 1 MiB. */
+  subgraphs?: { pollMs: number; timeoutMs: number; maxBytes: number };
 }
 
 export interface RunningController {
@@ -36,9 +38,21 @@ export interface RunningController {
 
 let counter = 0;
 
+/** The leader election of testConfig: short timings, an identity of its own per replica. */
+function leaderElectionOf(options: ControllerFixtureOptions): GraphControllerConfig['leaderElection'] {
+  counter += 1;
+  return {
+    leaseName: 'graph-controller',
+    leaseNamespace: options.leaseNamespace ?? LEASE_NAMESPACE,
+    leaseDurationMs: options.leaseDurationMs ?? 2000,
+    renewDeadlineMs: options.renewDeadlineMs ?? 1500,
+    retryPeriodMs: options.retryPeriodMs ?? 200,
+    identity: options.identity ?? `replica-${counter}`,
+  };
+}
+
 /** The configuration main.ts would load, with timings short enough for tests. */
 export function testConfig(options: ControllerFixtureOptions): GraphControllerConfig {
-  counter += 1;
   return {
     registry: { url: options.registryUrl, apiKey: options.apiKey, timeoutMs: 1000 },
     namespaces: options.namespaces ?? [],
@@ -46,14 +60,8 @@ export function testConfig(options: ControllerFixtureOptions): GraphControllerCo
     resyncMs: options.resyncMs ?? 60_000,
     watchIdleMs: options.watchIdleMs ?? 10_000,
     backoff: options.backoff ?? { baseMs: 50, maxMs: 400 },
-    leaderElection: {
-      leaseName: 'graph-controller',
-      leaseNamespace: options.leaseNamespace ?? LEASE_NAMESPACE,
-      leaseDurationMs: options.leaseDurationMs ?? 2000,
-      renewDeadlineMs: options.renewDeadlineMs ?? 1500,
-      retryPeriodMs: options.retryPeriodMs ?? 200,
-      identity: options.identity ?? `replica-${counter}`,
-    },
+    leaderElection: leaderElectionOf(options),
+    subgraphs: options.subgraphs ?? { pollMs: 60_000, timeoutMs: 1000, maxBytes: 1024 * 1024 },
     kubeSource: 'kubeconfig',
     managementPort: 0,
     logLevel: 'silent',

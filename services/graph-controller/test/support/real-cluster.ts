@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { CoordinationV1Api, CoreV1Api, type KubeConfig, type KubernetesObject, type V1Service } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { applyObjects, ensureNamespace, serviceAccountKubeConfig } from '../../../../test/support/kube-apiserver.js';
-import { legacyRecordsName, RECORD_LABEL } from '../../src/ownership-records.js';
+import { legacyRecordsName, RECORD_LABEL } from '../../src/ownership/ownership-records.js';
 import { MANIFEST_DIR } from './rbac.js';
 
 /** The namespace k8s/graph-controller/clusterrolebinding.yaml names for the controller's ServiceAccount. */

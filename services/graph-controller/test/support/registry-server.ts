@@ -1,8 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import { closeGracefully, listen } from '@sp/platform';
 import { Registry as PromRegistry } from 'prom-client';
-import { createGraphRegistryApp, createGraphStore } from '../../../graph-registry/src/app.js';
-import type { GraphStore } from '../../../graph-registry/src/graph-store.js';
+import { createGraphRegistryApp, createGraphStore } from '../../../graph-registry/src/http/app.js';
+import type { GraphStore } from '../../../graph-registry/src/graphs/graph-store.js';
+import type { CdnSettings } from '../../../graph-registry/src/cdn/artifact-handler.js';
+import { createLazySchemaChecker } from '../../../graph-registry/src/schemas/schema-checker.js';
 import { silentLogger } from '../../../../test/support/silent-logger.js';
 
 /** A write the registry received, and with which API key (each controller replica gets its own). */
@@ -36,10 +38,12 @@ export interface RegistryServer {
 }
 
 /** The real graph registry service (services/graph-registry) over Redis, in this process, on a fixed free port. */
-export async function startRegistryServer(redisUrl: string, apiKeys: readonly string[]): Promise<RegistryServer> {
+export async function startRegistryServer(redisUrl: string, apiKeys: readonly string[], options: { cdn?: CdnSettings; port?: number } = {}): Promise<RegistryServer> {
   const logger = silentLogger('graph-registry');
   const store = createGraphStore({ kind: 'redis', url: redisUrl }, logger);
-  const app = createGraphRegistryApp({ store, apiKeys, logger, registry: new PromRegistry() });
+  // Its own checker, closed with the server: a schema worker left running keeps jest from exiting.
+  const schemaChecker = createLazySchemaChecker();
+  const app = createGraphRegistryApp({ store, apiKeys, logger, registry: new PromRegistry(), schemaChecker, ...(options.cdn === undefined ? {} : { cdn: options.cdn }) });
   const handle = app.callback();
   const writes: RegistryWrite[] = [];
   const server: Server = createServer((req, res) => {
@@ -52,7 +56,7 @@ export async function startRegistryServer(redisUrl: string, apiKeys: readonly st
     }
     void handle(req, res);
   });
-  const port = await listen(server, 0, '127.0.0.1');
+  const port = await listen(server, options.port ?? 0, '127.0.0.1');
   return {
     url: `http://127.0.0.1:${port}`,
     writes,
@@ -68,6 +72,7 @@ export async function startRegistryServer(redisUrl: string, apiKeys: readonly st
     async close() {
       server.closeAllConnections();
       await closeGracefully(server, 100);
+      await schemaChecker.close();
       await store.close();
     },
   };

@@ -8,8 +8,13 @@ export const openapiPath = fileURLToPath(new URL('../../openapi.yaml', import.me
 /** The path template a request path falls under, as this API routes it (undefined: no such path). */
 export function templateOf(path: string): string | undefined {
   const pathname = path.split('?')[0]!.replace(/(.)\/$/, '$1');
-  if (['/', '/health', '/schema', '/schema/versions', '/schema/diff', '/schema/rollback'].includes(pathname)) return pathname;
+  if (['/', '/health', '/schema', '/schema/versions', '/schema/diff', '/schema/rollback', '/supergraph', '/supergraph/versions'].includes(pathname)) return pathname;
   if (/^\/schema\/versions\/[^/]+$/.test(pathname)) return '/schema/versions/{version}';
+  if (/^\/supergraph\/versions\/[^/]+$/.test(pathname)) return '/supergraph/versions/{version}';
+  if (/^\/artifacts\/v1\/[^/]+\/version\/[^/]+\/[^/]+$/.test(pathname)) return '/artifacts/v1/{target}/version/{versionId}/{artifact}';
+  if (/^\/artifacts\/v1\/[^/]+\/[^/]+$/.test(pathname)) return '/artifacts/v1/{target}/{artifact}';
+  const subgraph = /^\/[^/]+(\/schema(?:\/versions(?:\/[^/]+)?|\/diff|\/rollback)?)$/.exec(pathname);
+  if (subgraph) return `/{name}${subgraph[1]!.replace(/\/versions\/[^/]+$/, '/versions/{version}')}`;
   return /^\/[^/]+$/.test(pathname) ? '/{name}' : undefined;
 }
 

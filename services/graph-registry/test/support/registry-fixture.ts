@@ -1,9 +1,11 @@
 import { createServer, type Server } from 'node:http';
 import { closeGracefully, createRegistry, type EventPublisher, listen, requestListener, startManagementServer, type ManagementServer, type Registry, type StoreConfig } from '@sp/platform';
 import { createGraphRegistry } from '../../src/graph-registry.js';
-import { DEFAULT_SCHEMA_CHECKER, type SchemaCheckerOptions } from '../../src/schema-checker.js';
-import { DEFAULT_SCHEMA_PUBLISHING, type SchemaPublishing } from '../../src/schema-publisher.js';
-import type { GraphStore } from '../../src/graph-store.js';
+import { DEFAULT_SCHEMA_CHECKER, type SchemaCheckerOptions } from '../../src/schemas/schema-checker.js';
+import { DEFAULT_SCHEMA_PUBLISHING, type SchemaPublishing } from '../../src/schemas/schema-publisher.js';
+import type { GraphStore } from '../../src/graphs/graph-store.js';
+import type { CdnSettings } from '../../src/cdn/artifact-handler.js';
+import type { FederationSettings } from '../../src/federation/supergraph-composer.js';
 import { silentLogger as quietLogger } from '../../../../test/support/silent-logger.js';
 import { assertDocumented } from './openapi-contract.js';
 import { Redis } from 'ioredis';
@@ -32,11 +34,20 @@ export interface RegistryOptions {
   schemaChecks?: SchemaCheckerOptions;
   schemaPublishing?: SchemaPublishing;
   events?: EventPublisher;
+  federation?: FederationSettings;
+  cdn?: CdnSettings;
 }
 
 export async function startRegistry(store: StoreConfig, apiKeys: readonly string[] = [API_KEY, ROTATED_API_KEY], options: RegistryOptions = {}): Promise<RunningRegistry> {
   const registry = createRegistry('graph-registry');
-  const settings = { store, apiKeys, schemaChecker: options.schemaChecks ?? DEFAULT_SCHEMA_CHECKER, schemaPublishing: options.schemaPublishing ?? DEFAULT_SCHEMA_PUBLISHING };
+  const settings = {
+    store,
+    apiKeys,
+    schemaChecker: options.schemaChecks ?? DEFAULT_SCHEMA_CHECKER,
+    schemaPublishing: options.schemaPublishing ?? DEFAULT_SCHEMA_PUBLISHING,
+    ...(options.federation === undefined ? {} : { federation: options.federation }),
+    ...(options.cdn === undefined ? {} : { cdn: options.cdn }),
+  };
   const graphRegistry = createGraphRegistry(settings, { logger: silentLogger, registry }, options.events === undefined ? {} : { events: options.events });
   const { app, store: graphStore } = graphRegistry;
   const server = createServer(requestListener(app));
