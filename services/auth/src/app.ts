@@ -1,5 +1,5 @@
 import { createHttpService, notFound, type HttpService, type Registry } from '@sp/platform';
-import { forwardAuth } from './forward-auth.js';
+import { forwardAuth } from './http/forward-auth.js';
 import { directRoutes, parameterRoutes, routeTable } from './router.js';
 import type { AuthServices } from './services.js';
 

@@ -1,6 +1,6 @@
 import { Counter, type Registry } from 'prom-client';
 import { counterFromZero } from '@sp/platform';
-import { OTP_REFUSAL_REASONS, type OtpRefusalReason } from './otp-refusals.js';
+import { OTP_REFUSAL_REASONS, type OtpRefusalReason } from './otp/otp-refusals.js';
 
 const VERIFICATION_RESULTS = ['success', 'wrong_code', 'expired', 'reused', 'too_many_attempts', 'bad_request'] as const;
 export type VerificationResult = (typeof VERIFICATION_RESULTS)[number];

@@ -6,17 +6,17 @@ import { createAuthApp } from './app.js';
 import { createAuthMetrics } from './auth-metrics.js';
 import type { AuthConfig } from './config.js';
 import { createKeycloak } from './keycloak.js';
-import { createLoginCompletion } from './login-completion.js';
-import { createLogoutTokenVerifier } from './logout-token.js';
-import { createOtpStore } from './otp-store.js';
-import { createOtpRateLimiter } from './rate-limiter.js';
+import { createLoginCompletion } from './sessions/login-completion.js';
+import { createLogoutTokenVerifier } from './oidc/logout-token.js';
+import { createOtpStore } from './otp/otp-store.js';
+import { createOtpRateLimiter } from './otp/rate-limiter.js';
 import type { AuthServices } from './services.js';
-import { createSessionIndex } from './session-index.js';
-import { createSessionKeeper } from './session-keeper.js';
-import { createSessionMetrics } from './session-metrics.js';
-import { createSessionPolicy } from './session-policy.js';
-import { createTokenStore, SESSION_KEY_PREFIX } from './token-store.js';
-import { createUserSessions } from './user-sessions.js';
+import { createSessionIndex } from './sessions/session-index.js';
+import { createSessionKeeper } from './sessions/session-keeper.js';
+import { createSessionMetrics } from './sessions/session-metrics.js';
+import { createSessionPolicy } from './sessions/session-policy.js';
+import { createTokenStore, SESSION_KEY_PREFIX } from './sessions/token-store.js';
+import { createUserSessions } from './sessions/user-sessions.js';
 
 export interface AuthRuntime {
   logger: Logger;

@@ -2,8 +2,8 @@ import { accessSync, constants } from 'node:fs';
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { env, isTrueFlag, keycloakIssuer, operationsEnv, parseEnv, parsedBy, type Env } from '@sp/platform';
-import { parseAllowlist, type RedirectAllowlist } from './redirect-allowlist.js';
-import { KNOWN_COUNTRIES, NON_GEOGRAPHIC, NUMBER_TYPES, type NumberType } from './phone.js';
+import { parseAllowlist, type RedirectAllowlist } from './oidc/redirect-allowlist.js';
+import { KNOWN_COUNTRIES, NON_GEOGRAPHIC, NUMBER_TYPES, type NumberType } from './otp/phone.js';
 
 export type Role = 'client' | 'subscriber';
 

@@ -1,10 +1,10 @@
 import { createOidcTokenClient } from '@sp/platform';
 import type { AuthConfig } from './config.js';
-import type { IdentityProvider } from './identity-provider.js';
-import { createIdpHttp, type IdpFetch } from './idp-http.js';
-import { createKeycloakAdmin } from './keycloak-admin.js';
-import { createKeycloakOidc } from './keycloak-oidc.js';
-import type { UserDirectory } from './user-directory.js';
+import type { IdentityProvider } from './oidc/identity-provider.js';
+import { createIdpHttp, type IdpFetch } from './oidc/idp-http.js';
+import { createKeycloakAdmin } from './users/keycloak-admin.js';
+import { createKeycloakOidc } from './oidc/keycloak-oidc.js';
+import type { UserDirectory } from './users/user-directory.js';
 
 /** Keycloak as the service talks to it: one connection pool for the OIDC client and the admin API. */
 export interface Keycloak {

@@ -1,16 +1,16 @@
 import type Koa from 'koa';
 import { Router } from '@koa/router';
 import { byMethod, type DirectRoute } from '@sp/platform';
-import type { ForwardAuth } from './forward-auth.js';
-import { startLogin } from './login.js';
-import { logout } from './logout.js';
-import { finishLogin } from './oidc-redirect.js';
-import { requestOtp } from './otp-request.js';
-import { verifyOtp } from './otp-verify.js';
-import { backchannelLogout } from './backchannel-logout.js';
+import type { ForwardAuth } from './http/forward-auth.js';
+import { startLogin } from './http/login.js';
+import { logout } from './http/logout.js';
+import { finishLogin } from './http/oidc-redirect.js';
+import { requestOtp } from './http/otp-request.js';
+import { verifyOtp } from './http/otp-verify.js';
+import { backchannelLogout } from './http/backchannel-logout.js';
 import type { AuthServices } from './services.js';
-import { endSession, endSessions } from './sessions-end.js';
-import { listSessions } from './sessions-list.js';
+import { endSession, endSessions } from './http/sessions-end.js';
+import { listSessions } from './http/sessions-list.js';
 
 /**
  * Every fixed route of the API (openapi.yaml) by its exact path; paths are case-sensitive. The

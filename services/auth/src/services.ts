@@ -2,16 +2,16 @@ import type { CacheClient } from '@sp/cache-client';
 import type { EventPublisher, Logger } from '@sp/platform';
 import type { AuthMetrics } from './auth-metrics.js';
 import type { AuthConfig } from './config.js';
-import type { IdentityProvider } from './identity-provider.js';
-import type { CompleteLogin } from './login-completion.js';
-import type { VerifyLogoutToken } from './logout-token.js';
-import type { OtpStore } from './otp-store.js';
-import type { OtpRateLimiter } from './rate-limiter.js';
-import type { SessionKeeper } from './session-keeper.js';
-import type { SessionMetrics } from './session-metrics.js';
-import type { TokenStore } from './token-store.js';
-import type { UserDirectory } from './user-directory.js';
-import type { UserSessions } from './user-sessions.js';
+import type { IdentityProvider } from './oidc/identity-provider.js';
+import type { CompleteLogin } from './sessions/login-completion.js';
+import type { VerifyLogoutToken } from './oidc/logout-token.js';
+import type { OtpStore } from './otp/otp-store.js';
+import type { OtpRateLimiter } from './otp/rate-limiter.js';
+import type { SessionKeeper } from './sessions/session-keeper.js';
+import type { SessionMetrics } from './sessions/session-metrics.js';
+import type { TokenStore } from './sessions/token-store.js';
+import type { UserDirectory } from './users/user-directory.js';
+import type { UserSessions } from './sessions/user-sessions.js';
 
 /** The part of the configuration the endpoints read. */
 export type AuthSettings = Pick<AuthConfig, 'publicBaseUrl' | 'allowedRedirects' | 'proxyHops' | 'session' | 'environment' | 'groups' | 'locales' | 'otp' | 'otpFraud' | 'kafka'> & {

@@ -4,10 +4,10 @@ import { decodeJwt, decodeProtectedHeader, generateKeyPair, SignJWT } from 'jose
 import type { RunningCacheService } from '../../../test/support/cache-service.js';
 import { eventually, sleep } from '../../../test/support/eventually.js';
 import type { EventCollector } from '../../../test/support/kafka.js';
-import type { TokenRecord } from '../src/token-store.js';
+import type { TokenRecord } from '../src/sessions/token-store.js';
 import { counterValue, startAuth, type RunningAuth } from './support/auth-fixture.js';
 import { startBackchannelFront, type BackchannelFront } from './support/backchannel-front.js';
-import { BACKCHANNEL_LOGOUT_EVENT, LOGOUT_TOKEN_CLOCK_TOLERANCE_SECONDS } from '../src/logout-token.js';
+import { BACKCHANNEL_LOGOUT_EVENT, LOGOUT_TOKEN_CLOCK_TOLERANCE_SECONDS } from '../src/oidc/logout-token.js';
 import { addPassiveRealmKey, createAuthClientCopy, deleteUsersNamed, issuer, keycloakAdmin, signOutUser, type PassiveRealmKey } from './support/keycloak.js';
 import { otpLogin } from './support/otp-login.js';
 import { startReplicaPair, type ReplicaPair } from './support/replica-pair.js';

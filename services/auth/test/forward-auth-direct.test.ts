@@ -7,7 +7,7 @@ import { startCacheService, type RunningCacheService } from '../../../test/suppo
 import { eventually } from '../../../test/support/eventually.js';
 import type { Auth } from '../src/auth.js';
 import { createAuthServer } from '../src/server.js';
-import { newTokenId, type TokenRecord } from '../src/token-store.js';
+import { newTokenId, type TokenRecord } from '../src/sessions/token-store.js';
 import { createTestAuth, testCertificate } from './support/auth-fixture.js';
 
 /** An answer as a proxy sees it: status, every header in the order sent (Date aside), body. */

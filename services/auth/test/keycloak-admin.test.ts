@@ -3,8 +3,8 @@ import { Agent } from 'undici';
 import { createOidcTokenClient, type AppError, type OidcTokenClient } from '@sp/platform';
 import { infra } from '../../../test/support/infra.js';
 import { startTcpProxy, type TcpProxy } from '../../../test/support/tcp-proxy.js';
-import { createKeycloakAdmin } from '../src/keycloak-admin.js';
-import type { UserDirectory } from '../src/user-directory.js';
+import { createKeycloakAdmin } from '../src/users/keycloak-admin.js';
+import type { UserDirectory } from '../src/users/user-directory.js';
 import { keycloakAdmin, keycloakUrl } from './support/keycloak.js';
 import { newPhoneNumber } from './support/phones.js';
 

@@ -8,7 +8,7 @@ import { expectEventPayload } from '../../../test/support/asyncapi-contract.js';
 import { cookieValue, type Reply } from './support/https-client.js';
 import { issuer, keycloakAdmin, userinfo } from './support/keycloak.js';
 import { newPhoneNumber } from './support/phones.js';
-import { bindingCookieName } from '../src/login-binding.js';
+import { bindingCookieName } from '../src/http/login-binding.js';
 import { startAll } from '../../../test/support/start-all.js';
 
 function expectRefused(reply: Reply, message: string | RegExp): void {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
-import { forwardAuth } from '../src/forward-auth.js';
+import { forwardAuth } from '../src/http/forward-auth.js';
 import { readFileSync } from 'node:fs';
-import { JSON_BODY_LIMIT_BYTES } from '../src/json-body.js';
-import { LOGOUT_TOKEN_CLOCK_TOLERANCE_SECONDS } from '../src/logout-token.js';
-import { MAX_REDIRECT_URI_LENGTH } from '../src/redirect-allowlist.js';
+import { JSON_BODY_LIMIT_BYTES } from '../src/http/json-body.js';
+import { LOGOUT_TOKEN_CLOCK_TOLERANCE_SECONDS } from '../src/oidc/logout-token.js';
+import { MAX_REDIRECT_URI_LENGTH } from '../src/oidc/redirect-allowlist.js';
 import { routeTable } from '../src/router.js';
 import type { AuthServices } from '../src/services.js';
 import { openapi } from './support/openapi-contract.js';

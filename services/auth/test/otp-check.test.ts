@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { checkPhoneCode } from '../src/otp-check.js';
-import { newOtpSecret, otpCode, OTP_STEP_SECONDS } from '../src/otp-codes.js';
-import { createOtpStore, type OtpStore } from '../src/otp-store.js';
+import { checkPhoneCode } from '../src/otp/otp-check.js';
+import { newOtpSecret, otpCode, OTP_STEP_SECONDS } from '../src/otp/otp-codes.js';
+import { createOtpStore, type OtpStore } from '../src/otp/otp-store.js';
 import { inProcessCache } from './support/in-process-cache.js';
 import { newPhoneNumber } from './support/phones.js';
 

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createCacheClient, type CacheClient } from '@sp/cache-client';
 import { startCacheService, type RunningCacheService } from '../../../test/support/cache-service.js';
-import { checkPhoneCode } from '../src/otp-check.js';
-import { newOtpSecret, otpCode } from '../src/otp-codes.js';
-import { createOtpStore, type OtpStore } from '../src/otp-store.js';
+import { checkPhoneCode } from '../src/otp/otp-check.js';
+import { newOtpSecret, otpCode } from '../src/otp/otp-codes.js';
+import { createOtpStore, type OtpStore } from '../src/otp/otp-store.js';
 import { newPhoneNumber } from './support/phones.js';
 
 const MAX_ATTEMPTS = 3;

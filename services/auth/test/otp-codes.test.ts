@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { checkOtpCode, isOtpCodeFormat, newOtpSecret, OTP_STEP_SECONDS, otpCode } from '../src/otp-codes.js';
+import { checkOtpCode, isOtpCodeFormat, newOtpSecret, OTP_STEP_SECONDS, otpCode } from '../src/otp/otp-codes.js';
 
 describe('TOTP codes', () => {
   const step = OTP_STEP_SECONDS * 1000;

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startCacheService, type RunningCacheService } from '../../../test/support/cache-service.js';
-import { SMS_BUDGET_KEY } from '../src/rate-limiter.js';
+import { SMS_BUDGET_KEY } from '../src/otp/rate-limiter.js';
 import { capturingLogger, counterValue, startAuth, type RunningAuth } from './support/auth-fixture.js';
 import type { Reply } from './support/https-client.js';
 import { cacheCounter, expectNothingSpentFor, expectRefused } from './support/otp-answers.js';

@@ -4,7 +4,7 @@ import { createCacheClient, type CacheClient } from '@sp/cache-client';
 import { startCacheService, type RunningCacheService } from '../../../test/support/cache-service.js';
 import { silentLogger } from '../../../test/support/silent-logger.js';
 import { tryCacheLock, withCacheLock } from '../src/cache-lock.js';
-import { createOtpRateLimiter } from '../src/rate-limiter.js';
+import { createOtpRateLimiter } from '../src/otp/rate-limiter.js';
 import { newPhoneNumber } from './support/phones.js';
 import { withSlowReads } from './support/slow-reads.js';
 

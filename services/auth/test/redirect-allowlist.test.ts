@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { parseAllowlist } from '../src/redirect-allowlist.js';
+import { parseAllowlist } from '../src/oidc/redirect-allowlist.js';
 
 describe('parseAllowlist', () => {
   const allowlist = parseAllowlist(['https://app.example.test', 'https://portal.example.test/auth/', 'http://localhost:3000']);

@@ -1,10 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import { AppError } from '@sp/platform';
-import { ipRateLimitKey } from '../src/client-ip.js';
-import { resolveLocale } from '../src/locale.js';
-import { newLoginState, newPkcePair, parseLoginState } from '../src/oidc-state.js';
-import { normalizePhoneNumber } from '../src/phone.js';
-import { clearedSessionCookie, readSessionCookie, sessionCookie } from '../src/session-cookie.js';
+import { ipRateLimitKey } from '../src/otp/client-ip.js';
+import { resolveLocale } from '../src/http/locale.js';
+import { newLoginState, newPkcePair, parseLoginState } from '../src/oidc/oidc-state.js';
+import { normalizePhoneNumber } from '../src/otp/phone.js';
+import { clearedSessionCookie, readSessionCookie, sessionCookie } from '../src/sessions/session-cookie.js';
 import { createHash } from 'node:crypto';
 
 const refusal = (run: () => unknown): string => {

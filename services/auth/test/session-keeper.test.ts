@@ -3,11 +3,11 @@ import { AppError } from '@sp/platform';
 import { eventually } from '../../../test/support/eventually.js';
 import { manualClock } from '../../../test/support/test-clock.js';
 import { silentLogger } from '../../../test/support/silent-logger.js';
-import type { IdentityProvider, RenewedTokens } from '../src/identity-provider.js';
-import { createSessionKeeper, type SessionKeeper } from '../src/session-keeper.js';
-import type { RenewalResult } from '../src/session-metrics.js';
-import { createSessionPolicy } from '../src/session-policy.js';
-import { createTokenStore, type TokenStore } from '../src/token-store.js';
+import type { IdentityProvider, RenewedTokens } from '../src/oidc/identity-provider.js';
+import { createSessionKeeper, type SessionKeeper } from '../src/sessions/session-keeper.js';
+import type { RenewalResult } from '../src/sessions/session-metrics.js';
+import { createSessionPolicy } from '../src/sessions/session-policy.js';
+import { createTokenStore, type TokenStore } from '../src/sessions/token-store.js';
 import { inProcessCache } from './support/in-process-cache.js';
 
 const policy = createSessionPolicy({ idleSeconds: 1800, maxSeconds: 8 * 3600, renewBeforeSeconds: 60 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { createSessionPolicy, touchIntervalMs } from '../src/session-policy.js';
+import { createSessionPolicy, touchIntervalMs } from '../src/sessions/session-policy.js';
 
 const owner = { subject: 'user-1', phoneNumber: '+4915112345678' };
 /** Idle 30 min, absolute 8 h, renew 60 s before expiry (the defaults' shape). */

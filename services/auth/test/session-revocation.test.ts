@@ -4,7 +4,7 @@ import { infra } from '../../../test/support/infra.js';
 import { startCacheService, type RunningCacheService } from '../../../test/support/cache-service.js';
 import { eventually, sleep } from '../../../test/support/eventually.js';
 import { collectEvents, type EventCollector } from '../../../test/support/kafka.js';
-import { newTokenId, type TokenRecord } from '../src/token-store.js';
+import { newTokenId, type TokenRecord } from '../src/sessions/token-store.js';
 import { startAuth, type RunningAuth } from './support/auth-fixture.js';
 import { deleteUsersNamed } from './support/keycloak.js';
 import { otpLogin } from './support/otp-login.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createCacheClient, jsonSerializer, memoizedJsonSerializer, type CacheClient } from '@sp/cache-client';
 import { eventually } from '../../../test/support/eventually.js';
 import { startCacheService, type RunningCacheService } from '../../../test/support/cache-service.js';
-import { createTokenStore, SESSION_KEY_PREFIX, type TokenRecord } from '../src/token-store.js';
+import { createTokenStore, SESSION_KEY_PREFIX, type TokenRecord } from '../src/sessions/token-store.js';
 
 describe('token store on the real cache service', () => {
   let cacheService: RunningCacheService;

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startCacheService, type RunningCacheService } from '../../../test/support/cache-service.js';
-import { loginByPhone, type ProvisioningDeps } from '../src/user-provisioning.js';
+import { loginByPhone, type ProvisioningDeps } from '../src/users/user-provisioning.js';
 import { createTestAuth } from './support/auth-fixture.js';
 import { keycloakAdmin, userinfo } from './support/keycloak.js';
 import { newPhoneNumber } from './support/phones.js';

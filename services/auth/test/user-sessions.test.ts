@@ -3,7 +3,7 @@ import type { RunningCacheService } from '../../../test/support/cache-service.js
 import { eventually } from '../../../test/support/eventually.js';
 import type { EventCollector } from '../../../test/support/kafka.js';
 import type { Auth } from '../src/auth.js';
-import { newSessionId, type TokenRecord } from '../src/token-store.js';
+import { newSessionId, type TokenRecord } from '../src/sessions/token-store.js';
 import { counterValue, createTestAuth, type RunningAuth } from './support/auth-fixture.js';
 import { authClient, deleteUsersNamed, introspect } from './support/keycloak.js';
 import { newPhoneNumber } from './support/phones.js';

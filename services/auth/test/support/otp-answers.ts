@@ -1,5 +1,5 @@
 import { expect } from '@jest/globals';
-import type { OtpRefusalReason } from '../../src/otp-refusals.js';
+import type { OtpRefusalReason } from '../../src/otp/otp-refusals.js';
 import type { RunningAuth } from './auth-fixture.js';
 import type { Reply } from './https-client.js';
 

@@ -1,7 +1,7 @@
 import type { CacheClient } from '@sp/cache-client';
 import { AppError, poll, unavailable, type Logger } from '@sp/platform';
-import { tryCacheLock } from './cache-lock.js';
-import type { IdentityProvider } from './identity-provider.js';
+import { tryCacheLock } from '../cache-lock.js';
+import type { IdentityProvider } from '../oidc/identity-provider.js';
 import type { RenewalResult } from './session-metrics.js';
 import type { SessionPolicy } from './session-policy.js';
 import { isTokenId, type TokenRecord, type TokenStore } from './token-store.js';

@@ -1,6 +1,6 @@
 import type { CacheClient } from '@sp/cache-client';
 import { unavailable, type Logger } from '@sp/platform';
-import type { IdentityProvider } from './identity-provider.js';
+import type { IdentityProvider } from '../oidc/identity-provider.js';
 import type { SessionIndex } from './session-index.js';
 import type { SessionKeeper } from './session-keeper.js';
 import type { EndReason } from './session-metrics.js';

@@ -1,4 +1,4 @@
-import type { VerificationResult } from './auth-metrics.js';
+import type { VerificationResult } from '../auth-metrics.js';
 import { checkOtpCode } from './otp-codes.js';
 import type { OtpStore } from './otp-store.js';
 

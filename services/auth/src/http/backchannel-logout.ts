@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 import { AppError, badRequest, readBody } from '@sp/platform';
-import type { LogoutTarget } from './logout-token.js';
-import type { AuthServices } from './services.js';
+import type { LogoutTarget } from '../oidc/logout-token.js';
+import type { AuthServices } from '../services.js';
 
 /** What backchannelLogout uses. */
 export type BackchannelLogoutDeps = Pick<AuthServices, 'userSessions' | 'verifyLogoutToken' | 'sessionMetrics' | 'logger'>;

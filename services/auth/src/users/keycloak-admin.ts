@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import KeycloakAdminClient, { NetworkError } from '@keycloak/keycloak-admin-client';
 import type { Dispatcher } from 'undici';
 import { badGateway, fromOidcError, unavailable, withTokenRetry, type AppError, type OidcTokenClient } from '@sp/platform';
-import type { OidcSettings } from './config.js';
+import type { OidcSettings } from '../config.js';
 import type { DirectoryUser, UserDirectory } from './user-directory.js';
 
 const IDP = 'identity provider';

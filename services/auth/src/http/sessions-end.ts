@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 import { badRequest, notFound } from '@sp/platform';
-import type { AuthServices } from './services.js';
-import { clearedSessionCookie } from './session-cookie.js';
+import type { AuthServices } from '../services.js';
+import { clearedSessionCookie } from '../sessions/session-cookie.js';
 import { callerSession } from './user-session-auth.js';
 
 /** What the DELETE /sessions endpoints use. */

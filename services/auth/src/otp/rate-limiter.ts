@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CacheClient, CounterValue } from '@sp/cache-client';
 import type { AppError, Logger } from '@sp/platform';
-import type { OtpFraudControls, OtpLimits } from './config.js';
+import type { OtpFraudControls, OtpLimits } from '../config.js';
 import { otpRefusal, type OtpRefusalReason } from './otp-refusals.js';
 
 /** Who asks for a code: the number (E.164), the client IP key and the number's prefix. */

@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 import { unauthorized } from '@sp/platform';
-import { readSessionCookie } from './session-cookie.js';
-import type { TokenRecord, TokenStore } from './token-store.js';
+import { readSessionCookie } from '../sessions/session-cookie.js';
+import type { TokenRecord, TokenStore } from '../sessions/token-store.js';
 
 /** The caller's own session, from its TokenId cookie. */
 export interface Caller {

@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 import { badGateway, userLoggedInEvent, type EventPublisher, type Logger } from '@sp/platform';
-import type { LoginFacts } from './events.js';
-import type { LoginTokens } from './identity-provider.js';
+import type { LoginFacts } from '../events.js';
+import type { LoginTokens } from '../oidc/identity-provider.js';
 import { sessionCookie } from './session-cookie.js';
 import type { SessionPolicy } from './session-policy.js';
 import { newSessionId, type TokenStore } from './token-store.js';

@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import type { AuthServices } from './services.js';
+import type { AuthServices } from '../services.js';
 import { callerSession } from './user-session-auth.js';
 
 /** What listSessions uses. */

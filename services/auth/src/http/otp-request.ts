@@ -1,14 +1,14 @@
 import type Koa from 'koa';
-import { ipRateLimitKey } from './client-ip.js';
-import { loginCodeSmsEvent } from './events.js';
+import { ipRateLimitKey } from '../otp/client-ip.js';
+import { loginCodeSmsEvent } from '../events.js';
 import { readJsonObject } from './json-body.js';
 import { resolveLocale } from './locale.js';
-import { newOtpSecret, otpCode } from './otp-codes.js';
-import { checkOtpPolicy, numberPrefix } from './otp-policy.js';
-import { otpRefusalReason } from './otp-refusals.js';
-import { parsePhoneNumber } from './phone.js';
-import type { Admission } from './rate-limiter.js';
-import type { AuthServices, AuthSettings } from './services.js';
+import { newOtpSecret, otpCode } from '../otp/otp-codes.js';
+import { checkOtpPolicy, numberPrefix } from '../otp/otp-policy.js';
+import { otpRefusalReason } from '../otp/otp-refusals.js';
+import { parsePhoneNumber } from '../otp/phone.js';
+import type { Admission } from '../otp/rate-limiter.js';
+import type { AuthServices, AuthSettings } from '../services.js';
 
 /** What requestOtp uses. */
 export type RequestOtpDeps = Pick<AuthServices, 'limiter' | 'otps' | 'publisher' | 'logger' | 'metrics' | 'now'> & { settings: Pick<AuthSettings, 'locales' | 'kafka' | 'environment' | 'otpFraud'> };

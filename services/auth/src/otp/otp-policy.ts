@@ -1,4 +1,4 @@
-import type { OtpFraudControls } from './config.js';
+import type { OtpFraudControls } from '../config.js';
 import { otpRefusal } from './otp-refusals.js';
 import { NON_GEOGRAPHIC, type PhoneNumber } from './phone.js';
 

@@ -1,5 +1,5 @@
-import type { SessionLifetimes } from './config.js';
-import type { RenewedTokens } from './identity-provider.js';
+import type { SessionLifetimes } from '../config.js';
+import type { RenewedTokens } from '../oidc/identity-provider.js';
 import type { TokenRecord } from './token-store.js';
 
 /** Who logged in, from where: the part of a session record that no renewal changes. */

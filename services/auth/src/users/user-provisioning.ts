@@ -1,8 +1,8 @@
 import { badGateway, forbidden } from '@sp/platform';
 import type { CacheClient } from '@sp/cache-client';
-import type { IdentityProvider, LoginTokens } from './identity-provider.js';
+import type { IdentityProvider, LoginTokens } from '../oidc/identity-provider.js';
 import type { UserDirectory } from './user-directory.js';
-import { withCacheLock } from './cache-lock.js';
+import { withCacheLock } from '../cache-lock.js';
 
 export interface OtpLoginRequest {
   /** E.164; also the username of a user this login creates. */

@@ -1,14 +1,14 @@
 import type Koa from 'koa';
 import { AppError, badRequest } from '@sp/platform';
-import type { Role } from './config.js';
-import type { VerificationResult } from './auth-metrics.js';
+import type { Role } from '../config.js';
+import type { VerificationResult } from '../auth-metrics.js';
 import { readJsonObject } from './json-body.js';
 import { resolveLocale } from './locale.js';
-import { checkPhoneCode, REFUSALS } from './otp-check.js';
-import { isOtpCodeFormat } from './otp-codes.js';
-import { parsePhoneNumber } from './phone.js';
-import type { AuthServices, AuthSettings } from './services.js';
-import { loginByPhone } from './user-provisioning.js';
+import { checkPhoneCode, REFUSALS } from '../otp/otp-check.js';
+import { isOtpCodeFormat } from '../otp/otp-codes.js';
+import { parsePhoneNumber } from '../otp/phone.js';
+import type { AuthServices, AuthSettings } from '../services.js';
+import { loginByPhone } from '../users/user-provisioning.js';
 
 const ROLES: ReadonlySet<string> = new Set<Role>(['client', 'subscriber']);
 

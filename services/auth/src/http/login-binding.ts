@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { readCookie } from './session-cookie.js';
+import { readCookie } from '../sessions/session-cookie.js';
 
 /**
  * Binds a login to the browser that started it (login CSRF): /login sets a cookie with 256 random

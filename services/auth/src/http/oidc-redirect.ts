@@ -3,11 +3,11 @@ import { AppError, badRequest } from '@sp/platform';
 import { resolveLocale } from './locale.js';
 import { singleQueryValue } from './login.js';
 import { bindingCookieName, carriesBinding, clearedBindingCookie, redirectPath } from './login-binding.js';
-import { isStateRecord, parseLoginState } from './oidc-state.js';
-import { readCookie } from './session-cookie.js';
-import { normalizePhoneNumber } from './phone.js';
-import type { AuthServices, AuthSettings } from './services.js';
-import type { LoginTokens } from './identity-provider.js';
+import { isStateRecord, parseLoginState } from '../oidc/oidc-state.js';
+import { readCookie } from '../sessions/session-cookie.js';
+import { normalizePhoneNumber } from '../otp/phone.js';
+import type { AuthServices, AuthSettings } from '../services.js';
+import type { LoginTokens } from '../oidc/identity-provider.js';
 
 const NOT_THIS_BROWSER = 'the login was not started in this browser';
 

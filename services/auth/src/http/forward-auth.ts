@@ -1,8 +1,8 @@
 import type Koa from 'koa';
 import { answerEmpty, unauthorized, type DirectRoute } from '@sp/platform';
-import { readSessionCookie } from './session-cookie.js';
-import type { TokenRecord } from './token-store.js';
-import type { AuthServices } from './services.js';
+import { readSessionCookie } from '../sessions/session-cookie.js';
+import type { TokenRecord } from '../sessions/token-store.js';
+import type { AuthServices } from '../services.js';
 
 /** What forwardAuth uses. */
 export type ForwardAuthDeps = Pick<AuthServices, 'tokens' | 'sessions' | 'now'>;

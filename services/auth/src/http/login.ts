@@ -1,8 +1,8 @@
 import type Koa from 'koa';
 import { badRequest } from '@sp/platform';
 import { bindingCookie, newLoginBinding, redirectPath } from './login-binding.js';
-import { newLoginState, newPkcePair, type StateRecord } from './oidc-state.js';
-import type { AuthServices, AuthSettings } from './services.js';
+import { newLoginState, newPkcePair, type StateRecord } from '../oidc/oidc-state.js';
+import type { AuthServices, AuthSettings } from '../services.js';
 
 /** A query parameter given exactly once, else undefined. */
 export function singleQueryValue(ctx: Koa.Context, name: string): string | undefined {

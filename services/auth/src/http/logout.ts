@@ -1,6 +1,6 @@
 import type Koa from 'koa';
-import { clearedSessionCookie, readSessionCookie } from './session-cookie.js';
-import type { AuthServices } from './services.js';
+import { clearedSessionCookie, readSessionCookie } from '../sessions/session-cookie.js';
+import type { AuthServices } from '../services.js';
 
 /** What logout uses. */
 export type LogoutDeps = Pick<AuthServices, 'userSessions'>;
