@@ -256,8 +256,7 @@ describe('rendered workloads', () => {
     const objects = await scenario(name);
     for (const deployment of ofKind<Deployment>(objects, 'Deployment')) {
       const service = component(deployment) as Service;
-      const known = configVariables(service);
-      if (!known) continue; // the service's config.ts is not written yet
+      const known = await configVariables(service);
       const set = new Set([...Object.keys(configMapOf(objects, deployment)), ...(containerOf(deployment).env ?? []).map((e) => e.name)]);
       const unknown = [...set].filter((variable) => !known.all.has(variable) && variable !== 'NODE_OPTIONS');
       const missing = [...known.required].filter((variable) => !set.has(variable));
@@ -276,7 +275,7 @@ describe('rendered workloads', () => {
           ofKind<Deployment>(objects, 'Deployment').map(async (deployment) => {
             const service = component(deployment) as Service;
             const load = await loaderOf(service);
-            return { name, service, problems: load ? problemsOf(() => load(podEnv(objects, deployment, dir))) : [] };
+            return { name, service, problems: problemsOf(() => load(podEnv(objects, deployment, dir))) };
           }),
         );
         for (const result of results) expect(result).toEqual({ ...result, problems: [] });
@@ -340,9 +339,8 @@ function secretPlaceholder(name: string): string {
 
 type Loader = (env: Record<string, string>) => unknown;
 
-/** The service's own loadConfig (src/config.ts), or undefined while it does not exist. */
-async function loaderOf(service: Service): Promise<Loader | undefined> {
-  if (!configVariables(service)) return undefined;
+/** The service's own loadConfig (src/config.ts). */
+async function loaderOf(service: Service): Promise<Loader> {
   const module = (await import(`../../services/${service}/src/config.js`)) as { loadConfig: (env: Record<string, string>, host?: unknown) => unknown };
   const inCluster = { fileExists: () => true, readFile: () => 'platform', hostname: () => 'pod', homedir: () => '/home/node' };
   return (env) => module.loadConfig(env, inCluster);

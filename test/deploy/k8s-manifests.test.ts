@@ -78,8 +78,8 @@ describe('k8s/ manifests', () => {
     expect(plainContainer.ports?.find((p) => p.name === 'management')?.containerPort).toBe(chartContainer.ports?.find((p) => p.name === 'management')?.containerPort);
   });
 
-  it('should set only variables the controller reads, its required ones, and its API key from the same Secret key as the chart', () => {
-    const known = configVariables('graph-controller')!;
+  it('should set only variables the controller reads, its required ones, and its API key from the same Secret key as the chart', async () => {
+    const known = await configVariables('graph-controller');
     const plainEnv = ofKind<Deployment>(plain, 'Deployment')[0]!.spec.template.spec.containers[0]!.env ?? [];
     const names = plainEnv.map((e) => e.name);
     expect(names.filter((name) => !known.all.has(name))).toEqual([]);

@@ -75,6 +75,7 @@ export const unitTests = [
   'services/webhooks/test/sms-commands.test.ts',
   'test/docs/generated-docs.test.ts',
   'test/docs/links.test.ts',
+  'test/docs/readme-sizes.test.ts',
   'test/docs/runbooks.test.ts',
   'test/infra/realm-file.test.ts',
   'test/lint/import-cycles.test.ts',
