@@ -214,8 +214,10 @@ services() {
 drop_service_images() {
   local images
   mapfile -t images < <(buildah_ images --format '{{.Name}}:{{.Tag}}' | grep "^localhost/$IMAGE_PREFIX/" || true)
-  [ "${#images[@]}" -eq 0 ] || buildah_ rmi "${images[@]}" > /dev/null
-  buildah_ rmi --prune > /dev/null
+  # Only a clean-up: an image a build container still uses (another clone's build running, or one
+  # killed midway) stays until a later run, and this build has still succeeded.
+  { [ "${#images[@]}" -eq 0 ] || buildah_ rmi "${images[@]}" > /dev/null; } 2>&1 | sed 's/^/[images] kept: /' >&2 || true
+  buildah_ rmi --prune > /dev/null 2>&1 || true
 }
 
 # A change to a service's sources makes a new archive of its image, one to what the services share
