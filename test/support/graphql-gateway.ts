@@ -163,6 +163,33 @@ function tierChanges(fields: Input): Input {
   return active === null || active === undefined ? rest : { ...rest, active };
 }
 
+/** A fixture's seeding methods: records a test puts in the data before it runs, with a new record's defaults. */
+export type Seeding = Pick<GraphqlGatewayFixture, 'addClient' | 'addPlan' | 'addPriceTier' | 'addSubscriber'>;
+
+/** The seeding methods over `data`, for every fixture that serves it (the gateway and the subgraphs). */
+export function seeding(data: GatewayData, nextId: (kind: string) => string): Seeding {
+  return {
+    addClient(client) {
+      const record: GatewayClient = { id: nextId('client'), phoneNumber: null, providerCustomerId: null, ...client };
+      data.clients.push(record);
+      return record;
+    },
+    addPlan(plan) {
+      const record: GatewayPlan = { id: nextId('plan'), description: null, icon: null, active: true, providerProductId: null, providerVersion: null, ...plan };
+      data.plans.push(record);
+      return record;
+    },
+    addPriceTier(tier) {
+      const record: GatewayPriceTier = { id: nextId('tier'), amount: 1000, currency: 'usd', interval: 'month', active: true, providerVersion: null, ...tier };
+      data.priceTiers.push(record);
+      return record;
+    },
+    addSubscriber(clientId, phoneNumber, locale, subscribedAt = new Date()) {
+      data.subscriptions.push({ clientId, phoneNumber, locale, subscribedAt: subscribedAt.toISOString() });
+    },
+  };
+}
+
 /** Resolvers of the contract's root fields over the in-memory records, with the contract's idempotency and version rules. */
 export function rootValue(data: GatewayData, nextId: (kind: string) => string): Record<string, (args: Args) => unknown> {
   const remove = <T extends { id: string }>(list: T[], id: unknown): boolean => {
@@ -437,24 +464,7 @@ export async function startGraphqlGateway(options: GraphqlGatewayOptions = {}): 
     received,
     mutations: (field) => received.filter((op) => op.type === 'mutation' && !op.failed && (field === undefined || op.fields.includes(field))),
     tokens,
-    addClient(client) {
-      const record: GatewayClient = { id: nextId('client'), phoneNumber: null, providerCustomerId: null, ...client };
-      data.clients.push(record);
-      return record;
-    },
-    addPlan(plan) {
-      const record: GatewayPlan = { id: nextId('plan'), description: null, icon: null, active: true, providerProductId: null, providerVersion: null, ...plan };
-      data.plans.push(record);
-      return record;
-    },
-    addPriceTier(tier) {
-      const record: GatewayPriceTier = { id: nextId('tier'), amount: 1000, currency: 'usd', interval: 'month', active: true, providerVersion: null, ...tier };
-      data.priceTiers.push(record);
-      return record;
-    },
-    addSubscriber(clientId, phoneNumber, locale, subscribedAt = new Date()) {
-      data.subscriptions.push({ clientId, phoneNumber, locale, subscribedAt: subscribedAt.toISOString() });
-    },
+    ...seeding(data, nextId),
     failNext(failure) {
       failures = { mode: failure.mode, count: failure.count ?? 1, ...(failure.field === undefined ? {} : { field: failure.field }) };
     },

@@ -5,9 +5,9 @@ import {
   emptyData,
   operationLog,
   rootValue,
-  type GatewayClient,
+  seeding,
   type GatewayData,
-  type GatewayPlan,
+  type Seeding,
   type ReceivedOperation,
   type TokenCounts,
 } from './graphql-gateway.js';
@@ -36,7 +36,8 @@ export interface SubgraphFixturesOptions {
   keepOperations?: number;
 }
 
-export interface SubgraphFixtures {
+/** The three subgraph servers over one data set, seeded the way the gateway fixture is. */
+export interface SubgraphFixtures extends Seeding {
   servers: Record<SubgraphName, SubgraphServer>;
   /** The records the three services share (one platform's data). */
   data: GatewayData;
@@ -44,9 +45,6 @@ export interface SubgraphFixtures {
   received: ReceivedOperation[];
   mutations(field?: string): ReceivedOperation[];
   tokens: TokenCounts;
-  addClient(client: Partial<GatewayClient> & Pick<GatewayClient, 'number' | 'name'>): GatewayClient;
-  addPlan(plan: Partial<GatewayPlan> & Pick<GatewayPlan, 'name'>): GatewayPlan;
-  addSubscriber(clientId: string, phoneNumber: string, locale: string | null): void;
   close(): Promise<void>;
 }
 
@@ -112,19 +110,7 @@ export async function startSubgraphFixtures(options: SubgraphFixturesOptions = {
     received,
     mutations: (field) => received.filter((op) => op.type === 'mutation' && (field === undefined || op.fields.includes(field))),
     tokens,
-    addClient(client) {
-      const created: GatewayClient = { id: nextId('client'), phoneNumber: null, providerCustomerId: null, ...client };
-      data.clients.push(created);
-      return created;
-    },
-    addPlan(plan) {
-      const created: GatewayPlan = { id: nextId('plan'), description: null, icon: null, active: true, providerProductId: null, providerVersion: null, ...plan };
-      data.plans.push(created);
-      return created;
-    },
-    addSubscriber(clientId, phoneNumber, locale) {
-      data.subscriptions.push({ clientId, phoneNumber, locale, subscribedAt: new Date().toISOString() });
-    },
+    ...seeding(data, nextId),
     close: async () => {
       await Promise.all(started.map((server) => server.close()));
     },
