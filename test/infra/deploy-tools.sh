@@ -34,7 +34,9 @@ unpack_promtool() {
   mkdir -p "$archives"
   deb=$(find "$archives" -maxdepth 1 -name "prometheus_${version//:/%3a}_*.deb" | head -n 1)
   if [ -z "$deb" ]; then
+    apt_lock
     (cd "$archives" && apt-get download -qq -o APT::Sandbox::User=root "prometheus=$version") || die "apt-get download prometheus=$version failed"
+    apt_unlock
     deb=$(find "$archives" -maxdepth 1 -name "prometheus_${version//:/%3a}_*.deb" | head -n 1)
   fi
   [ -n "$deb" ] || die "no prometheus $version .deb in $archives"

@@ -342,16 +342,15 @@ own_dir() {
 # ---- Debian packages --------------------------------------------------------------------------
 
 # apt_install PACKAGE...: install Debian packages that are missing. The .deb files are kept in the
-# machine-wide cache; one install at a time on the machine (apt's own lock would fail the second).
+# machine-wide cache; one apt command at a time on the machine (apt's own locks would fail the
+# second: the lists lock has no timeout option).
 apt_install() {
-  local missing=() p lock
+  local missing=() p
   for p in "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
-  mkdir -p "$SHARED/apt/archives/partial"
-  exec {lock}> "$SHARED/apt/.lock"
-  flock "$lock"
+  apt_lock
   missing=()
   for p in "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -360,18 +359,33 @@ apt_install() {
     log "installing Debian packages: ${missing[*]}"
     local sudo=""
     [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    apt_update
+    refresh_apt_lists
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
       -o DPkg::Lock::Timeout=600 -o Dir::Cache::archives="$SHARED/apt/archives" "${missing[@]}" >&2
   fi
-  exec {lock}>&-
+  apt_unlock
 }
 
-# apt_update: the package lists, refreshed once a day.
+# apt_update: the package lists, refreshed once a day, under the machine's apt lock.
 apt_update() {
+  apt_lock
+  refresh_apt_lists
+  apt_unlock
+}
+
+# apt_lock / apt_unlock: the machine-wide lock every apt command of these scripts holds (a second
+# clone's install included).
+apt_lock() {
+  mkdir -p "$SHARED/apt/archives/partial"
+  exec {APT_LOCK_FD}> "$SHARED/apt/.lock"
+  flock "$APT_LOCK_FD"
+}
+apt_unlock() { exec {APT_LOCK_FD}>&-; }
+
+# refresh_apt_lists: `apt-get update` when the lists are older than a day; the caller holds apt_lock.
+refresh_apt_lists() {
   local sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  mkdir -p "$SHARED/apt"
   if [ ! -f "$SHARED/apt/.updated" ] || [ -n "$(find "$SHARED/apt/.updated" -mmin +1440)" ]; then
     $sudo apt-get update -qq -o DPkg::Lock::Timeout=600 >&2 && touch "$SHARED/apt/.updated"
   fi

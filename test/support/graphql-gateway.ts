@@ -377,10 +377,11 @@ export async function startGraphqlGateway(options: GraphqlGatewayOptions = {}): 
   const tokens: TokenCounts = { accepted: 0, refused: 0, distinct: new Set<string>() };
   const schema = buildSchema(gatewayContractSdl);
   const prepare = createPreparer(schema);
-  let data = emptyData();
+  // One data object for the fixture's life: the seeding methods and the resolvers hold it, so reset() empties it in place.
+  const data = emptyData();
   let counter = 0;
   const nextId = (kind: string): string => `${kind}-${++counter}`;
-  let root = rootValue(data, nextId);
+  const root = rootValue(data, nextId);
   const { received, record: recordOperation, last: lastSeq } = operationLog(options.keepOperations);
   let failures: Required<Pick<FailureOptions, 'mode' | 'count'>> & { field?: string } = { mode: 'http-503', count: 0 };
   let delays: Required<Pick<DelayOptions, 'ms' | 'count'>> & { field?: string } = { ms: 0, count: 0 };
@@ -458,9 +459,7 @@ export async function startGraphqlGateway(options: GraphqlGatewayOptions = {}): 
     url: `http://127.0.0.1:${port}/graphql`,
     port,
     schema,
-    get data() {
-      return data;
-    },
+    data,
     received,
     mutations: (field) => received.filter((op) => op.type === 'mutation' && !op.failed && (field === undefined || op.fields.includes(field))),
     tokens,
@@ -480,8 +479,7 @@ export async function startGraphqlGateway(options: GraphqlGatewayOptions = {}): 
       if (!server.listening) await listenOn(port);
     },
     reset() {
-      data = emptyData();
-      root = rootValue(data, nextId);
+      Object.assign(data, emptyData());
       received.length = 0;
       tokens.accepted = 0;
       tokens.refused = 0;
