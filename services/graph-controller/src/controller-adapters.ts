@@ -1,5 +1,5 @@
 import { CoordinationV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import type { Logger } from '@sp/platform';
+import type { Logger } from '@sp/observability';
 import { COMPONENT, type GraphControllerConfig } from './config.js';
 import { createGraphRegistryClient, type GraphRegistryClient } from './registry/graph-registry-client.js';
 import { createKubeEventRecorder, type EventRecorder } from './kube/kube-event-recorder.js';

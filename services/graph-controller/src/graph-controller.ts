@@ -1,5 +1,6 @@
 import type { KubeConfig, V1Service } from '@kubernetes/client-node';
-import type { Logger, ReadinessCheck, Registry, ServedApi } from '@sp/platform';
+import type { Logger, Registry } from '@sp/observability';
+import type { ReadinessCheck, ServedApi } from '@sp/http';
 import { createClaimIndex } from './reconcile/claim-index.js';
 import { createClaimMemory } from './reconcile/claim-memory.js';
 import type { GraphControllerConfig } from './config.js';

@@ -1,4 +1,5 @@
-import { bootService, loadConfigOrExit, serveService } from '@sp/platform';
+import { loadConfigOrExit } from '@sp/core';
+import { bootService, serveService } from '@sp/http';
 import { COMPONENT, loadConfig } from './config.js';
 import { createGraphController } from './graph-controller.js';
 

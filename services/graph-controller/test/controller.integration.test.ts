@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { startManagementServer } from '@sp/platform';
+import { startManagementServer } from '@sp/http';
 import { createGraphController } from '../src/graph-controller.js';
 import { loadConfig } from '../src/config.js';
 import { startFakeKubeApi, type FakeKubeApi, type FakeKubeApiOptions } from '../../../test/support/fake-kube-api.js';

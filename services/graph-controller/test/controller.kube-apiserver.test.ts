@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { CoordinationV1Api, CoreV1Api, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node';
 import { Redis } from 'ioredis';
-import { startManagementServer } from '@sp/platform';
+import { startManagementServer } from '@sp/http';
 import { Registry as PromRegistry } from 'prom-client';
 import { createGraphController } from '../src/graph-controller.js';
 import { PooledKubeConfig } from '../src/kube/kube-client.js';

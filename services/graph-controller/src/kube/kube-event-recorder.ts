@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { PatchStrategy, setHeaderOptions, type CoreV1Api, type V1Service } from '@kubernetes/client-node';
-import type { Logger } from '@sp/platform';
+import type { Logger } from '@sp/observability';
 import { apiStatus, withTimeout } from './kube-client.js';
 
 export type EventType = 'Normal' | 'Warning';

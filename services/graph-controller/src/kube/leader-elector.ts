@@ -1,4 +1,5 @@
-import { withDeadline, type Logger } from '@sp/platform';
+import { withDeadline } from '@sp/core';
+import type { Logger } from '@sp/observability';
 import { LeaseConflictError, type LeaseLock, type LeaseRecord } from './lease-lock.js';
 
 export interface LeaderElectorOptions {
