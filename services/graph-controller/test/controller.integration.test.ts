@@ -222,7 +222,7 @@ describe('graph controller as main.ts runs it', () => {
       });
       const { Registry } = await import('prom-client');
       const metrics = new Registry();
-      const controller = createGraphController(config, { logger: silentLogger(), registry: metrics });
+      const controller = createGraphController(config, { logger: silentLogger(), registry: metrics, now: Date.now });
       const management = await startManagementServer({ port: 0, host: '127.0.0.1', registry: metrics, readiness: controller.readiness, logger: silentLogger() });
       controller.start();
       try {

@@ -346,7 +346,7 @@ describe('graph controller against the real kube-apiserver, with the RBAC of k8s
     const [shop] = await namespaces(1);
     const unbound = await serviceAccountKubeConfig(admin, CONTROLLER_NAMESPACE, uniqueName('unbound'));
     const config = testConfig({ kubeConfig: unbound, registryUrl: registry.url, apiKey: API_KEY, namespaces: [shop!], leaseDurationMs: 1000, renewDeadlineMs: 800, retryPeriodMs: 200 });
-    const app = createGraphController(config, { logger: silentLogger(), registry: new PromRegistry() }, { kubeConfig: unbound });
+    const app = createGraphController(config, { logger: silentLogger(), registry: new PromRegistry(), now: Date.now }, { kubeConfig: unbound });
     const management = await startManagementServer({ port: 0, host: '127.0.0.1', registry: new PromRegistry(), readiness: app.readiness, logger: silentLogger() });
     app.start();
     try {
