@@ -9,7 +9,7 @@ const PRIVATE_MEMBER = 'Use the dependency\'s public, documented API: private me
  * Private or undocumented members of dependencies, in service and package sources: reflection on
  * library objects, the internals issue 20 removed (prom-client's getForPromString, ioredis' command
  * and offline queues), `_`-prefixed members, and `as unknown as` casts that force a library object
- * into a shape of our own. test/lint/private-members.test.ts proves each pattern is caught.
+ * into a shape of our own. test/lint/private-members.unit.test.ts proves each pattern is caught.
  */
 const privateMemberRules = [
   {
@@ -57,7 +57,7 @@ export default tseslint.config(
     // back is loaded half-initialised. import-x follows `./x.js` to `x.ts` through the TypeScript
     // resolver; type-only imports are erased at build and are not followed (import-x's rule), nor are
     // dependencies in node_modules (ignoreExternal: parsing their typings almost doubled the CPU time of linting src).
-    // test/lint/import-cycles.test.ts proves a cycle is caught.
+    // test/lint/import-cycles.unit.test.ts proves a cycle is caught.
     files: ['packages/*/src/**/*.ts', 'services/*/src/**/*.ts'],
     plugins: { 'import-x': importX },
     settings: {

@@ -7,8 +7,8 @@
 //   in-process servers on 127.0.0.1:0 are allowed. `make test-unit`, under a minute.
 // - cluster: the single-node Kubernetes cluster of test/infra/cluster.sh (test/cluster).
 // - integration: everything else, against the running dependencies of test/infra/infra.sh.
-// A new test file is integration until it is listed in test/jest/unit-tests.js.
-import { unitTests } from './test/jest/unit-tests.js';
+// The tier is in the file name: `*.unit.test.ts` is unit, any other `*.test.ts` integration
+// (cluster: under test/cluster/).
 
 const swc = [
   '@swc/jest',
@@ -19,9 +19,7 @@ const swc = [
   },
 ];
 
-const unitPaths = unitTests.map((path) => `<rootDir>/${path}`);
 const clusterPaths = ['<rootDir>/test/cluster/'];
-const escape = (path) => path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** What every tier shares: only which files it runs differs. */
 const project = {
@@ -51,14 +49,14 @@ export default {
     {
       ...project,
       displayName: 'unit',
-      testMatch: unitPaths,
+      testMatch: ['**/test/**/*.unit.test.ts'],
       setupFiles: ['<rootDir>/test/jest/unit-tier.cjs'],
     },
     {
       ...project,
       displayName: 'integration',
       testMatch: ['**/test/**/*.test.ts'],
-      testPathIgnorePatterns: [...project.testPathIgnorePatterns, ...unitPaths.map((path) => `^${escape(path)}$`), ...clusterPaths],
+      testPathIgnorePatterns: [...project.testPathIgnorePatterns, '\\.unit\\.test\\.ts$', ...clusterPaths],
     },
     {
       ...project,

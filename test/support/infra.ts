@@ -25,7 +25,7 @@ function readInfraEnv(): Record<string, string> {
  */
 export function infra(name: string): string {
   if (process.env['SP_TEST_TIER'] === 'unit') {
-    throw new Error(`${name}: a unit test uses no dependency; move this file out of test/jest/unit-tests.js into the integration tier`);
+    throw new Error(`${name}: a unit test uses no dependency; rename this file from *.unit.test.ts to *.test.ts (the integration tier)`);
   }
   const value = process.env[name] ?? readInfraEnv()[name];
   if (value === undefined || value === '') {

@@ -2,7 +2,7 @@ import type { PlatformEvent } from './kafka-publisher.js';
 
 /**
  * The events the services publish, defined once: each payload type is the message of the same
- * name in docs/asyncapi.yaml (packages/messaging/test/platform-events.test.ts checks every builder
+ * name in docs/asyncapi.yaml (packages/messaging/test/platform-events.unit.test.ts checks every builder
  * against it), and every producer builds its events here.
  */
 export const PLATFORM_EVENT_TYPES = ['SendSmsNotificationEvent', 'UserLoggedInEvent', 'PaymentConfirmedEvent', 'ProviderProductCreatedEvent', 'SchemaPublishedEvent'] as const;
