@@ -2,7 +2,7 @@ export * from './http-server.js';
 export * from './management-server.js';
 export * from './readiness.js';
 export * from './serve-service.js';
-export * from './serve-http.js';
+export * from './http-api.js';
 export * from './boot.js';
 export * from './koa.js';
 export { answerEmpty, type DirectRoute } from './direct-routes.js';

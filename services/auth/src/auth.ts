@@ -1,8 +1,10 @@
 import type { RequestListener } from 'node:http';
+import { createAuthServer } from './server.js';
+import { loadTlsCredentials } from './tls.js';
 import type Koa from 'koa';
 import { createCacheClient, memoizedJsonSerializer, type CacheClient } from '@sp/cache-client';
 import type { Logger, Registry } from '@sp/observability';
-import type { ReadinessCheck } from '@sp/http';
+import { httpApi, type ReadinessCheck, type ServedApi } from '@sp/http';
 import { createKafkaPublisher, type EventPublisher } from '@sp/messaging';
 import { createAuthApp } from './app.js';
 import { createAuthMetrics } from './auth-metrics.js';
@@ -36,6 +38,8 @@ export interface AuthOverrides {
 }
 
 export interface Auth {
+  /** What main.ts serves (serveService): `listener` over HTTPS on `port`, with the configured certificate (read when serving starts). */
+  api: ServedApi<number>;
   /** The HTTP app (Koa), for tests that compare it with `listener`. */
   app: Koa;
   /** What to serve, over HTTPS (server.ts): GET /auth of a session held in memory, then the app. */
@@ -108,6 +112,7 @@ export function createAuth(config: AuthConfig, runtime: AuthRuntime, overrides: 
 
   const { app, listener } = createAuthApp(services, registry);
   return {
+    api: httpApi(async () => createAuthServer(listener, await loadTlsCredentials(config, logger)), config),
     app,
     listener,
     services,

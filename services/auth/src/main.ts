@@ -1,9 +1,7 @@
 import cluster from 'node:cluster';
-import { bootService, serveHttp } from '@sp/http';
+import { bootService, serveService } from '@sp/http';
 import { loadConfig } from './config.js';
 import { createAuth } from './auth.js';
-import { createAuthServer } from './server.js';
-import { loadTlsCredentials } from './tls.js';
 import { superviseWorkers } from './workers.js';
 
 // Load the configuration, create the service, serve it: docs/development.md, "One shape for every
@@ -13,8 +11,8 @@ if (config.workers > 1 && cluster.isPrimary) {
   superviseWorkers(config.workers, logger);
 } else {
   const auth = createAuth(config, { logger, registry });
-  const ports = await serveHttp({
-    server: createAuthServer(auth.listener, await loadTlsCredentials(config, logger)),
+  const { port, managementPort } = await serveService({
+    api: auth.api,
     config,
     registry,
     readiness: auth.readiness,
@@ -22,5 +20,5 @@ if (config.workers > 1 && cluster.isPrimary) {
     closeReserveMs: 1000,
     close: () => auth.close(),
   });
-  logger.info({ ...ports, environment: config.environment, publicBaseUrl: config.publicBaseUrl }, 'auth service listening');
+  logger.info({ port, managementPort, environment: config.environment, publicBaseUrl: config.publicBaseUrl }, 'auth service listening');
 }

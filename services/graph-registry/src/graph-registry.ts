@@ -1,6 +1,7 @@
 import type Koa from 'koa';
 import type { Logger, Registry } from '@sp/observability';
-import type { ReadinessCheck } from '@sp/http';
+import { createServer } from 'node:http';
+import { httpApi, requestListener, type ReadinessCheck, type ServedApi } from '@sp/http';
 import { createKafkaPublisher, type EventPublisher } from '@sp/messaging';
 import { createGraphRegistryApp, createGraphStore, storeReadiness } from './http/app.js';
 import type { GraphRegistryConfig } from './config.js';
@@ -21,7 +22,9 @@ export interface GraphRegistryOverrides {
 }
 
 export interface GraphRegistry {
-  /** The HTTP app, to be served (main.ts: the platform's serveHttp). */
+  /** What main.ts serves (serveService): the HTTP app on `port`. */
+  api: ServedApi<number>;
+  /** The HTTP app, for tests that serve it themselves. */
   app: Koa;
   store: GraphStore;
   /** What /readyz checks. */
@@ -30,8 +33,8 @@ export interface GraphRegistry {
   close(): Promise<void>;
 }
 
-/** What the root reads of the configuration: the listeners are serveHttp's. */
-export type GraphRegistrySettings = Pick<GraphRegistryConfig, 'store' | 'apiKeys' | 'schemaChecker' | 'schemaPublishing' | 'brokers'> & Partial<Pick<GraphRegistryConfig, 'federation' | 'cdn'>>;
+/** What the root reads of the configuration: the management listener and the grace period are serveService's. */
+export type GraphRegistrySettings = Pick<GraphRegistryConfig, 'port' | 'host' | 'store' | 'apiKeys' | 'schemaChecker' | 'schemaPublishing' | 'brokers'> & Partial<Pick<GraphRegistryConfig, 'federation' | 'cdn'>>;
 
 /** The SchemaPublishedEvent announcers, one mechanism for both logs: the registry's own schema versions and the supergraph versions (subgraph publishes). */
 function createAnnouncers(store: GraphStore, events: EventPublisher | undefined, topic: string, logger: Logger): { schema: SchemaAnnouncer; subgraphs: SchemaAnnouncer } | undefined {
@@ -73,6 +76,7 @@ export function createGraphRegistry(config: GraphRegistrySettings, runtime: Grap
     registry,
   });
   return {
+    api: httpApi(() => createServer(requestListener(app)), config),
     app,
     store,
     readiness: storeReadiness(store),

@@ -1,13 +1,12 @@
-import { createServer } from 'node:http';
-import { bootService, requestListener, serveHttp } from '@sp/http';
+import { bootService, serveService } from '@sp/http';
 import { loadConfig } from './config.js';
 import { createGraphRegistry } from './graph-registry.js';
 
 // Load the configuration, create the service, serve it: docs/development.md, "One shape for every service".
 const { config, logger, registry } = bootService('graph-registry', loadConfig);
 const graphRegistry = createGraphRegistry(config, { logger, registry });
-const ports = await serveHttp({
-  server: createServer(requestListener(graphRegistry.app)),
+const { port, managementPort } = await serveService({
+  api: graphRegistry.api,
   config,
   registry,
   readiness: graphRegistry.readiness,
@@ -15,4 +14,4 @@ const ports = await serveHttp({
   closeReserveMs: 1000,
   close: () => graphRegistry.close(),
 });
-logger.info({ ...ports, store: graphRegistry.store.name, apiKeys: config.apiKeys.length, schemaPolicy: config.schemaPublishing.policy }, 'graph registry listening');
+logger.info({ port, managementPort, store: graphRegistry.store.name, apiKeys: config.apiKeys.length, schemaPolicy: config.schemaPublishing.policy }, 'graph registry listening');

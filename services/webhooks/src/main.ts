@@ -1,13 +1,12 @@
-import { createServer } from 'node:http';
-import { bootService, requestListener, serveHttp } from '@sp/http';
+import { bootService, serveService } from '@sp/http';
 import { loadConfig } from './config.js';
 import { createWebhooks } from './webhooks.js';
 
 // Load the configuration, create the service, serve it: docs/development.md, "One shape for every service".
 const { config, logger, registry } = bootService('webhooks', loadConfig);
 const webhooks = createWebhooks(config, { logger, registry, now: Date.now });
-const ports = await serveHttp({
-  server: createServer(requestListener(webhooks.app)),
+const { port, managementPort } = await serveService({
+  api: webhooks.api,
   config,
   registry,
   readiness: webhooks.readiness,
@@ -16,4 +15,4 @@ const ports = await serveHttp({
   closeReserveMs: 2000,
   close: () => webhooks.close(),
 });
-logger.info({ ...ports, store: webhooks.processing.name, topics: config.topics, reconcileIntervalMs: config.reconcileIntervalMs, adminApi: config.adminApiKeys !== undefined }, 'webhooks service listening');
+logger.info({ port, managementPort, store: webhooks.processing.name, topics: config.topics, reconcileIntervalMs: config.reconcileIntervalMs, adminApi: config.adminApiKeys !== undefined }, 'webhooks service listening');

@@ -1,7 +1,8 @@
 import type Koa from 'koa';
 import { createCacheClient, stringSerializer } from '@sp/cache-client';
 import type { Logger, Registry } from '@sp/observability';
-import type { ReadinessCheck } from '@sp/http';
+import { createServer } from 'node:http';
+import { httpApi, requestListener, type ReadinessCheck, type ServedApi } from '@sp/http';
 import { createOidcTokenClient, keycloakIssuer } from '@sp/identity';
 import { createKafkaPublisher, type EventPublisher } from '@sp/messaging';
 import { createWebhooksApp, webhooksReadiness, type WebhooksAppDeps } from './app.js';
@@ -47,7 +48,9 @@ export interface WebhooksOverrides {
 }
 
 export interface Webhooks {
-  /** The HTTP app, to be served (main.ts: the platform's serveHttp). */
+  /** What main.ts serves (serveService): the HTTP app on `port`. */
+  api: ServedApi<number>;
+  /** The HTTP app, for tests that serve it themselves. */
   app: Koa;
   /** What /readyz checks. */
   readiness: ReadinessCheck[];
@@ -60,8 +63,8 @@ export interface Webhooks {
   close(): Promise<void>;
 }
 
-/** What the root reads of the configuration: the listeners, the log level and the grace period are serveHttp's and bootService's. */
-export type WebhooksSettings = Omit<WebhooksConfig, 'port' | 'host' | 'managementPort' | 'logLevel' | 'shutdownGraceMs'>;
+/** What the root reads of the configuration: the management listener, the log level and the grace period are serveService's and bootService's. */
+export type WebhooksSettings = Omit<WebhooksConfig, 'managementPort' | 'logLevel' | 'shutdownGraceMs'>;
 
 /** The Kafka producer of the service's three topics. */
 function createPublisher(config: WebhooksSettings, runtime: WebhooksRuntime, publishMs: number | undefined): EventPublisher {
@@ -145,8 +148,10 @@ export function createWebhooks(config: WebhooksSettings, runtime: WebhooksRuntim
   const sweeper = createSweeper({ ...deps, state: reconcile }, { ...defaultSweeperOptions, ...overrides.sweeper, intervalMs: config.reconcileIntervalMs });
   // Sweeps run from the start (the first at once) until close(), the shutdown's adapters step: after the API drained, before the producer is flushed.
   sweeper.start();
+  const app = createWebhooksApp(deps);
   return {
-    app: createWebhooksApp(deps),
+    api: httpApi(() => createServer(requestListener(app)), config),
+    app,
     readiness: webhooksReadiness(deps),
     processing,
     eventLog,

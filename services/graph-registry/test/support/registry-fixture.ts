@@ -44,6 +44,9 @@ export interface RegistryOptions {
 export async function startRegistry(store: StoreConfig, apiKeys: readonly string[] = [API_KEY, ROTATED_API_KEY], options: RegistryOptions = {}): Promise<RunningRegistry> {
   const registry = createRegistry('graph-registry');
   const settings = {
+    // The root's api is not served here (the test serves `app` itself); these are its listener settings all the same.
+    port: 0,
+    host: '127.0.0.1',
     store,
     apiKeys,
     schemaChecker: options.schemaChecks ?? DEFAULT_SCHEMA_CHECKER,
