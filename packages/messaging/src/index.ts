@@ -1,3 +1,4 @@
 export * from './kafka-publisher.js';
 export * from './serial-sender.js';
 export * from './platform-events.js';
+export * from './schema-events.js';

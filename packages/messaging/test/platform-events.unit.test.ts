@@ -9,7 +9,7 @@ import {
   type PlatformEventType,
 } from '../src/platform-events.js';
 import type { PlatformEvent } from '../src/kafka-publisher.js';
-import { schemaPublishedEvent } from '@sp/graphs';
+import { schemaPublishedEvent } from '../src/schema-events.js';
 
 const payment = {
   clientId: 'client-1',

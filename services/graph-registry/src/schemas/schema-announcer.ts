@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { backoffDelay } from '@sp/core';
 import type { Logger } from '@sp/observability';
 import type { EventPublisher, PlatformEvent } from '@sp/messaging';
-import { schemaPublishedEvent, type SchemaVersionInfo } from '@sp/graphs';
+import type { SchemaVersionInfo } from '@sp/graphs';
+import { schemaPublishedEvent } from '@sp/messaging';
 import type { AnnouncementLog, SchemaHistory } from './schema-versions.js';
 
 export interface SchemaAnnouncerSettings {

@@ -1,5 +1,5 @@
-import type { PlatformEvent } from '@sp/messaging';
-import type { SchemaChangeCounts, SchemaVersionInfo } from './schema-versions.js';
+import type { SchemaChangeCounts, SchemaVersionInfo } from '@sp/graphs';
+import type { PlatformEvent } from './kafka-publisher.js';
 
 /**
  * The graph registry published a new schema version (the SchemaPublishedEvent of
