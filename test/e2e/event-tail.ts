@@ -25,6 +25,22 @@ type Offsets = Map<string, bigint>;
 
 const partitionKey = (topic: string, partition: number): string => `${topic}/${partition}`;
 
+/**
+ * `fetch` again while the broker answers with a retriable error: a topic another process created a
+ * moment ago (a service's first publish) has no leader yet ("not the leader for that
+ * topic-partition"), and createTopics, which waits for leaders, failed as the topic existed.
+ */
+async function offsetsOnceLed<T>(fetch: () => Promise<T>, attempts = 20): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fetch();
+    } catch (err) {
+      if (attempt >= attempts || !(err instanceof Error && 'retriable' in err && err.retriable === true)) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+}
+
 /** The end offset of every partition of the topics now; topics that do not exist yet are created. */
 async function endOffsets(kafka: Kafka, topics: readonly string[]): Promise<Offsets> {
   const admin = kafka.admin();
@@ -35,7 +51,7 @@ async function endOffsets(kafka: Kafka, topics: readonly string[]): Promise<Offs
     if (missing.length > 0) await admin.createTopics({ topics: missing.map((topic) => ({ topic, numPartitions: 1 })) }).catch(() => undefined);
     const offsets: Offsets = new Map();
     for (const topic of topics) {
-      for (const { partition, high } of await admin.fetchTopicOffsets(topic)) offsets.set(partitionKey(topic, partition), BigInt(high));
+      for (const { partition, high } of await offsetsOnceLed(() => admin.fetchTopicOffsets(topic))) offsets.set(partitionKey(topic, partition), BigInt(high));
     }
     return offsets;
   } finally {
