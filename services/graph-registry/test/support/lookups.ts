@@ -111,7 +111,7 @@ export function longestSilenceShare(during: Pick<LookupsDuring<unknown>, 'starte
 /**
  * The p99 a lookup may have while an expensive request runs: 100 ms, or on a machine so loaded
  * that lookups alone are slower, twice the p99 of lookups during a quiet second measured just
- * before. A target for `make bench` (bench/graph-registry-worst-request.bench.ts), not a test's.
+ * before. A target for `make bench` (bench/worst-request.bench.ts), not a test's.
  */
 export async function lookupP99Bound(baseUrl: string, apiKey: string): Promise<{ bound: number; quietP99: number }> {
   const { lookupsMs } = await lookupsDuring(baseUrl, apiKey, () => new Promise((resolve) => setTimeout(resolve, 1000)));
