@@ -139,7 +139,7 @@ describe('the platform end to end', () => {
     expect(platform!.localization.requests.map((request) => request.targetLocale).sort()).toEqual(['de', 'fr']);
   });
 
-  it(`should end the session within ${SIGN_OUT_WITHIN_MS} ms of a sign-out in Keycloak: its back-channel logout reaches the auth service over TLS it trusts`, () => {
+  it(`should end the session within ${SIGN_OUT_WITHIN_MS} ms of Keycloak's answer to a sign-out: its back-channel logout reaches the auth service over TLS it trusts`, () => {
     const signOut = stepRecord(record, 'signOut');
     expect(signOut.signOutStatus).toBe(204);
     expect(signOut.answer.status).toBe(401);

@@ -11,9 +11,10 @@ import { otpLogin } from './support/otp-login.js';
 import { newPhoneNumber } from './support/phones.js';
 import { startAll } from '../../../test/support/start-all.js';
 
-/** One GET /auth: when it was sent (performance.now), through which replica, and what it got. */
+/** One GET /auth: when it was sent and answered (performance.now), and what it got. */
 interface Probe {
   sentAt: number;
+  answeredAt: number;
   status: number;
 }
 
@@ -35,7 +36,7 @@ async function probeUntil(auth: RunningAuth, cookie: string, stop: () => boolean
   while (!stop()) {
     const sentAt = performance.now();
     const reply = await auth.client.get('/auth', { cookie });
-    probes.push({ sentAt, status: reply.status });
+    probes.push({ sentAt, answeredAt: performance.now(), status: reply.status });
   }
 }
 
@@ -109,18 +110,27 @@ describe.each([
     expect((await rpcCount(caches)) - before).toBe(0);
   });
 
+  // How soon B hears of the logout is the invalidation path's speed, which a busy machine slows
+  // (issue 40): its target is make bench's (bench/cache.bench.ts, invalidation: p99 ≤ 50 ms from a
+  // write to the streams of two replicas). What a user relies on, whatever the load: A refuses the
+  // session from its 204 on, B comes to refuse it, and once B has refused it B never serves it
+  // again (no read in flight puts it back into B's near cache).
   it(
-    `should never answer 200 on B later than 100 ms after a logout through A, nor on A after its 204, over ${TRIALS} trials`,
+    `should never answer 200 on A after its logout's 204, nor on B once B has answered 401, over ${TRIALS} trials`,
     async () => {
       const lateOnA: Probe[] = [];
-      const lateOnB: Probe[] = [];
+      const backOnB: Probe[] = [];
       let lagMs = -Infinity;
       let hot = 0;
+      let afterRevoked = 0;
       for (let trial = 0; trial < TRIALS; trial++) {
         const cookie = await newSession();
         const [probesA, probesB]: [Probe[], Probe[]] = [[], []];
         let loggedOutAt = Infinity;
-        const stop = (): boolean => performance.now() > loggedOutAt + 150;
+        /** When B first answered 401 (Infinity until it has). */
+        const revokedOnB = (): number => Math.min(...probesB.filter((probe) => probe.status === 401).map((probe) => probe.answeredAt));
+        // Until B has answered 20 probes sent after it first refused the session: a refilled entry would show there.
+        const stop = (): boolean => probesB.filter((probe) => probe.sentAt > revokedOnB()).length >= 20;
         const loops = [probeUntil(authA, cookie, stop, probesA), probeUntil(authB, cookie, stop, probesB), probeUntil(authB, cookie, stop, probesB)];
         // B serves the session (from its near cache after the first read) before the logout.
         while (ok(probesB) < 5 || ok(probesA) < 1) await sleep(1);
@@ -128,14 +138,18 @@ describe.each([
         const out = await authA.client.post('/logout', undefined, { cookie });
         expect(out.status).toBe(204);
         loggedOutAt = performance.now();
+        // B comes to refuse it: the wait is not the target (see above), only a guard against never.
+        await eventually(() => revokedOnB() < Infinity, 10_000, `trial ${trial}: B refusing the session`);
         await Promise.all(loops);
         lateOnA.push(...probesA.filter((probe) => probe.sentAt > loggedOutAt && probe.status !== 401));
-        lateOnB.push(...probesB.filter((probe) => probe.sentAt > loggedOutAt + 100 && probe.status !== 401));
+        backOnB.push(...probesB.filter((probe) => probe.sentAt > revokedOnB() && probe.status !== 401));
+        afterRevoked += probesB.filter((probe) => probe.sentAt > revokedOnB()).length;
         for (const probe of probesB) if (probe.status === 200) lagMs = Math.max(lagMs, probe.sentAt - loggedOutAt);
       }
       expect(lateOnA).toEqual([]);
-      expect(lateOnB).toEqual([]);
+      expect(backOnB).toEqual([]);
       expect(hot).toBeGreaterThanOrEqual(TRIALS * 5);
+      expect(afterRevoked).toBeGreaterThanOrEqual(TRIALS * 20);
       const latest = lagMs > 0 ? `${lagMs.toFixed(1)} ms after the 204` : 'none after the 204';
       process.stdout.write(`revocation (${backend}): latest 200 on B sent ${latest}, over ${TRIALS} trials\n`);
     },

@@ -44,7 +44,10 @@ describe('token store on the real cache service', () => {
     expect(await store.get('../token:x')).toBeUndefined();
   });
 
-  it('should answer from the near cache until a removal through another replica, and drop it then within 100 ms', async () => {
+  // How soon is the invalidation path's speed, which a busy machine slows (issue 40): its target is
+  // make bench's (bench/cache.bench.ts, invalidation: p99 ≤ 50 ms from a write to the streams of two
+  // replicas). Here: dropped on the removal's announcement, long before the record's own expiry (60 s).
+  it('should answer from the near cache until a removal through another replica, and drop it then', async () => {
     const near = (): CacheClient<unknown> => createCacheClient<unknown>({ address: cacheService.address, nearCache: { prefixes: [SESSION_KEY_PREFIX] } }, memoizedJsonSerializer());
     const [clientA, clientB] = [near(), near()];
     try {
@@ -58,9 +61,7 @@ describe('token store on the real cache service', () => {
       await replicaA.remove(tokenId);
       expect(replicaA.recall(tokenId)).toBeUndefined();
       expect(await replicaA.get(tokenId)).toBeUndefined(); // the replica that logged out: at once
-      const removedAt = performance.now();
-      await eventually(() => replicaB.recall(tokenId) === undefined, 1000, 'the removal seen by replica B');
-      expect(performance.now() - removedAt).toBeLessThan(100);
+      await eventually(() => replicaB.recall(tokenId) === undefined, 10_000, 'the removal seen by replica B');
       expect(await replicaB.get(tokenId)).toBeUndefined();
     } finally {
       clientA.close();

@@ -11,27 +11,6 @@ import { nearClient, plainClient, servedFromMemory } from './near-cache-clients.
 import { HANG_GUARD_MS } from '../../../test/support/progress.js';
 
 const TRIALS = 200;
-/** The longest the event loop may have been held up during a trial for the trial to count. */
-const STALL_MS = 50;
-
-/** Measures the longest gap between 5 ms ticks until stopped: how long the event loop was held up. */
-function watchStalls(): { stop(): number } {
-  let last = performance.now();
-  let longest = 0;
-  const ticker = setInterval(() => {
-    const now = performance.now();
-    longest = Math.max(longest, now - last - 5);
-    last = now;
-  }, 5);
-  return {
-    stop() {
-      clearInterval(ticker);
-      return Math.max(longest, performance.now() - last - 5);
-    },
-  };
-}
-
-const WITHIN_MS = 100;
 
 interface Backend {
   /** Two replicas of the service (the memory backend: one, which both clients use). */
@@ -105,35 +84,33 @@ describe.each(backends)('near cache on %s', (_name, start) => {
     await backend.stop();
   });
 
-  it(`should serve from memory and, after a write through B, the new value within ${WITHIN_MS} ms (${TRIALS} trials)`, async () => {
+  // How soon A hears of B's write is the invalidation path's speed, which a busy machine slows
+  // (issue 40): its target is make bench's (bench/cache.bench.ts, invalidation: p99 ≤ 50 ms from a
+  // write to the streams of two replicas). What a caller relies on, whatever the load: A comes to
+  // serve the new value, and once it has, never the old one again.
+  it(`should serve from memory and, after a write through B, the new value, never the old one after it (${TRIALS} trials)`, async () => {
     const lags: number[] = [];
-    let voided = 0;
-    for (let trial = 0; lags.length < TRIALS; trial++) {
+    for (let trial = 0; trial < TRIALS; trial++) {
       const key = `session:${trial % 10}`;
       await b.set(key, `old ${trial}`);
       await servedFromMemory(a, key, `old ${trial}`);
 
-      const stalls = watchStalls();
       await b.set(key, `new ${trial}`);
       const written = performance.now();
-      while ((await a.get(key)) !== `new ${trial}`) {
-        if (performance.now() - written > 2000) throw new Error(`trial ${trial}: A still serves the old value after 2 s`);
-        await sleep(1);
-      }
-      const lag = performance.now() - written;
-      // This one process runs the service, both clients and the test on a shared 2-core machine:
-      // a trial during which it was not given the CPU for a while measures the machine, not the
-      // invalidation path, and is run again (at most TRIALS times in all).
-      if (stalls.stop() > STALL_MS && lag > WITHIN_MS && voided < TRIALS) voided++;
-      else lags.push(lag);
+      // The wait is not the target (see above), only a guard against never.
+      await eventually(async () => (await a.get(key)) === `new ${trial}`, 10_000, `trial ${trial}: A serving the new value`);
+      lags.push(performance.now() - written);
+      for (let read = 0; read < 5; read++) expect([trial, await a.get(key)]).toEqual([trial, `new ${trial}`]);
     }
-    expect(lags.filter((lag) => lag > WITHIN_MS)).toEqual([]);
-  }, 180_000);
+    lags.sort((x, y) => x - y);
+    process.stdout.write(`near cache (${_name}): the new value served ${lags[Math.ceil(TRIALS * 0.99) - 1]!.toFixed(1)} ms after the write at p99, ${lags.at(-1)!.toFixed(1)} ms at most\n`);
+  }, HANG_GUARD_MS);
 
   it('should stop serving an entry once it expires', async () => {
     await b.set('token:short', 'soon gone', 500);
     await servedFromMemory(a, 'token:short', 'soon gone');
-    await sleep(500 + WITHIN_MS);
+    // Past its expiry on A's own clock: no message needed, whatever the load.
+    await sleep(600);
     expect(await a.get('token:short')).toBeUndefined();
   });
 
@@ -144,7 +121,7 @@ describe.each(backends)('near cache on %s', (_name, start) => {
     await a.set('session:own', 'second');
     expect(await a.get('session:own')).toBe('second');
     await b.remove('session:own');
-    await eventually(async () => (await a.get('session:own')) === undefined, WITHIN_MS, 'A sees the removal');
+    await eventually(async () => (await a.get('session:own')) === undefined, 10_000, 'A sees the removal');
   });
 });
 
@@ -158,7 +135,7 @@ describe('near cache and eviction', () => {
       await b.set('session:evicted', 'x');
       await servedFromMemory(a, 'session:evicted', 'x');
       for (let i = 0; i < 5; i++) await b.set(`other:${i}`, 'filler');
-      await eventually(async () => (await a.get('session:evicted')) === undefined, WITHIN_MS, 'A sees the eviction');
+      await eventually(async () => (await a.get('session:evicted')) === undefined, 10_000, 'A sees the eviction');
     } finally {
       a.close();
       b.close();
@@ -180,7 +157,7 @@ describe('near cache and eviction', () => {
       await direct.config('SET', 'maxmemory', '1');
       await direct.set('noise', 'x').catch(() => undefined);
       await direct.config('SET', 'maxmemory', '0');
-      await eventually(async () => (await a.get('session:evicted')) === undefined, WITHIN_MS, 'A sees the eviction');
+      await eventually(async () => (await a.get('session:evicted')) === undefined, 10_000, 'A sees the eviction');
     } finally {
       a.close();
       b.close();
@@ -203,8 +180,10 @@ describe('near cache and expiry', () => {
       await b.set('token:skewed', 'soon gone', 300);
       await servedFromMemory(a, 'token:skewed', 'soon gone');
       await sleep(300);
-      // The service expires it within 200 ms of its expiry, unread, and says so.
-      await eventually(async () => (await a.get('token:skewed')) === undefined, 200 + WITHIN_MS, 'A drops the expired entry');
+      // The service expires it unread (within ~200 ms of its expiry on a quiet machine) and says
+      // so; on its own clock A would serve it 5 s longer: well within half of that, only EXPIRED
+      // can have ended it, however busy the machine.
+      await eventually(async () => (await a.get('token:skewed')) === undefined, 2500, 'A drops the expired entry');
     } finally {
       a.close();
       b.close();

@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { API_KEY, client, startRegistryOnPrivateRedis, withRegistryProcess, type Client, type RegistryOnRedis, type RunningRegistry } from './support/registry-fixture.js';
 import { send } from './support/http-client.js';
 import { UNUSABLE_SCHEMAS } from './support/unusable-schemas.js';
-import { lookupP99Bound, lookupsDuring, p99 } from './support/lookups.js';
+import { longestSilenceShare, lookupsDuring } from './support/lookups.js';
 import { HANG_GUARD_MS, whileProgressing } from '../../../test/support/progress.js';
 
 /**
@@ -161,7 +161,7 @@ describe('graph registry API over a real Redis', () => {
       expect(graphs.graphs.g1234).toBe('http://g1234.example.com/graphql');
     });
 
-    it('should list 20 000 graphs of 512-byte URLs a page at a time, while lookups of other callers keep a p99 under 100 ms and none waits a second', async () => {
+    it("should list 20 000 graphs of 512-byte URLs a page at a time, answering other callers' lookups all the while", async () => {
       const count = 20_000;
       const urlOf = (i: number): string => `http://g${i}.example.com/${'p'.repeat(512)}`;
       for (let start = 0; start < count; start += 1000) {
@@ -170,20 +170,21 @@ describe('graph registry API over a real Redis', () => {
         await pipeline.exec();
       }
       await api.registerGraph('orders', 'http://orders.example.com/graphql');
-      // The registry measured runs in a process of its own, as in production, and the 10 MB
+      // The registry watched runs in a process of its own, as in production, and the 10 MB
       // answer is only collected while the lookups run, parsed after: the test process's own
       // work (and its heap after a hundred suites) must not be what holds the lookups.
-      const { bound, result, lookupsMs } = await withRegistryProcess(running.redisUrl, async (baseUrl) => ({
-        ...(await lookupP99Bound(baseUrl)),
-        ...(await lookupsDuring(baseUrl, () => collect(baseUrl, '/'))),
-      }));
+      const during = await withRegistryProcess(running.redisUrl, (baseUrl) => lookupsDuring(baseUrl, API_KEY, () => collect(baseUrl, '/')));
+      const { result } = during;
       expect(result.status).toBe(200);
       const graphs = (JSON.parse(Buffer.concat(result.chunks).toString('utf8')) as { graphs: Record<string, string> }).graphs;
       expect(Object.keys(graphs)).toHaveLength(count + 1);
       expect(Object.keys(graphs)[0]).toBe('g00000');
       expect(graphs.g12345).toBe(urlOf(12345));
-      expect(p99(lookupsMs)).toBeLessThan(bound);
-      expect(Math.max(...lookupsMs)).toBeLessThan(1000);
+      // Every lookup answered 200 (lookupsDuring), and none of the listing went by without one: a
+      // listing built in one go holds the event loop for most of its run. The speed targets (their
+      // p99 under 100 ms, none a second) are make bench's (bench/worst-request.bench.ts).
+      process.stdout.write(`listing of ${count + 1} graphs: ${(during.endedAt - during.startedAt).toFixed(0)} ms, ${during.lookups.length} lookups, longest silence ${(100 * longestSilenceShare(during)).toFixed(1)} % of it\n`);
+      expect(longestSilenceShare(during)).toBeLessThan(0.5);
     }, HANG_GUARD_MS);
   });
 

@@ -3,14 +3,17 @@ import type { Redis } from 'ioredis';
 import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
 import { DEFAULT_SCHEMA_CHECKER } from '../src/schemas/schema-checker.js';
 import { inputTypesAsOutputs, largeValidSchema, unknownTypeReferences } from './support/hostile-schemas.js';
-import { lookupP99Bound, lookupsDuring, p99 } from './support/lookups.js';
+import { longestSilenceShare, lookupsDuring } from './support/lookups.js';
 import { API_KEY, client, startRegistry, startRegistryProcessOnPrivateRedis, type Client, type RegistryOnRedis, type RegistryProcess, type RunningRegistry } from './support/registry-fixture.js';
 import { HANG_GUARD_MS } from '../../../test/support/progress.js';
 
 const MiB = 1024 * 1024;
 
-// The registries whose lookups are measured run in a process of their own, as in production: the
-// test process's own work and garbage collection must not be what holds the lookups.
+// The registries whose lookups are watched run in a process of their own, as in production: the
+// test process's own work and garbage collection must not be what holds the lookups. What a user
+// notices is checked here (a refusal, other callers answered all along); how fast on this machine
+// (the answer within 2 s, the lookups' p99) is measured by make bench
+// (bench/worst-request.bench.ts), where a busy machine cannot fail a test (issue 40).
 describe('cost of a schema upload (issue 25)', () => {
   let running: RegistryOnRedis<RegistryProcess>;
   let direct: Redis;
@@ -32,14 +35,18 @@ describe('cost of a schema upload (issue 25)', () => {
   it.each([
     ['type definitions and thousands of references to a type that does not exist', unknownTypeReferences(MiB)],
     ['one validateSchema problem per field', inputTypesAsOutputs(MiB)],
-  ])('should answer a hostile 1 MiB schema (%s) with a 4xx within 2 s while lookups keep a p99 under 100 ms (or twice a quiet p99 on a loaded machine)', async (_case, sdl) => {
+  ])("should refuse a hostile 1 MiB schema (%s) with its problems or as too complex, answering other callers' lookups all the while", async (name, sdl) => {
     expect(Buffer.byteLength(sdl)).toBeGreaterThan(MiB - 64);
-    const { bound } = await lookupP99Bound(registry.baseUrl);
-    const { result, lookupsMs } = await lookupsDuring(registry.baseUrl, () => api.storeSchema(sdl));
+    const during = await lookupsDuring(registry.baseUrl, API_KEY, () => api.storeSchema(sdl));
+    const { result } = during;
+    // 400 with the problems found, or 422 once the check passed its time budget (Registry__SchemaCheckTimeoutMs,
+    // 1 s by default; its enforcement is the last describe's): never stored, never a 5xx or a hang.
     expect([400, 422]).toContain(result.status);
-    expect(result.durationMs).toBeLessThan(2000);
-    expect(lookupsMs.length).toBeGreaterThan(10);
-    expect(p99(lookupsMs)).toBeLessThan(bound);
+    if (result.status === 422) expect((result.json as { error: string }).error).toMatch(/^schema too complex: /);
+    // Every lookup answered 200 (lookupsDuring), and none of the check's run went by without one:
+    // a check holding the event loop leaves the callers unanswered for most of it.
+    process.stdout.write(`hostile schema (${name}): ${result.status} after ${(during.endedAt - during.startedAt).toFixed(0)} ms, ${during.lookups.length} lookups, longest silence ${(100 * longestSilenceShare(during)).toFixed(1)} % of it\n`);
+    expect(longestSilenceShare(during)).toBeLessThan(0.5);
     expect(await direct.exists('graph:schema')).toBe(0);
   });
 });
@@ -76,12 +83,12 @@ describe('checks and limits of a schema, whatever the machine load', () => {
     expect(body.problems[0]).toEqual({ message: 'The type of Query.f0 must be Output Type but got: I.', locations: [{ line: 3, column: 6 }] });
   });
 
-  it('should store a valid schema while lookups keep their p99', async () => {
-    const sdl = largeValidSchema(128 * 1024);
-    const { bound } = await lookupP99Bound(running.registry.baseUrl);
-    const { result, lookupsMs } = await lookupsDuring(running.registry.baseUrl, () => api.storeSchema(sdl));
-    expect(result.status).toBe(201);
-    expect(p99(lookupsMs)).toBeLessThan(bound);
+  it("should store a valid 1 MiB schema, answering other callers' lookups all the while", async () => {
+    const sdl = largeValidSchema(MiB);
+    const during = await lookupsDuring(running.registry.baseUrl, API_KEY, () => api.storeSchema(sdl));
+    expect(during.result.status).toBe(201);
+    process.stdout.write(`valid 1 MiB schema: stored after ${(during.endedAt - during.startedAt).toFixed(0)} ms, ${during.lookups.length} lookups, longest silence ${(100 * longestSilenceShare(during)).toFixed(1)} % of it\n`);
+    expect(longestSilenceShare(during)).toBeLessThan(0.5);
     expect(await direct.get('graph:schema')).toBe(sdl);
     await direct.del('graph:schema');
   });

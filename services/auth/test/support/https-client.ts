@@ -1,6 +1,8 @@
 import { Agent, fetch } from 'undici';
 import { assertDocumented } from './openapi-contract.js';
 
+export { cookieValue } from './cookies.js';
+
 /** An answer as the tests look at it. */
 export interface Reply {
   status: number;
@@ -59,12 +61,3 @@ export function httpsClient(baseUrl: string, ca: string): HttpsClient {
   };
 }
 
-/** The value of a cookie in Set-Cookie headers. */
-export function cookieValue(cookies: readonly string[], name: string): string | undefined {
-  for (const cookie of cookies) {
-    const [pair = ''] = cookie.split(';');
-    const eq = pair.indexOf('=');
-    if (eq !== -1 && pair.slice(0, eq).trim() === name) return pair.slice(eq + 1).trim();
-  }
-  return undefined;
-}
