@@ -53,6 +53,7 @@ typecheck: build
 lint: typecheck
 	npx eslint --max-warnings 0 .
 	npx tsx scripts/docs.ts --check
+	npx tsx scripts/version.ts --check
 
 # Rewrites the generated sections of the docs: settings tables from each service's src/config.ts,
 # chart values tables from each values.yaml (scripts/docs.ts); `make lint` fails while they differ.

@@ -5,6 +5,8 @@
 // exit. Listed by path, so the other tiers need no renames; a file not listed here runs in the
 // integration tier.
 export const unitTests = [
+  'test/release/start-line.test.ts',
+  'test/release/versions.test.ts',
   'packages/platform/test/backoff.test.ts',
   'packages/platform/test/by-method.test.ts',
   'packages/platform/test/config.test.ts',

@@ -2,6 +2,7 @@ export * from './config.js';
 export * from './errors.js';
 export * from './logger.js';
 export * from './metrics.js';
+export * from './build-info.js';
 export * from './readiness.js';
 export * from './http-server.js';
 export * from './management-server.js';
