@@ -5,6 +5,8 @@
 // exit. Listed by path, so the other tiers need no renames; a file not listed here runs in the
 // integration tier.
 export const unitTests = [
+  'test/release/contract-checks.test.ts',
+  'test/release/sbom.test.ts',
   'test/release/start-line.test.ts',
   'test/release/versions.test.ts',
   'packages/platform/test/backoff.test.ts',
