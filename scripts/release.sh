@@ -55,7 +55,7 @@ HELM="$CACHE/bin/helm"
 export HELM_CACHE_HOME="$work/helm/cache" HELM_DATA_HOME="$work/helm/data"
 cp -r "$CHART" "$work/chart"
 for sub in "$work"/chart/charts/*/; do
-  [ -f "$sub/Chart.lock" ] && "$HELM" dependency build "$sub" > /dev/null
+  if [ -f "$sub/Chart.lock" ]; then "$HELM" dependency build "$sub" > /dev/null; fi
 done
 "$HELM" dependency build "$work/chart" > /dev/null
 "$HELM" package "$work/chart" --destination "$OUT" > /dev/null
