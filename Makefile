@@ -14,7 +14,7 @@ export npm_config_update_notifier := false
 INFRA := bash test/infra/infra.sh
 NPM_STAMP := node_modules/.install-stamp
 
-.PHONY: help toolchain install build typecheck lint docs test test-unit test-only up down demo bench clean cluster-install cluster-up cluster-down
+.PHONY: help toolchain install build typecheck lint docs test test-unit test-only up down demo bench clean cluster-install cluster-up cluster-down release contracts
 
 help:
 	@echo "make up      start the dependencies and the services locally"
@@ -25,6 +25,8 @@ help:
 	@echo "make lint    eslint, type-check, and the generated docs up to date"
 	@echo "make docs    regenerate the settings and chart values tables of the docs"
 	@echo "make bench   run the benchmarks (results in bench/results)"
+	@echo "make contracts  the contracts against the previous release (breaking changes need a CHANGELOG Upgrading entry)"
+	@echo "make release REGISTRY=host:port  build, package and push the release of package.json's version (docs/releasing.md)"
 	@echo "make cluster-up    a local single-node Kubernetes cluster with the service images (docs/deployment.md)"
 	@echo "make cluster-down  stop it and restore the machine's settings"
 
@@ -53,6 +55,7 @@ typecheck: build
 lint: typecheck
 	npx eslint --max-warnings 0 .
 	npx tsx scripts/docs.ts --check
+	npx tsx scripts/version.ts --check
 
 # Rewrites the generated sections of the docs: settings tables from each service's src/config.ts,
 # chart values tables from each values.yaml (scripts/docs.ts); `make lint` fails while they differ.
@@ -101,6 +104,23 @@ demo: install
 bench: build
 	@$(INFRA) up
 	@status=0; bash bench/run.sh || status=$$?; $(INFRA) down > .cache/run/down.log 2>&1; exit $$status
+
+# `make release`: the images, the chart, an SBOM per image and the checksums of the version in
+# package.json, pushed to REGISTRY when given (scripts/release.sh, docs/releasing.md).
+REGISTRY ?=
+PLAIN_HTTP ?=
+ALLOW_DIRTY ?=
+RELEASE_DIR ?=
+release: install
+	@REGISTRY="$(REGISTRY)" PLAIN_HTTP="$(PLAIN_HTTP)" ALLOW_DIRTY="$(ALLOW_DIRTY)" RELEASE_DIR="$(RELEASE_DIR)" bash scripts/release.sh
+
+# `make contracts`: the contracts against the previous release's (release/previous): a breaking
+# change fails unless the CHANGELOG's Unreleased "Upgrading" entries name it (scripts/contracts.ts).
+# buf and oasdiff build once per machine (test/infra/release-tools.sh; make test installs them too).
+contracts: install
+	@bash test/infra/release-tools.sh install buf
+	@bash test/infra/release-tools.sh install oasdiff
+	@npx tsx scripts/contracts.ts
 
 cluster-install: install
 	@bash test/infra/cluster.sh install

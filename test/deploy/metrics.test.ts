@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import Stripe from 'stripe';
 import { createCacheClient, stringSerializer } from '@sp/cache-client';
+import { platformVersion } from '@sp/observability';
 import { adminKubeConfig, ensureNamespace, uniqueName } from '../support/kube-apiserver.js';
 import { infra } from '../support/infra.js';
 import { startGraphqlGateway, type GraphqlGatewayFixture } from '../support/graphql-gateway.js';
@@ -186,6 +187,18 @@ describe('metrics of the running services', () => {
       for (const metric of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_heap_size_used_bytes', 'nodejs_eventloop_lag_p99_seconds']) {
         expect({ service, metric, exported: catalog.get(metric)?.services.has(service) }).toEqual({ service, metric, exported: true });
       }
+    }
+  });
+
+  it('should name the platform version in each service\'s first log line and its build-info gauge', () => {
+    const version = platformVersion();
+    for (const [service, text] of expositions) {
+      expect({ service, buildInfo: text.split('\n').filter((line) => line.startsWith('subscription_platform_build_info{')) }).toEqual({
+        service,
+        buildInfo: [`subscription_platform_build_info{version="${version}",service="${service}"} 1`],
+      });
+      const first = JSON.parse(running.get(service)!.output[0]!) as Record<string, unknown>;
+      expect({ service, msg: first.msg, version: first.version }).toEqual({ service, msg: `${service} ${version} starting`, version });
     }
   });
 

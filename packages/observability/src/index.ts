@@ -1,4 +1,5 @@
 export * from './logger.js';
 export * from './metrics.js';
+export * from './build-info.js';
 export * from './spans.js';
 export * from './request-metrics.js';

@@ -1,12 +1,14 @@
 import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
+import { registerBuildInfo } from './build-info.js';
 
 export type { Registry } from 'prom-client';
 
-/** A registry per service with Node's default process metrics; services add their own. */
+/** A registry per service with Node's default process metrics and the build info; services add their own. */
 export function createRegistry(service: string): Registry {
   const registry = new Registry();
   registry.setDefaultLabels({ service });
   collectDefaultMetrics({ register: registry });
+  registerBuildInfo(registry);
   return registry;
 }
 

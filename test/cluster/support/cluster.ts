@@ -20,10 +20,10 @@ export async function clusterSh(args: readonly string[], timeoutMs = 600_000): P
   return infraSh(clusterScript, args, timeoutMs);
 }
 
-/** `bash SCRIPT ARGS` (a script of test/infra), its exit code and output (never throws on a non-zero exit). */
-export async function infraSh(script: string, args: readonly string[], timeoutMs = 600_000): Promise<Outcome> {
+/** `bash SCRIPT ARGS` (a script of test/infra or scripts/) with `env` added, its exit code and output (never throws on a non-zero exit). */
+export async function infraSh(script: string, args: readonly string[], timeoutMs = 600_000, env: Record<string, string> = {}): Promise<Outcome> {
   try {
-    const { stdout, stderr } = await run('bash', [script, ...args], { cwd: repoRoot, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 });
+    const { stdout, stderr } = await run('bash', [script, ...args], { cwd: repoRoot, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, ...env } });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };

