@@ -33,6 +33,7 @@ export const unitTests = [
   'packages/cache-client/test/cache-client.test.ts',
   'packages/cache-client/test/near-cache.test.ts',
   'services/auth/test/config.test.ts',
+  'services/auth/test/forward-auth-headers.test.ts',
   'services/auth/test/openapi.test.ts',
   'services/auth/test/otp-check.test.ts',
   'services/auth/test/otp-claim-race.test.ts',
