@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { env, isTrueFlag, operationsEnv, parseEnv, parsedBy, type Env } from '@sp/core';
 import { keycloakIssuer } from '@sp/identity';
+import { parseIdentityHeaders, type IdentityHeader } from './http/identity-headers.js';
 import { parseAllowlist, type RedirectAllowlist } from './oidc/redirect-allowlist.js';
 import { KNOWN_COUNTRIES, NON_GEOGRAPHIC, NUMBER_TYPES, type NumberType } from './otp/phone.js';
 
@@ -121,6 +122,10 @@ export interface AuthConfig {
   /** Where browsers reach this service; Keycloak redirects to `${publicBaseUrl}/redirect`. */
   publicBaseUrl: string;
   allowedRedirects: RedirectAllowlist;
+  /** The identity headers of GET /auth's 200 (Auth__IdentityHeaders); empty: none. */
+  identityHeaders: readonly IdentityHeader[];
+  /** Where GET /signin sends a browser to sign in with a one-time password (Auth__SignInPageUrl); unset: the Keycloak login. */
+  signInPageUrl: string | undefined;
   /** Trust X-Forwarded-For from this many proxy hops (0: use the peer address). */
   proxyHops: number;
   /** Processes serving the ports (node:cluster workers); 1: the process itself, no cluster. */
@@ -162,8 +167,18 @@ export const settings = {
     .transform(parsedBy(parseAllowlist))
     .optional()
     .describe('Allowed `redirectUri`s: exact origins (any path) or prefixes ending in `/`, comma-separated; unset: every `/login` is 400'),
-  Auth__TrustProxy: env.bool(false).describe('Behind an ingress: take the client IP from `X-Forwarded-For` (see `Auth__ProxyHops`)'),
+  Auth__TrustProxy: env.bool(false).describe('Behind a proxy: the client IP from `X-Forwarded-For` (see `Auth__ProxyHops`); the page a browser asked for from `X-Original-URL` or `X-Forwarded-*` (forward-auth)'),
   Auth__ProxyHops: env.positiveInt(1).describe('With `Auth__TrustProxy`: take the client IP this many entries from the right of `X-Forwarded-For`'),
+  Auth__IdentityHeaders: env
+    .list()
+    .superRefine((items, ctx) => void parsedBy(parseIdentityHeaders)(items, ctx))
+    .default(['user', 'phone', 'groups', 'role'])
+    .describe('Identity headers of a `GET /auth` 200: `user`, `phone`, `groups`, `role`, each optionally `=Header-Name` (default `X-Auth-Request-User` etc.), or `none`'),
+  Auth__SignInPageUrl: env
+    .url(['https', 'http'])
+    .refine((url) => !url.includes('#'), { message: 'must have no fragment' })
+    .optional()
+    .describe('A page for browsers to sign in by OTP: `GET /signin` sends them there with `rd` (unset: to Keycloak)'),
   Auth__Workers: z.coerce.number().int().min(1).max(64).default(1).describe('Processes serving this replica (1-64): above 1, node:cluster workers, each with its own near cache; give the pod as many CPUs'),
   Auth__SessionNearCacheEntries: z.coerce.number().int().min(0).max(1_000_000).default(10_000).describe('Sessions a replica keeps in its near cache (0-1000000, LRU); `0`: every `GET /auth` reads the cache service'),
   Auth__MaxSessionsPerUser: z.coerce.number().int().min(1).max(100).default(10).describe('Live sessions of one user (1-100); a login past it ends the oldest'),
@@ -345,6 +360,8 @@ export function loadConfig(environment: Env = process.env): AuthConfig {
     managementPort: vars.Management__Port,
     publicBaseUrl: (vars.Auth__PublicBaseUrl ?? `https://localhost:${vars.Auth__Port}`).replace(/\/+$/, ''),
     allowedRedirects: vars.Auth__AllowedRedirectUris ?? parseAllowlist([]),
+    identityHeaders: parseIdentityHeaders(vars.Auth__IdentityHeaders),
+    signInPageUrl: vars.Auth__SignInPageUrl,
     proxyHops: vars.Auth__TrustProxy ? vars.Auth__ProxyHops : 0,
     workers: vars.Auth__Workers,
     session: {

@@ -11,6 +11,7 @@ import { backchannelLogout } from './http/backchannel-logout.js';
 import type { AuthServices } from './services.js';
 import { endSession, endSessions } from './http/sessions-end.js';
 import { listSessions } from './http/sessions-list.js';
+import { signIn } from './http/signin.js';
 
 /**
  * Every fixed route of the API (openapi.yaml) by its exact path; paths are case-sensitive. The
@@ -23,8 +24,10 @@ export function routeTable(s: AuthServices, forward: ForwardAuth): ReadonlyMap<s
     ['/otp', byMethod({ POST: requestOtp(s) })],
     ['/otp/verify', byMethod({ POST: verifyOtp(s) })],
     ['/login', byMethod({ GET: startLogin(s) })],
+    ['/signin', byMethod({ GET: signIn(s) })],
     ['/redirect', byMethod({ GET: finishLogin(s) })],
-    ['/auth', byMethod({ GET: forward.middleware })],
+    // Every method alike: Envoy's ext_authz checks with the original request's method.
+    ['/auth', forward.middleware],
     ['/logout', byMethod({ POST: logout(s) })],
     ['/sessions', byMethod({ GET: listSessions(s), DELETE: endSessions(s) })],
     ['/backchannel-logout', byMethod({ POST: backchannelLogout(s) })],

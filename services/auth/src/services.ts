@@ -15,7 +15,7 @@ import type { UserDirectory } from './users/user-directory.js';
 import type { UserSessions } from './sessions/user-sessions.js';
 
 /** The part of the configuration the endpoints read. */
-export type AuthSettings = Pick<AuthConfig, 'publicBaseUrl' | 'allowedRedirects' | 'proxyHops' | 'session' | 'environment' | 'groups' | 'locales' | 'otp' | 'otpFraud' | 'kafka'> & {
+export type AuthSettings = Pick<AuthConfig, 'publicBaseUrl' | 'allowedRedirects' | 'identityHeaders' | 'signInPageUrl' | 'proxyHops' | 'session' | 'environment' | 'groups' | 'locales' | 'otp' | 'otpFraud' | 'kafka'> & {
   oidc: Pick<AuthConfig['oidc'], 'stateTtlSeconds' | 'timeoutMs' | 'issuer' | 'clientId' | 'backchannelLogoutMaxAgeSeconds'>;
 };
 

@@ -25,6 +25,7 @@ describe('openapi.yaml', () => {
       'GET /login',
       'GET /redirect',
       'GET /sessions',
+      'GET /signin',
       'POST /backchannel-logout',
       'POST /logout',
       'POST /otp',
@@ -41,6 +42,8 @@ describe('openapi.yaml', () => {
     }
     const login = operations.find(([name]) => name === 'GET /login')![1];
     expect(login.parameters?.find((parameter) => parameter.name === 'redirectUri')?.schema?.maxLength).toBe(MAX_REDIRECT_URI_LENGTH);
+    const signin = operations.find(([name]) => name === 'GET /signin')![1];
+    expect(signin.parameters?.find((parameter) => parameter.name === 'rd')?.schema?.maxLength).toBe(MAX_REDIRECT_URI_LENGTH);
   });
 
   it('should state the Logout Token clock tolerance once, in the design note, as the code has it', () => {

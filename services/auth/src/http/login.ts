@@ -26,14 +26,22 @@ export function startLogin(deps: StartLoginDeps): Koa.Middleware {
     if (requested === undefined || requested === '') throw badRequest('redirectUri is required');
     const redirectUri = deps.settings.allowedRedirects.check(requested);
     if (redirectUri === undefined) throw badRequest('redirectUri is not allowed');
-    const pkce = newPkcePair();
-    const { state, nonce } = newLoginState(redirectUri);
-    const binding = newLoginBinding();
-    const ttlSeconds = deps.settings.oidc.stateTtlSeconds;
-    await deps.cache.set(`oidc:${state}`, { verifier: pkce.verifier, binding: binding.hash } satisfies StateRecord, ttlSeconds * 1000);
-    const authorizationUrl = await deps.identityProvider.authorizationUrl({ state, nonce, codeChallenge: pkce.challenge });
-    ctx.append('Set-Cookie', bindingCookie(state, binding.secret, { path: redirectPath(deps.settings.publicBaseUrl), maxAgeSeconds: ttlSeconds }));
-    ctx.status = 302;
-    ctx.set('Location', authorizationUrl.href);
+    await sendToIdentityProvider(deps, ctx, redirectUri);
   };
+}
+
+/**
+ * The browser login to Keycloak for an allowed redirect URI: PKCE pair, state, the verifier's
+ * record, the login's binding cookie and the 302 (GET /login, and GET /signin without a sign-in page).
+ */
+export async function sendToIdentityProvider(deps: StartLoginDeps, ctx: Koa.Context, redirectUri: string): Promise<void> {
+  const pkce = newPkcePair();
+  const { state, nonce } = newLoginState(redirectUri);
+  const binding = newLoginBinding();
+  const ttlSeconds = deps.settings.oidc.stateTtlSeconds;
+  await deps.cache.set(`oidc:${state}`, { verifier: pkce.verifier, binding: binding.hash } satisfies StateRecord, ttlSeconds * 1000);
+  const authorizationUrl = await deps.identityProvider.authorizationUrl({ state, nonce, codeChallenge: pkce.challenge });
+  ctx.append('Set-Cookie', bindingCookie(state, binding.secret, { path: redirectPath(deps.settings.publicBaseUrl), maxAgeSeconds: ttlSeconds }));
+  ctx.status = 302;
+  ctx.set('Location', authorizationUrl.href);
 }

@@ -37,6 +37,7 @@ export function createLoginCompletion(deps: LoginCompletionDeps) {
     const owner = {
       subject: login.subject,
       phoneNumber: facts.phoneNumber,
+      groups: login.groups,
       sessionId: newSessionId(),
       ip: ctx.ip,
       ...(userAgent === '' ? {} : { userAgent }),

@@ -3,7 +3,7 @@ import type { RenewedTokens } from '../oidc/identity-provider.js';
 import type { TokenRecord } from './token-store.js';
 
 /** Who logged in, from where: the part of a session record that no renewal changes. */
-export type SessionOwner = Pick<TokenRecord, 'subject' | 'phoneNumber' | 'sessionId' | 'ip' | 'userAgent' | 'idpSessionId'>;
+export type SessionOwner = Pick<TokenRecord, 'subject' | 'phoneNumber' | 'groups' | 'sessionId' | 'ip' | 'userAgent' | 'idpSessionId'>;
 
 /**
  * The session lifetimes as arithmetic on a TokenRecord (README "Sessions"). A session lives in

@@ -12,6 +12,11 @@ export interface TokenRecord {
   /** Keycloak user id (`sub`). */
   subject: string;
   phoneNumber: string;
+  /**
+   * The user's Keycloak groups at login (the ID token's `groups` claim), for GET /auth's identity
+   * headers. Absent in records of earlier versions.
+   */
+  groups?: string[];
   /** Access token expiry: GET /auth never hands the token out from then on. */
   expiresAtMs: number;
   /** When this access token was received: with `expiresAtMs`, its lifespan. */
