@@ -49,6 +49,7 @@ export const unitTests = [
   'services/cache/test/hostile-clients.test.ts',
   'services/cache/test/memory-expiry.test.ts',
   'services/cache/test/memory-store.property.test.ts',
+  'services/cache/test/near-cache-connection-age.test.ts',
   'services/cache/test/wire-limits.test.ts',
   'services/graph-controller/test/annotations.test.ts',
   'services/graph-controller/test/cache-check.test.ts',
