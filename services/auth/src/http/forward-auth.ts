@@ -1,5 +1,6 @@
 import type Koa from 'koa';
-import { answerEmpty, unauthorized, type DirectRoute } from '@sp/platform';
+import { unauthorized } from '@sp/core';
+import { answerEmpty, type DirectRoute } from '@sp/http';
 import { readSessionCookie } from '../sessions/session-cookie.js';
 import type { TokenRecord } from '../sessions/token-store.js';
 import type { AuthServices } from '../services.js';
