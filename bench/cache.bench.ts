@@ -16,7 +16,10 @@
 // bench/results/cache.json. BENCH_CACHE_PARTS picks parts (comma-separated, default all):
 // get (the peer comparison), ops (Set, coalesced Get, Increment, SetIfAbsent), large-set (Sets of
 // 1 MiB values with the transport's flow-control windows against HTTP/2's default 64 KiB ones, as
-// the server had them before, and wider ones), invalidation, redis-benchmark, footprint, profile.
+// the server had them before, and wider ones), invalidation, redis-benchmark, footprint, profile,
+// deployment (what the deployed command line costs per Get: the service as deployed against the
+// same without the chart's heap bound, and `dist/main.js` alone without it, in interleaved rounds
+// with grpc-go; a diagnosis, not a way to run it: the heap bound keeps the container's memory).
 import { execFileSync } from 'node:child_process';
 import { cpus } from 'node:os';
 import { bufferSerializer, createCacheClient } from '@sp/cache-client';
@@ -58,7 +61,7 @@ const LARGE_SET_CONCURRENCY = [1, 4];
 /** The windows the server had before issue 39 (HTTP/2's defaults), and wider ones than the settings' defaults (256 KiB, 512 KiB). */
 const HTTP2_DEFAULT_WINDOWS = { Grpc__StreamWindowBytes: '65535', Grpc__ConnectionWindowBytes: '65535' };
 const WIDE_WINDOWS = { Grpc__StreamWindowBytes: String(1024 * 1024), Grpc__ConnectionWindowBytes: String(2 * 1024 * 1024) };
-const PARTS = ['get', 'ops', 'large-set', 'invalidation', 'redis-benchmark', 'footprint', 'profile'] as const;
+const PARTS = ['get', 'ops', 'large-set', 'invalidation', 'redis-benchmark', 'footprint', 'profile', 'deployment'] as const;
 const chosen = new Set((process.env.BENCH_CACHE_PARTS ?? PARTS.join(',')).split(',').map((part) => part.trim()));
 const unknownParts = [...chosen].filter((part) => !(PARTS as readonly string[]).includes(part));
 if (unknownParts.length > 0) throw new Error(`BENCH_CACHE_PARTS: unknown ${unknownParts.join(', ')} (parts: ${PARTS.join(', ')})`);
@@ -161,7 +164,9 @@ const requestsPerSecond = (run: RunFigures): number => run.opsPerSecond;
 // All five servers run for the whole measurement, loaded one at a time in interleaved rounds,
 // so a disturbance of the shared machine hits every target alike; each figure is the median round.
 const loadAtStart = load();
-const redisUrl = infraEnv().REDIS_URL!;
+/** The test Redis (the parts that use it): memory-only parts run without the dependencies. */
+let redisUrlOf: string | undefined;
+const redisUrl = (): string => (redisUrlOf ??= infraEnv().REDIS_URL!);
 /** Prints a part's figures as soon as it has them (a long run cut short keeps what it measured). */
 const print = (...lines: string[]): void => void process.stdout.write(`${lines.join('\n')}\n`);
 const results: Record<string, unknown> = {};
@@ -173,7 +178,7 @@ if (runs('get') || runs('ops')) {
     rawHttp2Server: () => startPeer(process.execPath, [rawHttp2Server]),
     bareGrpcServer: () => startPeer(process.execPath, [bareServer]),
     memoryBackend: () => startCacheService({ Cache__Backend: 'memory' }),
-    redisBackend: () => startCacheService({ Cache__Backend: 'redis', Cache__RedisUrl: redisUrl, Cache__KeyPrefix: 'bench:' }),
+    redisBackend: () => startCacheService({ Cache__Backend: 'redis', Cache__RedisUrl: redisUrl(), Cache__KeyPrefix: 'bench:' }),
   };
   const targets: Target[] = [];
   for (const name of TARGET_NAMES) targets.push({ name, ...(await starters[name]()), service: name === 'memoryBackend' || name === 'redisBackend', runs: newRuns() });
@@ -276,12 +281,12 @@ if (runs('invalidation')) {
   // own writes).
   const keyPrefix = 'bench-inv:';
   const replicas = [
-    await startCacheService({ Cache__Backend: 'redis', Cache__RedisUrl: redisUrl, Cache__KeyPrefix: keyPrefix }),
-    await startCacheService({ Cache__Backend: 'redis', Cache__RedisUrl: redisUrl, Cache__KeyPrefix: keyPrefix }),
+    await startCacheService({ Cache__Backend: 'redis', Cache__RedisUrl: redisUrl(), Cache__KeyPrefix: keyPrefix }),
+    await startCacheService({ Cache__Backend: 'redis', Cache__RedisUrl: redisUrl(), Cache__KeyPrefix: keyPrefix }),
   ];
   const loadBefore = load();
   const addresses = replicas.map((replica) => replica.address);
-  const redisLatency = await invalidationLatency(addresses, addresses, INVALIDATION_WRITES, { redisUrl, keyPrefix });
+  const redisLatency = await invalidationLatency(addresses, addresses, INVALIDATION_WRITES, { redisUrl: redisUrl(), keyPrefix });
   for (const replica of replicas) await replica.stop();
   const single = await startCacheService({ Cache__Backend: 'memory' });
   const memoryLatency = await invalidationLatency([single.address, single.address], [single.address], INVALIDATION_WRITES);
@@ -298,8 +303,30 @@ if (runs('invalidation')) {
   results.invalidationLatency = { redis: redisLatency, memory: memoryLatency, loadAverage: { before: loadBefore, after: loadAfter } };
 }
 
-if (runs('redis-benchmark')) results.redisBenchmark = redisBenchmark(redisUrl);
+if (runs('redis-benchmark')) results.redisBenchmark = redisBenchmark(redisUrl());
 if (runs('footprint')) results.memoryFootprint = await memoryFootprint();
+
+if (runs('deployment')) {
+  const variants: Array<{ name: string; start: () => Promise<Server> }> = [
+    { name: 'grpcGoServer', start: () => startPeer(buildGoPeer()) },
+    { name: 'deployed', start: () => startCacheService({ Cache__Backend: 'memory' }) },
+    { name: 'noHeapBound', start: () => startCacheService({ Cache__Backend: 'memory' }, [], { heapOptions: [] }) },
+    { name: 'mainAlone', start: () => startCacheService({ Cache__Backend: 'memory', Cache__Partitions: '' }, [], { heapOptions: [], mainAlone: true }) },
+  ];
+  const targets: Array<Server & { name: string }> = [];
+  for (const variant of variants) targets.push({ name: variant.name, ...(await variant.start()) });
+  const loadBefore = load();
+  const comparison = await getRounds(targets, GET_ROUNDS, GET_DURATION_MS);
+  for (const target of targets) await target.stop();
+  const ratios = Object.fromEntries(
+    variants.slice(1).map(({ name }) => [name, { vsGrpcGo: roundRatios(comparison.rounds, name, 'grpcGoServer', serverCpu), vsDeployed: roundRatios(comparison.rounds, name, 'deployed', serverCpu) }]),
+  );
+  print(
+    `cache Get as deployed and without parts of the deployed command line (${GET_ROUNDS} interleaved rounds of ${GET_DURATION_MS / 1000} s, median of the ratios within a round; load average ${loadBefore}, after each round ${comparison.loadAverages.join(', ')}):`,
+    ...Object.entries(ratios).map(([name, r]) => `  ${name.padEnd(12)} ${range(r.vsGrpcGo)} grpc-go's CPU per call, ${range(r.vsDeployed)} the deployed service's`),
+  );
+  results.deployment = { ratios, loadAverageAfterEachRound: comparison.loadAverages, rounds: comparison.rounds };
+}
 
 if (runs('profile')) {
   const profiles: Record<string, ProfileSummary> = {

@@ -12,5 +12,7 @@ if [ ${#benches[@]} -eq 0 ]; then
 fi
 for bench in "${benches[@]}"; do
   echo "== $bench"
-  node "$bench"
+  # tsx: the test support the benchmarks share imports its siblings as the tests do (`./x.js` for
+  # x.ts), which Node's own type stripping does not resolve.
+  node --import tsx "$bench"
 done

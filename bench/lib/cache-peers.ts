@@ -37,13 +37,21 @@ export interface Server {
   stop: () => Promise<void>;
 }
 
+/** How a variant of the deployed service differs (the `deployment` part of the benchmark): no heap bound, or `dist/main.js` alone. */
+export interface ServiceVariant {
+  /** Replaces DEPLOYED_NODE_OPTIONS (the chart's heap bound). */
+  heapOptions?: string[];
+  /** `node dist/main.js` instead of npm start's command line (no instrument file, no source maps). */
+  mainAlone?: boolean;
+}
+
 /** The cache service as deployed (DEPLOYED_ENV, then `env`), with `nodeOptions` (profiling) added to the deployed ones. */
-export async function startCacheService(env: Record<string, string>, nodeOptions: string[] = []): Promise<Server> {
+export async function startCacheService(env: Record<string, string>, nodeOptions: string[] = [], variant: ServiceVariant = {}): Promise<Server> {
   const port = await freePort();
   const { cwd, args } = npmStart('cache');
   const child = await startChild(
     process.execPath,
-    [...DEPLOYED_NODE_OPTIONS, ...nodeOptions, ...args],
+    [...(variant.heapOptions ?? DEPLOYED_NODE_OPTIONS), ...nodeOptions, ...(variant.mainAlone === true ? ['dist/main.js'] : args)],
     { ...DEPLOYED_ENV, Cache__Port: String(port), Cache__Host: '127.0.0.1', Management__Port: String(await freePort()), ...env },
     /listening/,
     cwd,

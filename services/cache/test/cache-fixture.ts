@@ -19,11 +19,13 @@ export interface RunningCache {
 
 /**
  * The cache service built by its root as main.ts builds it, on a free loopback port (or `port`, to
- * restart one in place); `now`: the memory backend's clock, when it is to differ from the test's.
+ * restart one in place); `now`: the memory backend's clock, when it is to differ from the test's;
+ * `grpc`: the transport's limits (default: loadConfig's for that value limit).
  */
-export async function startCache(backend: CacheConfig['backend'], maxValueBytes = 1024 * 1024, port = 0, overrides: CacheOverrides = {}, now?: () => number): Promise<RunningCache> {
+export async function startCache(backend: CacheConfig['backend'], maxValueBytes = 1024 * 1024, port = 0, overrides: CacheOverrides = {}, now?: () => number, grpc?: CacheConfig['grpc']): Promise<RunningCache> {
   const registry = createRegistry('cache');
-  const service = createCache({ port, host: '127.0.0.1', backend, maxValueBytes }, { registry, logger: silentLogger, ...(now === undefined ? {} : { now }) }, overrides);
+  const settings = { port, host: '127.0.0.1', backend, maxValueBytes, ...(grpc === undefined ? {} : { grpc }) };
+  const service = createCache(settings, { registry, logger: silentLogger, ...(now === undefined ? {} : { now }) }, overrides);
   const boundPort = await service.api.start();
   return {
     service,
