@@ -1,5 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
+import type { Logger } from '@sp/platform';
 import { createGraphController } from '../../src/graph-controller.js';
 import type { GraphControllerConfig } from '../../src/config.js';
 import type { GraphController } from '../../src/graph-controller.js';
@@ -24,6 +25,8 @@ export interface ControllerFixtureOptions {
   leaseNamespace?: string;
   /** How federated Services' schemas are read: default every 60 s, 1 s a request, 1 MiB. */
   subgraphs?: { pollMs: number; timeoutMs: number; maxBytes: number };
+  /** Default: a silent one; a test that checks what the controller says passes its own. */
+  logger?: Logger;
 }
 
 export interface RunningController {
@@ -73,7 +76,7 @@ export function testConfig(options: ControllerFixtureOptions): GraphControllerCo
 export function startController(options: ControllerFixtureOptions): RunningController {
   const config = testConfig(options);
   const metrics = new Registry();
-  const controller = createGraphController(config, { logger: silentLogger('graph-controller'), registry: metrics, now: Date.now }, { kubeConfig: options.kubeConfig });
+  const controller = createGraphController(config, { logger: options.logger ?? silentLogger('graph-controller'), registry: metrics, now: Date.now }, { kubeConfig: options.kubeConfig });
   controller.start();
   let stopped: Promise<void> | undefined;
   return {
