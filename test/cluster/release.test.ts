@@ -4,7 +4,7 @@
 // chart names there, by the tag and digest the release recorded. In the cluster tier: the images
 // are the ones the cluster install builds beside the other tiers (same content, same cache entries).
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -87,6 +87,7 @@ describe('make release into a local OCI registry', () => {
 
   it('should serve the chart by version (helm pull oci://…), naming the version and images the registry holds', async () => {
     const pulled = join(scratch, 'pulled');
+    mkdirSync(pulled);
     await helm(['pull', `oci://${address}/charts/subscription-platform`, '--version', version, '--plain-http', '--destination', pulled]);
     expect(readdirSync(pulled)).toEqual([`subscription-platform-${version}.tgz`]);
     const chart = await helm(['show', 'chart', join(pulled, `subscription-platform-${version}.tgz`)]);
