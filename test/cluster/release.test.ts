@@ -93,10 +93,10 @@ describe('make release into a local OCI registry', () => {
     const chart = await helm(['show', 'chart', join(pulled, `subscription-platform-${version}.tgz`)]);
     expect(chart).toMatch(new RegExp(`^version: ${version.replace(/\./g, '\\.')}$`, 'm'));
     expect(chart).toMatch(new RegExp(`^appVersion: ${version.replace(/\./g, '\\.')}$`, 'm'));
-    // Every component on, as a platform team would run it; the images from this registry.
-    const enable = ['auth', 'graph-registry', 'webhooks', 'graph-controller'].flatMap((component) => [`${component}.enabled=true`, `${component}.existingSecret=secrets`]);
+    // Every component on (the chart's scenario with the required values only); the images from this registry.
+    const values = join(repoRoot, 'charts/subscription-platform/ci/minimal-values.yaml');
     const rendered = parseManifests(
-      await helm(['template', 'sp', `oci://${address}/charts/subscription-platform`, '--version', version, '--plain-http', '--namespace', 'platform', '--set', `global.imageRegistry=${address}`, ...enable.flatMap((pair) => ['--set', pair])]),
+      await helm(['template', 'sp', `oci://${address}/charts/subscription-platform`, '--version', version, '--plain-http', '--namespace', 'platform', '-f', values, '--set', `global.imageRegistry=${address}`]),
     );
     const images = rendered
       .filter((object) => object.kind === 'Deployment')
