@@ -41,10 +41,11 @@ export function protoSubject(message: string, file: string): string {
 
 /** `buf breaking` of the current proto folder against the previous one. */
 export async function protoFindings(buf: string, previous: string, current: string): Promise<Finding[]> {
-  const args = ['breaking', join(current, 'proto'), '--against', join(previous, 'proto'), '--error-format', 'json'];
+  // Run in the current tree with a relative input, so buf names files `proto/…` as in the repository.
+  const args = ['breaking', 'proto', '--against', join(previous, 'proto'), '--error-format', 'json'];
   let stdout: string;
   try {
-    ({ stdout } = await run(buf, args, { maxBuffer: 16 * 1024 * 1024 }));
+    ({ stdout } = await run(buf, args, { cwd: current, maxBuffer: 16 * 1024 * 1024 }));
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };
     // 100: breaking changes found (listed on stdout); anything else is buf failing.
@@ -58,7 +59,7 @@ export async function protoFindings(buf: string, previous: string, current: stri
     .map((item) => ({
       contract: 'proto',
       subject: protoSubject(item.message, item.path),
-      change: `proto/${item.path}${item.start_line === undefined ? '' : `:${item.start_line}`}: ${item.message} (${item.type})`,
+      change: `${item.path}${item.start_line === undefined ? '' : `:${item.start_line}`}: ${item.message} (${item.type})`,
     }));
 }
 

@@ -4,7 +4,7 @@
 // chart names there, by the tag and digest the release recorded. In the cluster tier: the images
 // are the ones the cluster install builds beside the other tiers (same content, same cache entries).
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -87,15 +87,16 @@ describe('make release into a local OCI registry', () => {
 
   it('should serve the chart by version (helm pull oci://…), naming the version and images the registry holds', async () => {
     const pulled = join(scratch, 'pulled');
+    mkdirSync(pulled);
     await helm(['pull', `oci://${address}/charts/subscription-platform`, '--version', version, '--plain-http', '--destination', pulled]);
     expect(readdirSync(pulled)).toEqual([`subscription-platform-${version}.tgz`]);
     const chart = await helm(['show', 'chart', join(pulled, `subscription-platform-${version}.tgz`)]);
     expect(chart).toMatch(new RegExp(`^version: ${version.replace(/\./g, '\\.')}$`, 'm'));
     expect(chart).toMatch(new RegExp(`^appVersion: ${version.replace(/\./g, '\\.')}$`, 'm'));
-    // Every component on, as a platform team would run it; the images from this registry.
-    const enable = ['auth', 'graph-registry', 'webhooks', 'graph-controller'].flatMap((component) => [`${component}.enabled=true`, `${component}.existingSecret=secrets`]);
+    // Every component on (the chart's scenario with the required values only); the images from this registry.
+    const values = join(repoRoot, 'charts/subscription-platform/ci/minimal-values.yaml');
     const rendered = parseManifests(
-      await helm(['template', 'sp', `oci://${address}/charts/subscription-platform`, '--version', version, '--plain-http', '--namespace', 'platform', '--set', `global.imageRegistry=${address}`, ...enable.flatMap((pair) => ['--set', pair])]),
+      await helm(['template', 'sp', `oci://${address}/charts/subscription-platform`, '--version', version, '--plain-http', '--namespace', 'platform', '-f', values, '--set', `global.imageRegistry=${address}`]),
     );
     const images = rendered
       .filter((object) => object.kind === 'Deployment')
