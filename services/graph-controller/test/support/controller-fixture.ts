@@ -1,6 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
-import type { Logger } from '@sp/platform';
+import type { Logger } from '@sp/observability';
 import { createGraphController } from '../../src/graph-controller.js';
 import type { GraphControllerConfig } from '../../src/config.js';
 import type { GraphController } from '../../src/graph-controller.js';
