@@ -27,7 +27,7 @@ import { fileURLToPath } from 'node:url';
 import Koa from 'koa';
 import { Agent, fetch } from 'undici';
 import { generateSelfSignedCertificate } from '@sp/auth';
-import { requestListener } from '@sp/platform';
+import { requestListener } from '@sp/http';
 import { load, medianOf, type LoadFigures } from './lib/http-load.ts';
 import { createPasswordUser, deleteKeycloakUsers, passwordRounds } from './lib/keycloak-users.ts';
 import { oauth2ProxyBinary, startOAuth2Proxy, type RunningPeer } from './lib/oauth2-proxy-peer.ts';

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { operationsEnv } from '@sp/platform';
+import { operationsEnv } from '@sp/core';
 import { valuesTables } from './chart-values.js';
 import { sectionOf, withSection } from './sections.js';
 import { settingsTable, type Settings } from './settings.js';
@@ -37,7 +37,7 @@ export function targets(root: string): Target[] {
     existsSync(join(root, dir, 'values.yaml')),
   );
   return [
-    { file: 'README.md', section: 'settings:common', source: 'packages/platform/src/config.ts (`operationsEnv`)', render: () => Promise.resolve(settingsTable(operationsEnv)) },
+    { file: 'README.md', section: 'settings:common', source: 'packages/core/src/config.ts (`operationsEnv`)', render: () => Promise.resolve(settingsTable(operationsEnv)) },
     ...services.map((service) => ({
       file: `services/${service}/README.md`,
       section: 'settings',

@@ -181,7 +181,7 @@ describe('graph controller with the RBAC the chart installs', () => {
       const config = testConfig({ kubeConfig: kube, registryUrl: registry.url, apiKey: 'chart-rbac-key-0123456789', namespaces: [shop], leaseNamespace: namespace });
       const controller = createGraphController(
         { ...config, leaderElection: { ...config.leaderElection, leaseName } },
-        { logger: silentLogger(), registry: new PromRegistry() },
+        { logger: silentLogger(), registry: new PromRegistry(), now: Date.now },
         { kubeConfig: kube },
       );
       controller.start();

@@ -92,10 +92,10 @@ describe('the Dockerfile', () => {
 
   it('should keep local installs, builds, state and secrets out of the build context', () => {
     const ignored = dockerignore(join(repoRoot, '.dockerignore'));
-    for (const path of ['node_modules/x', 'services/cache/node_modules/y', 'services/cache/dist/main.js', '.cache/run/infra.env', '.git/HEAD', 'services/cache/test/a.test.ts', 'charts/x', 'k8s/y', 'packages/platform/tsconfig.tsbuildinfo', 'x/.env']) {
+    for (const path of ['node_modules/x', 'services/cache/node_modules/y', 'services/cache/dist/main.js', '.cache/run/infra.env', '.git/HEAD', 'services/cache/test/a.test.ts', 'charts/x', 'k8s/y', 'packages/core/tsconfig.tsbuildinfo', 'x/.env']) {
       expect({ path, ignored: ignored(path) }).toEqual({ path, ignored: true });
     }
-    for (const path of ['package.json', 'package-lock.json', 'tsconfig.base.json', 'proto/cache/v1/cache.proto', 'packages/platform/src/index.ts', 'services/cache/src/main.ts', 'services/cache/tsconfig.json']) {
+    for (const path of ['package.json', 'package-lock.json', 'tsconfig.base.json', 'proto/cache/v1/cache.proto', 'packages/http/src/index.ts', 'services/cache/src/main.ts', 'services/cache/tsconfig.json']) {
       expect({ path, ignored: ignored(path) }).toEqual({ path, ignored: false });
     }
   });

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import type { PlatformEventType } from '@sp/platform';
+import type { PlatformEventType } from '@sp/messaging';
 import { parse } from 'yaml';
 import { demoData } from '../../scripts/local-platform.js';
 import { expectEventPayload } from '../support/asyncapi-contract.js';

@@ -1,5 +1,5 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
-import { closeGracefully, listen } from '@sp/platform';
+import { closeGracefully, listen } from '@sp/http';
 
 /** A request as the application behind the proxy received it. */
 export interface SeenRequest {

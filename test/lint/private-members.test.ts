@@ -55,7 +55,7 @@ describe('lint rule against private members of dependencies', () => {
   it('should apply the rule to every service and package source file, and not to tests', async () => {
     const rule = await restrictedSyntaxOf('services/graph-controller/src/informer/watchdog-watch.ts');
     expect(Array.isArray(rule) && rule[0]).toBe(2);
-    for (const file of ['packages/platform/src/request-metrics.ts', 'packages/platform/src/koa.ts', 'services/webhooks/src/app.ts', 'services/auth/src/main.ts']) {
+    for (const file of ['packages/observability/src/request-metrics.ts', 'packages/http/src/koa.ts', 'services/webhooks/src/app.ts', 'services/auth/src/main.ts']) {
       expect(await restrictedSyntaxOf(file)).toEqual(rule);
     }
     expect(await restrictedSyntaxOf('services/webhooks/test/sms.test.ts')).toBeUndefined();

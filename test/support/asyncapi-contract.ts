@@ -4,7 +4,7 @@ import { expect } from '@jest/globals';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { parse } from 'yaml';
-import type { PlatformEventType } from '@sp/platform';
+import type { PlatformEventType } from '@sp/messaging';
 
 /** The project's AsyncAPI document, the contract of the events the services publish. */
 const asyncapiPath = fileURLToPath(new URL('../../docs/asyncapi.yaml', import.meta.url));

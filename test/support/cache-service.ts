@@ -1,4 +1,4 @@
-import { createRegistry } from '@sp/platform';
+import { createRegistry } from '@sp/observability';
 import { createCache } from '../../services/cache/src/cache.js';
 import type { PartitionConfig } from '../../services/cache/src/config.js';
 import { silentLogger } from './silent-logger.js';

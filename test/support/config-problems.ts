@@ -1,4 +1,4 @@
-import { ConfigError } from '@sp/platform';
+import { ConfigError } from '@sp/core';
 
 /** The problems a configuration loader reports (ConfigError); fails the test when it accepts the configuration. */
 export function configProblems(load: () => unknown): readonly string[] {

@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { createLogger, type Logger } from '@sp/platform';
+import { createLogger, type Logger } from '@sp/observability';
 
 /** A logger that drops everything, for services started inside tests. */
 export function silentLogger(service = 'test'): Logger {

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { credentials as grpcCredentials, Metadata, status, type CallOptions, type ChannelCredentials, type ChannelOptions, type ClientUnaryCall, type requestCallback, type ServiceError } from '@grpc/grpc-js';
-import { AppError, backoffDelay, cacheTarget, unavailable } from '@sp/platform';
+import { AppError, backoffDelay, cacheTarget, unavailable } from '@sp/core';
 import { createGetBatcher } from './get-batcher.js';
 import { cacheServiceClient, type CacheRequest, type CacheResponse__Output, type GetManyRequest, type GetManyResponse__Output, type IncrementRequest, type IncrementResponse__Output } from './proto.js';
 import { createNearCache, type NearCache, type NearCacheSettings, type NearCacheView, type NearEntry } from './near-cache.js';

@@ -1,5 +1,5 @@
 import { status, type ServiceError } from '@grpc/grpc-js';
-import { AppError } from '@sp/platform';
+import { AppError } from '@sp/core';
 import type { CacheResponse__Output } from './generated/cache/v1/CacheResponse.js';
 
 /** The most keys one GetMany carries (the contract's limit). */

@@ -1,6 +1,6 @@
 import type { ClientReadableStream } from '@grpc/grpc-js';
 import { LRUCache } from 'lru-cache';
-import { backoffDelay } from '@sp/platform';
+import { backoffDelay } from '@sp/core';
 import type { Invalidation__Output } from './generated/cache/v1/Invalidation.js';
 
 export interface NearCacheSettings {

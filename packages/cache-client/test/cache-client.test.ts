@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { Server, ServerCredentials, status, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
-import { AppError } from '@sp/platform';
+import { AppError } from '@sp/core';
 import {
   bufferSerializer,
   cacheServiceDefinition,

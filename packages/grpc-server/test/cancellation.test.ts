@@ -42,9 +42,10 @@ describe('GrpcServer: cancellation', () => {
       await connection.send(...frames);
       const received = await connection.waitFor((frame) => frame.type === FRAME.GOAWAY, 5000);
       // A burst read at once meets nghttp2's own allowance (the same 1000, then 33/s) before the
-      // server sees the calls close: its GOAWAY is INTERNAL_ERROR; slower floods meet the server's
-      // (ENHANCE_YOUR_CALM 'too_many_resets').
-      expect(received === undefined ? undefined : goaway(received).code).toBe(h2.NGHTTP2_INTERNAL_ERROR);
+      // server sees the calls close: its GOAWAY is INTERNAL_ERROR; read in several chunks (a busy
+      // machine), the flood meets the server's first (ENHANCE_YOUR_CALM 'too_many_resets'). Either
+      // ends the connection, which is what the attacker must see.
+      expect([h2.NGHTTP2_INTERNAL_ERROR, h2.NGHTTP2_ENHANCE_YOUR_CALM]).toContain(received === undefined ? undefined : goaway(received).code);
       expect(await connection.waitClosed(5000)).toBe(true);
     } finally {
       connection.destroy();

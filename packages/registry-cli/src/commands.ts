@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { UsageError, type CliConfig } from './config.ts';
 import { EXIT } from './exit-status.ts';
 import { bodyOf, errorOf, oneLine, type Answer, type RegistryClient } from './registry-client.ts';
-import type { SchemaChangeReport, SchemaVersionInfo } from '@sp/platform';
+import type { SchemaChangeReport, SchemaVersionInfo } from '@sp/graphs';
 import { formatProblems, formatReport, formatVersion, type Problem } from './report-format.ts';
 
 /** Where a command writes; exit status 0 (done) or 1 (refused, invalid, breaking, not found): exit-status.ts. */

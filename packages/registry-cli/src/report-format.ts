@@ -1,4 +1,4 @@
-import type { SchemaChangeCounts, SchemaChangeReport, SchemaVersionInfo } from '@sp/platform';
+import type { SchemaChangeCounts, SchemaChangeReport, SchemaVersionInfo } from '@sp/graphs';
 
 export interface Problem {
   message: string;

@@ -3,7 +3,7 @@ import { createServer as createHttpServer, request, type Server as HttpServer } 
 import { readFile } from 'node:fs/promises';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
-import { listen } from '@sp/platform';
+import { listen } from '@sp/http';
 import { eventually } from '../../../test/support/eventually.js';
 import { freePort, startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
 import { API_KEY, startRegistryProcess, type RegistryProcess } from '../../../services/graph-registry/test/support/registry-fixture.js';

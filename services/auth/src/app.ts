@@ -1,4 +1,6 @@
-import { createHttpService, notFound, type HttpService, type Registry } from '@sp/platform';
+import { notFound } from '@sp/core';
+import type { Registry } from '@sp/observability';
+import { createHttpService, type HttpService } from '@sp/http';
 import { forwardAuth } from './http/forward-auth.js';
 import { directRoutes, parameterRoutes, routeTable } from './router.js';
 import type { AuthServices } from './services.js';

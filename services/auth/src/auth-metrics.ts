@@ -1,5 +1,5 @@
 import { Counter, type Registry } from 'prom-client';
-import { counterFromZero } from '@sp/platform';
+import { counterFromZero } from '@sp/observability';
 import { OTP_REFUSAL_REASONS, type OtpRefusalReason } from './otp/otp-refusals.js';
 
 const VERIFICATION_RESULTS = ['success', 'wrong_code', 'expired', 'reused', 'too_many_attempts', 'bad_request'] as const;

@@ -1,7 +1,9 @@
 import type { RequestListener } from 'node:http';
 import type Koa from 'koa';
 import { createCacheClient, memoizedJsonSerializer, type CacheClient } from '@sp/cache-client';
-import { createKafkaPublisher, type EventPublisher, type Logger, type ReadinessCheck, type Registry } from '@sp/platform';
+import type { Logger, Registry } from '@sp/observability';
+import type { ReadinessCheck } from '@sp/http';
+import { createKafkaPublisher, type EventPublisher } from '@sp/messaging';
 import { createAuthApp } from './app.js';
 import { createAuthMetrics } from './auth-metrics.js';
 import type { AuthConfig } from './config.js';

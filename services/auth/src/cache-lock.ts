@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { poll, unavailable } from '@sp/platform';
+import { poll, unavailable } from '@sp/core';
 import type { CacheClient } from '@sp/cache-client';
 
 export interface CacheLockOptions {

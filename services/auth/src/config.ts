@@ -1,7 +1,8 @@
 import { accessSync, constants } from 'node:fs';
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import { env, isTrueFlag, keycloakIssuer, operationsEnv, parseEnv, parsedBy, type Env } from '@sp/platform';
+import { env, isTrueFlag, operationsEnv, parseEnv, parsedBy, type Env } from '@sp/core';
+import { keycloakIssuer } from '@sp/identity';
 import { parseIdentityHeaders, type IdentityHeader } from './http/identity-headers.js';
 import { parseAllowlist, type RedirectAllowlist } from './oidc/redirect-allowlist.js';
 import { KNOWN_COUNTRIES, NON_GEOGRAPHIC, NUMBER_TYPES, type NumberType } from './otp/phone.js';

@@ -1,4 +1,4 @@
-import { sendSmsNotificationEvent, type PlatformEvent, type UserLoggedIn } from '@sp/platform';
+import { sendSmsNotificationEvent, type PlatformEvent, type UserLoggedIn } from '@sp/messaging';
 
 /**
  * The SendSmsNotificationEvent that carries a login code: a downstream notification service sends

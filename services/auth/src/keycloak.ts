@@ -1,4 +1,4 @@
-import { createOidcTokenClient } from '@sp/platform';
+import { createOidcTokenClient } from '@sp/identity';
 import type { AuthConfig } from './config.js';
 import type { IdentityProvider } from './oidc/identity-provider.js';
 import { createIdpHttp, type IdpFetch } from './oidc/idp-http.js';

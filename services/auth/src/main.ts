@@ -1,5 +1,5 @@
 import cluster from 'node:cluster';
-import { bootService, serveHttp } from '@sp/platform';
+import { bootService, serveHttp } from '@sp/http';
 import { loadConfig } from './config.js';
 import { createAuth } from './auth.js';
 import { createAuthServer } from './server.js';

@@ -1,6 +1,6 @@
 import type Koa from 'koa';
 import { Router } from '@koa/router';
-import { byMethod, type DirectRoute } from '@sp/platform';
+import { byMethod, type DirectRoute } from '@sp/http';
 import type { ForwardAuth } from './http/forward-auth.js';
 import { startLogin } from './http/login.js';
 import { logout } from './http/logout.js';

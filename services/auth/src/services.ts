@@ -1,5 +1,6 @@
 import type { CacheClient } from '@sp/cache-client';
-import type { EventPublisher, Logger } from '@sp/platform';
+import type { Logger } from '@sp/observability';
+import type { EventPublisher } from '@sp/messaging';
 import type { AuthMetrics } from './auth-metrics.js';
 import type { AuthConfig } from './config.js';
 import type { IdentityProvider } from './oidc/identity-provider.js';

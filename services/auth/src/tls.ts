@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { generate } from 'selfsigned';
-import type { Logger } from '@sp/platform';
+import type { Logger } from '@sp/observability';
 import type { AuthConfig } from './config.js';
 
 export interface TlsCredentials {

@@ -1,5 +1,5 @@
 import cluster from 'node:cluster';
-import type { Logger } from '@sp/platform';
+import type { Logger } from '@sp/observability';
 
 /**
  * The primary of `Auth__Workers` > 1: forks that many node:cluster workers, which each run the whole

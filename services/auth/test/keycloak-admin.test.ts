@@ -1,6 +1,7 @@
 import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
 import { Agent } from 'undici';
-import { createOidcTokenClient, type AppError, type OidcTokenClient } from '@sp/platform';
+import type { AppError } from '@sp/core';
+import { createOidcTokenClient, type OidcTokenClient } from '@sp/identity';
 import { infra } from '../../../test/support/infra.js';
 import { startTcpProxy, type TcpProxy } from '../../../test/support/tcp-proxy.js';
 import { createKeycloakAdmin } from '../src/users/keycloak-admin.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { AppError } from '@sp/platform';
+import { AppError } from '@sp/core';
 import { ipRateLimitKey } from '../src/otp/client-ip.js';
 import { resolveLocale } from '../src/http/locale.js';
 import { newLoginState, newPkcePair, parseLoginState } from '../src/oidc/oidc-state.js';

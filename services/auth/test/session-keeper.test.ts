@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { AppError } from '@sp/platform';
+import { AppError } from '@sp/core';
 import { eventually } from '../../../test/support/eventually.js';
 import { manualClock } from '../../../test/support/test-clock.js';
 import { silentLogger } from '../../../test/support/silent-logger.js';

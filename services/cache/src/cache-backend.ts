@@ -1,4 +1,6 @@
-import { connectRedis, parseRedisUrl, unavailable, type Logger } from '@sp/platform';
+import { parseRedisUrl, unavailable } from '@sp/core';
+import type { Logger } from '@sp/observability';
+import { connectRedis } from '@sp/storage';
 import type { CacheMetrics } from './cache-metrics.js';
 import type { CacheConfig } from './config.js';
 import { createInvalidationHub, type ChangeKind, type InvalidationHub } from './invalidation-hub.js';

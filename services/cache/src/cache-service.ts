@@ -1,5 +1,6 @@
 import { status } from '@grpc/grpc-js';
-import { AppError, badRequest, toGrpcStatus, type Logger } from '@sp/platform';
+import { AppError, badRequest, toGrpcStatus } from '@sp/core';
+import type { Logger } from '@sp/observability';
 import type { CallContext, UnaryCall, UnaryCallback, UnaryHandler } from '@sp/grpc-server';
 import type { CacheGrpcServiceHandlers, CacheRequest__Output, CacheResponse, GetManyRequest__Output, GetManyResponse, IncrementRequest__Output, IncrementResponse } from '@sp/cache-client';
 import type { CacheStore, Entry } from './store.js';

@@ -1,4 +1,6 @@
-import { AppError, type Logger, type ReadinessCheck, type Registry, type ServedApi } from '@sp/platform';
+import { AppError } from '@sp/core';
+import type { Logger, Registry } from '@sp/observability';
+import type { ReadinessCheck, ServedApi } from '@sp/http';
 import { createCacheBackend } from './cache-backend.js';
 import { createCacheMetrics } from './cache-metrics.js';
 import { createCacheService } from './cache-service.js';

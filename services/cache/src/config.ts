@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DEFAULT_LIMITS, limitProblems, type GrpcServerLimits } from '@sp/grpc-server';
-import { ConfigError, env, operationsEnv, parseEnv, type Env } from '@sp/platform';
+import { ConfigError, env, operationsEnv, parseEnv, type Env } from '@sp/core';
 
 /** A key prefix of the memory backend with a capacity and a full policy of its own. */
 export interface PartitionConfig {

@@ -1,4 +1,4 @@
-import { failedPrecondition } from '@sp/platform';
+import { failedPrecondition } from '@sp/core';
 
 /**
  * A counter is stored as its decimal digits in ASCII, so Get shows it and a JSON serializer reads

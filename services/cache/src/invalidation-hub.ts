@@ -1,4 +1,4 @@
-import type { AppError } from '@sp/platform';
+import type { AppError } from '@sp/core';
 
 /** What happened to a key, as Subscribe announces it. */
 export type ChangeKind = 'WRITTEN' | 'REMOVED' | 'EXPIRED' | 'EVICTED';

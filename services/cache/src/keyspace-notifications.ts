@@ -1,6 +1,7 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import { backoffDelay, failedPrecondition, withDeadline, unavailable, type Logger, type RedisTarget } from '@sp/platform';
-import type { AppError } from '@sp/platform';
+import { backoffDelay, failedPrecondition, withDeadline, unavailable, type RedisTarget } from '@sp/core';
+import type { Logger } from '@sp/observability';
+import type { AppError } from '@sp/core';
 import type { ChangeKind, InvalidationHub } from './invalidation-hub.js';
 
 /**

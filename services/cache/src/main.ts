@@ -1,4 +1,4 @@
-import { bootService, serveService } from '@sp/platform';
+import { bootService, serveService } from '@sp/http';
 import { createCache } from './cache.js';
 import { loadConfig } from './config.js';
 

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { AppError } from '@sp/platform';
+import { AppError } from '@sp/core';
 import { addToCounter, formatCounter, notACounter, parseCounter } from './counter.js';
 import { decodeEntry, encodeEntry, expiryOfCompact, fromCompactString, HEADER_BYTES, toCompactString } from './entry-codec.js';
 import { createExpiryIndex } from './expiry-index.js';

@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
-import { createRedisStoreBase } from '@sp/platform';
+import { createRedisStoreBase } from '@sp/storage';
 import { counterOutOfRange, notACounter } from './counter.js';
 import { decodeEntry, encodeEntry, HEADER_BYTES } from './entry-codec.js';
 import { INCREMENT_SCRIPT } from './redis-increment-script.js';

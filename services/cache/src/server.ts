@@ -2,7 +2,7 @@ import { HealthImplementation, type ServingStatus } from 'grpc-health-check';
 import { ReflectionService } from '@grpc/reflection';
 import { cacheServiceDefinition } from '@sp/cache-client';
 import { DEFAULT_LIMITS, GrpcServer, type LimitName } from '@sp/grpc-server';
-import type { Logger } from '@sp/platform';
+import type { Logger } from '@sp/observability';
 import { MESSAGE_OVERHEAD_BYTES, type GrpcSettings } from './config.js';
 import { withCacheMessageCodec } from './cache-message-codec.js';
 import { reflectionPackageDefinition } from './reflection-descriptors.js';

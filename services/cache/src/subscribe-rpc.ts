@@ -1,4 +1,4 @@
-import { badRequest, toGrpcStatus } from '@sp/platform';
+import { badRequest, toGrpcStatus } from '@sp/core';
 import type { GrpcStreamCall } from '@sp/grpc-server';
 import type { Invalidation, SubscribeRequest__Output } from '@sp/cache-client';
 import type { ChangeKind, InvalidationHub } from './invalidation-hub.js';

@@ -1,4 +1,4 @@
-import { badRequest } from '@sp/platform';
+import { badRequest } from '@sp/core';
 import type { CacheRequest__Output, IncrementRequest__Output } from '@sp/cache-client';
 import { keysAreUtf8 } from './utf8-keys.js';
 

@@ -4,7 +4,7 @@ import { loadSync } from '@grpc/proto-loader';
 import { protoPath as healthProtoPath } from 'grpc-health-check';
 import protobuf from 'protobufjs';
 import { cacheServiceClient, cacheServiceDefinition, type CacheRequest, type CacheResponse__Output, type IncrementRequest, type IncrementResponse__Output } from '@sp/cache-client';
-import { createLogger, createRegistry, type Registry } from '@sp/platform';
+import { createLogger, createRegistry, type Registry } from '@sp/observability';
 import { createCache, type Cache, type CacheOverrides } from '../src/cache.js';
 import type { CacheConfig } from '../src/config.js';
 

@@ -3,7 +3,7 @@ import { homedir, hostname } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { env, operationsEnv, parseEnv, type Env } from '@sp/platform';
+import { env, operationsEnv, parseEnv, type Env } from '@sp/core';
 
 /** Where the in-cluster service account mounts its namespace. */
 /** The controller's name in its logs, metrics and the Events it records. */

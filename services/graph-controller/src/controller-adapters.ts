@@ -1,5 +1,5 @@
 import { CoordinationV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import type { Logger } from '@sp/platform';
+import type { Logger } from '@sp/observability';
 import { COMPONENT, type GraphControllerConfig } from './config.js';
 import { createGraphRegistryClient, type GraphRegistryClient } from './registry/graph-registry-client.js';
 import { createKubeEventRecorder, type EventRecorder } from './kube/kube-event-recorder.js';
@@ -19,12 +19,13 @@ export interface ControllerAdapters {
 }
 
 /** The adapters the configuration names, on `kubeConfig`, except those a test brings (`given`). */
-export function createControllerAdapters(config: GraphControllerConfig, kubeConfig: KubeConfig, logger: Logger, given: Partial<ControllerAdapters>): ControllerAdapters {
+export function createControllerAdapters(config: GraphControllerConfig, kubeConfig: KubeConfig, runtime: { logger: Logger; now: () => number }, given: Partial<ControllerAdapters>): ControllerAdapters {
+  const { logger, now } = runtime;
   const { leaderElection: election } = config;
   const core = kubeConfig.makeApiClient(CoreV1Api);
   return {
     graphRegistry: given.graphRegistry ?? createGraphRegistryClient({ baseUrl: config.registry.url, apiKey: config.registry.apiKey, timeoutMs: config.registry.timeoutMs }),
-    events: given.events ?? createKubeEventRecorder({ api: core, component: COMPONENT, instance: election.identity, timeoutMs: 10_000, logger }),
+    events: given.events ?? createKubeEventRecorder({ api: core, component: COMPONENT, instance: election.identity, timeoutMs: 10_000, logger, now }),
     leaseLock:
       given.leaseLock ??
       createKubeLeaseLock({

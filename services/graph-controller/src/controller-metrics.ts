@@ -1,5 +1,5 @@
 import { Gauge, type Registry } from 'prom-client';
-import { counterFromZero } from '@sp/platform';
+import { counterFromZero } from '@sp/observability';
 import type { SubgraphResult } from './federation/subgraph-sync.js';
 import type { ReconcileResult } from './reconcile/reconciler.js';
 

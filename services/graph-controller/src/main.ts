@@ -1,11 +1,12 @@
-import { bootService, loadConfigOrExit, serveService } from '@sp/platform';
+import { loadConfigOrExit } from '@sp/core';
+import { bootService, serveService } from '@sp/http';
 import { COMPONENT, loadConfig } from './config.js';
 import { createGraphController } from './graph-controller.js';
 
 // Load the configuration, create the service, serve it: docs/development.md, "One shape for every service".
 const { config, logger, registry } = bootService(COMPONENT, loadConfig);
 // Creating the controller loads the kubeconfig: one that cannot be loaded is refused like a bad variable.
-const controller = loadConfigOrExit(() => createGraphController(config, { logger, registry }), COMPONENT);
+const controller = loadConfigOrExit(() => createGraphController(config, { logger, registry, now: Date.now }), COMPONENT);
 const { managementPort } = await serveService({
   api: controller.api,
   config,

@@ -5,7 +5,7 @@ const claim = (key: string, name: string, url = `http://${key}`) => ({ key, name
 
 describe('claim memory', () => {
   it('should answer by Service and by name, and forget a name settled without the Service', () => {
-    const memory = createClaimMemory();
+    const memory = createClaimMemory(Date.now);
     memory.observe(claim('shop/orders', 'orders', 'http://a'));
     memory.observe(claim('shop/orders', 'orders', 'http://b'));
     memory.observe(claim('shop/orders', 'shop-orders'));
@@ -20,7 +20,7 @@ describe('claim memory', () => {
   });
 
   it('should prune what was last seen before a time, by Service as well', () => {
-    const memory = createClaimMemory();
+    const memory = createClaimMemory(Date.now);
     memory.observe(claim('shop/orders', 'orders'), 1000);
     memory.observe(claim('shop/billing', 'billing'), 3000);
     expect(memory.pruneSeenBefore(2000)).toBe(1);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { ConfigError } from '@sp/platform';
+import { ConfigError } from '@sp/core';
 import { loadConfig, SERVICE_ACCOUNT_NAMESPACE_FILE, type ConfigHost } from '../src/config.js';
 
 /** A machine with the given files (path → content). */

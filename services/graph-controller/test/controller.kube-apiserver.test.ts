@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { CoordinationV1Api, CoreV1Api, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node';
 import { Redis } from 'ioredis';
-import { startManagementServer } from '@sp/platform';
+import { startManagementServer } from '@sp/http';
 import { Registry as PromRegistry } from 'prom-client';
 import { createGraphController } from '../src/graph-controller.js';
 import { PooledKubeConfig } from '../src/kube/kube-client.js';
@@ -346,7 +346,7 @@ describe('graph controller against the real kube-apiserver, with the RBAC of k8s
     const [shop] = await namespaces(1);
     const unbound = await serviceAccountKubeConfig(admin, CONTROLLER_NAMESPACE, uniqueName('unbound'));
     const config = testConfig({ kubeConfig: unbound, registryUrl: registry.url, apiKey: API_KEY, namespaces: [shop!], leaseDurationMs: 1000, renewDeadlineMs: 800, retryPeriodMs: 200 });
-    const app = createGraphController(config, { logger: silentLogger(), registry: new PromRegistry() }, { kubeConfig: unbound });
+    const app = createGraphController(config, { logger: silentLogger(), registry: new PromRegistry(), now: Date.now }, { kubeConfig: unbound });
     const management = await startManagementServer({ port: 0, host: '127.0.0.1', registry: new PromRegistry(), readiness: app.readiness, logger: silentLogger() });
     app.start();
     try {

@@ -67,6 +67,7 @@ function elector(lock: LeaseLock, identity: string, log: string[], timings = { l
     ...timings,
     logger: silentLogger(),
     now: clock,
+    wallClock: Date.now,
   });
   electors.push(created);
   created.start({ onStartedLeading: () => log.push(`${identity} started`), onStoppedLeading: () => log.push(`${identity} stopped`) });

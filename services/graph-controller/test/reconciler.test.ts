@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from '@jest/globals';
 import type { V1Service } from '@kubernetes/client-node';
-import { AppError } from '@sp/platform';
+import { AppError } from '@sp/core';
 import { createClaimIndex, type ClaimIndex } from '../src/reconcile/claim-index.js';
 import { createClaimMemory, type ClaimMemory } from '../src/reconcile/claim-memory.js';
 import { serviceKey } from '../src/reconcile/desired-state.js';
@@ -80,7 +80,7 @@ describe('reconciler', () => {
     registry = memoryRegistry();
     view = createRegistryView(registry.registry);
     events = [];
-    memory = createClaimMemory();
+    memory = createClaimMemory(Date.now);
     owned = new Map();
     leader = new AbortController();
     const recorder: EventRecorder = {

@@ -3,7 +3,7 @@ import type { CdnSettings } from './cdn/artifact-handler.js';
 import { DEFAULT_FEDERATION, type FederationSettings } from './federation/supergraph-composer.js';
 import { DEFAULT_SCHEMA_CHECKER, type SchemaCheckerOptions } from './schemas/schema-checker.js';
 import { DEFAULT_SCHEMA_PUBLISHING, type SchemaPublishing } from './schemas/schema-publisher.js';
-import { env, operationsEnv, parseEnv, type Env, type StoreConfig } from '@sp/platform';
+import { env, operationsEnv, parseEnv, type Env, type StoreConfig } from '@sp/core';
 
 export interface GraphRegistryConfig {
   port: number;

@@ -1,5 +1,7 @@
 import type Koa from 'koa';
-import { createKafkaPublisher, type EventPublisher, type Logger, type ReadinessCheck, type Registry } from '@sp/platform';
+import type { Logger, Registry } from '@sp/observability';
+import type { ReadinessCheck } from '@sp/http';
+import { createKafkaPublisher, type EventPublisher } from '@sp/messaging';
 import { createGraphRegistryApp, createGraphStore, storeReadiness } from './http/app.js';
 import type { GraphRegistryConfig } from './config.js';
 import type { GraphStore } from './graphs/graph-store.js';

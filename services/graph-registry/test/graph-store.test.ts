@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
 import type { GraphStore } from '../src/graphs/graph-store.js';
 import { createMemoryGraphStore } from '../src/graphs/memory-graph-store.js';
-import { connectRedis } from '@sp/platform';
+import { connectRedis } from '@sp/storage';
 import { createRedisGraphStore } from '../src/graphs/redis-graph-store.js';
 import { silentLogger } from './support/registry-fixture.js';
 

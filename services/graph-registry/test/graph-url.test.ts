@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { AppError } from '@sp/platform';
+import { AppError } from '@sp/core';
 import { parseGraphUrl } from '../src/graphs/graph-url.js';
 import { isGraphName, validateName } from '../src/graphs/names.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { GRAPH_NAME_PATTERN as NAME_PATTERN } from '@sp/platform';
+import { GRAPH_NAME_PATTERN as NAME_PATTERN } from '@sp/graphs';
 import { URL_BODY_LIMIT_BYTES } from '../src/graphs/graph-handlers.js';
 import { SCHEMA_BODY_LIMIT_BYTES } from '../src/schemas/schema-handlers.js';
 import { openapi, templateOf } from './support/openapi-contract.js';

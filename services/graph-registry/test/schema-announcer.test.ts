@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import type { EventPublisher } from '@sp/platform';
+import type { EventPublisher } from '@sp/messaging';
 import { eventually, sleep } from '../../../test/support/eventually.js';
 import { createMemoryGraphStore } from '../src/graphs/memory-graph-store.js';
 import { createSchemaAnnouncer, versionAnnouncements, type SchemaAnnouncer } from '../src/schemas/schema-announcer.js';

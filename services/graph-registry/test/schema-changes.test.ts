@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { buildSchema } from 'graphql';
-import type { SchemaChangeClass } from '@sp/platform';
+import type { SchemaChangeClass } from '@sp/graphs';
 import { compareSchemas } from '../src/schemas/schema-changes.js';
 
 /** The schema every row changes one thing of. */

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { createKafkaPublisher, type EventPublisher } from '@sp/platform';
+import { createKafkaPublisher, type EventPublisher } from '@sp/messaging';
 import { expectEventPayload } from '../../../test/support/asyncapi-contract.js';
 import { sleep } from '../../../test/support/eventually.js';
 import { infra } from '../../../test/support/infra.js';

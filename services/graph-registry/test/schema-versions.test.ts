@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
-import type { StoreConfig } from '@sp/platform';
+import type { StoreConfig } from '@sp/core';
 import { API_KEY, client, startRegistry, type RunningRegistry } from './support/registry-fixture.js';
 import { schemaNumber, versionsApi, type VersionBody } from './support/versions-client.js';
 

@@ -1,6 +1,6 @@
 import type Koa from 'koa';
 import type { RouterMiddleware } from '@koa/router';
-import { badGateway, badRequest, notFound, toAppError } from '@sp/platform';
+import { badGateway, badRequest, notFound, toAppError } from '@sp/core';
 import { decodeLogCursor } from './events/event-log-cursor.js';
 import { EVENT_OUTCOMES, type EventLog, type EventLogQuery, type EventOutcome, type EventRecord } from './events/event-log.js';
 import { parseEnvelope } from './payments/event-schemas.js';

@@ -1,5 +1,6 @@
 import type Koa from 'koa';
-import { createSecretMatcher, unauthorized } from '@sp/platform';
+import { unauthorized } from '@sp/core';
+import { createSecretMatcher } from '@sp/identity';
 
 /**
  * Rejects with 401 `{"error":"unauthorized"}` unless the query parameter `code` holds one of the

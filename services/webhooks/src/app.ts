@@ -1,7 +1,11 @@
 import type Koa from 'koa';
 import { Router } from '@koa/router';
 import type { CacheClient } from '@sp/cache-client';
-import { byMethod, createHttpApp, notFound, requireApiKey, type EventPublisher, type Logger, type ReadinessCheck, type Registry } from '@sp/platform';
+import { notFound } from '@sp/core';
+import type { Logger, Registry } from '@sp/observability';
+import { byMethod, createHttpApp, type ReadinessCheck } from '@sp/http';
+import { requireApiKey } from '@sp/identity';
+import type { EventPublisher } from '@sp/messaging';
 import { ADMIN_EVENTS_PATH, getEvent, listEvents, replayEvent } from './admin-events.js';
 import { createCacheAnnouncementDrafts } from './sms/announcement-drafts.js';
 import { requireCode } from './api-code.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { env, operationsEnv, parseEnv, type Env, type StoreConfig } from '@sp/platform';
+import { env, operationsEnv, parseEnv, type Env, type StoreConfig } from '@sp/core';
 
 export interface WebhooksConfig {
   port: number;

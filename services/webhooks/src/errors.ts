@@ -1,4 +1,4 @@
-import { AppError } from '@sp/platform';
+import { AppError } from '@sp/core';
 
 /**
  * A record the event refers to is not known (yet): events arrive out of order, or the product

@@ -1,5 +1,5 @@
 import { createServer } from 'node:http';
-import { bootService, requestListener, serveHttp } from '@sp/platform';
+import { bootService, requestListener, serveHttp } from '@sp/http';
 import { loadConfig } from './config.js';
 import { createWebhooks } from './webhooks.js';
 

@@ -1,4 +1,6 @@
-import { connectRedis, parseRedisUrl, type Logger } from '@sp/platform';
+import { parseRedisUrl } from '@sp/core';
+import type { Logger } from '@sp/observability';
+import { connectRedis } from '@sp/storage';
 import type { WebhooksConfig } from './config.js';
 import { STRIPE_RETRY_WINDOW_MS, type EventLog } from './events/event-log.js';
 import type { ProcessingStore } from './events/processing-store.js';

@@ -1,5 +1,5 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { counterFromZero } from '@sp/platform';
+import { counterFromZero } from '@sp/observability';
 
 const PROVIDERS = ['stripe', 'twilio'] as const;
 export type WebhookProvider = (typeof PROVIDERS)[number];

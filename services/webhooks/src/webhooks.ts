@@ -1,6 +1,9 @@
 import type Koa from 'koa';
 import { createCacheClient, stringSerializer } from '@sp/cache-client';
-import { createKafkaPublisher, createOidcTokenClient, keycloakIssuer, type EventPublisher, type Logger, type ReadinessCheck, type Registry } from '@sp/platform';
+import type { Logger, Registry } from '@sp/observability';
+import type { ReadinessCheck } from '@sp/http';
+import { createOidcTokenClient, keycloakIssuer } from '@sp/identity';
+import { createKafkaPublisher, type EventPublisher } from '@sp/messaging';
 import { createWebhooksApp, webhooksReadiness, type WebhooksAppDeps } from './app.js';
 import type { WebhooksConfig } from './config.js';
 import type { ProcessingStore } from './events/processing-store.js';

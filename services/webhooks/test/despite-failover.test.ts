@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { unavailable } from '@sp/platform';
+import { unavailable } from '@sp/core';
 import { despiteFailover } from '../src/events/despite-failover.js';
 
 /** A store that answers 503 until `backAt` on a clock that moves only when the code under test sleeps. */

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Redis } from 'ioredis';
-import { connectRedis, parseRedisUrl } from '@sp/platform';
+import { parseRedisUrl } from '@sp/core';
+import { connectRedis } from '@sp/storage';
 import { STRIPE_RETRY_WINDOW_MS, type EventAttempt, type EventLog, type EventLogOptions } from '../src/events/event-log.js';
 import { createMemoryEventLog } from '../src/events/memory-event-log.js';
 import { createRedisEventLog } from '../src/events/redis-event-log.js';

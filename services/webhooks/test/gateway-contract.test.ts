@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { buildClientSchema, buildSchema, getIntrospectionQuery, Kind, parse, printSchema, validate, type IntrospectionQuery, type OperationDefinitionNode } from 'graphql';
-import { AppError, createOidcTokenClient } from '@sp/platform';
+import { AppError } from '@sp/core';
+import { createOidcTokenClient } from '@sp/identity';
 import { graphqlOperations } from '../src/gateway/graphql-operations.js';
 import { createGraphqlGatewayClient } from '../src/gateway/graphql-gateway-client.js';
 import { gatewayContractSdl, startGraphqlGateway, type GraphqlGatewayFixture } from '../../../test/support/graphql-gateway.js';

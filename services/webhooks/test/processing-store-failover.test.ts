@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { connectRedis, parseRedisUrl } from '@sp/platform';
+import { parseRedisUrl } from '@sp/core';
+import { connectRedis } from '@sp/storage';
 import { createRedisProcessingStore } from '../src/events/redis-processing-store.js';
 import type { ProcessingStore } from '../src/events/processing-store.js';
 import { eventually } from '../../../test/support/eventually.js';

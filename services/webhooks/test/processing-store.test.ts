@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { connectRedis, parseRedisUrl, type AppError } from '@sp/platform';
+import { parseRedisUrl, type AppError } from '@sp/core';
+import { connectRedis } from '@sp/storage';
 import { createMemoryProcessingStore } from '../src/events/memory-processing-store.js';
 import { processOnce, withClaim, type ProcessOnceOptions } from '../src/events/process-once.js';
 import { createRedisProcessingStore } from '../src/events/redis-processing-store.js';

@@ -1,5 +1,6 @@
 import type Koa from 'koa';
-import { AppError, badRequest, readBody } from '@sp/platform';
+import { AppError, badRequest } from '@sp/core';
+import { readBody } from '@sp/http';
 import type { LogoutTarget } from '../oidc/logout-token.js';
 import type { AuthServices } from '../services.js';
 

@@ -1,5 +1,6 @@
 import type Koa from 'koa';
-import { AppError, answerEmpty, badRequest, unauthorized, type DirectRoute } from '@sp/platform';
+import { AppError, badRequest, unauthorized } from '@sp/core';
+import { answerEmpty, type DirectRoute } from '@sp/http';
 import { forwardedRequest } from './forwarded-request.js';
 import { identityHeaders } from './identity-headers.js';
 import { singleQueryValue } from './login.js';

@@ -1,5 +1,6 @@
 import type Koa from 'koa';
-import { badRequest, readBody } from '@sp/platform';
+import { badRequest } from '@sp/core';
+import { readBody } from '@sp/http';
 
 /** Largest JSON body accepted (413 above). The bodies of this API are a few dozen bytes. */
 export const JSON_BODY_LIMIT_BYTES = 16 * 1024;

@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import { badRequest } from '@sp/platform';
+import { badRequest } from '@sp/core';
 import { bindingCookie, newLoginBinding, redirectPath } from './login-binding.js';
 import { newLoginState, newPkcePair, type StateRecord } from '../oidc/oidc-state.js';
 import type { AuthServices, AuthSettings } from '../services.js';

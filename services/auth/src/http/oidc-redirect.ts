@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import { AppError, badRequest } from '@sp/platform';
+import { AppError, badRequest } from '@sp/core';
 import { resolveLocale } from './locale.js';
 import { singleQueryValue } from './login.js';
 import { bindingCookieName, carriesBinding, clearedBindingCookie, redirectPath } from './login-binding.js';

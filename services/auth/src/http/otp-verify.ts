@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import { AppError, badRequest } from '@sp/platform';
+import { AppError, badRequest } from '@sp/core';
 import type { Role } from '../config.js';
 import type { VerificationResult } from '../auth-metrics.js';
 import { readJsonObject } from './json-body.js';

@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import { badRequest, notFound } from '@sp/platform';
+import { badRequest, notFound } from '@sp/core';
 import type { AuthServices } from '../services.js';
 import { clearedSessionCookie } from '../sessions/session-cookie.js';
 import { callerSession } from './user-session-auth.js';

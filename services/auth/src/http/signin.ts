@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import { badRequest } from '@sp/platform';
+import { badRequest } from '@sp/core';
 import { sendToIdentityProvider, singleQueryValue, type StartLoginDeps } from './login.js';
 import { readSessionCookie } from '../sessions/session-cookie.js';
 import type { AuthServices, AuthSettings } from '../services.js';

@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import { unauthorized } from '@sp/platform';
+import { unauthorized } from '@sp/core';
 import { readSessionCookie } from '../sessions/session-cookie.js';
 import type { TokenRecord, TokenStore } from '../sessions/token-store.js';
 

@@ -1,5 +1,6 @@
 import * as oidc from 'openid-client';
-import { AppError, badGateway, badRequest, fromOidcError, isOidcUnreachable, unauthorized, unavailable } from '@sp/platform';
+import { AppError, badGateway, badRequest, unauthorized, unavailable } from '@sp/core';
+import { fromOidcError, isOidcUnreachable } from '@sp/identity';
 import type { OidcSettings } from '../config.js';
 import type { IdpFetch } from './idp-http.js';
 import type { IdentityProvider, LoginTokens, RenewedTokens } from './identity-provider.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createRemoteJWKSet, customFetch, errors, jwtVerify, type JWTPayload } from 'jose';
 import type { CacheClient } from '@sp/cache-client';
-import { AppError, badRequest, unavailable } from '@sp/platform';
+import { AppError, badRequest, unavailable } from '@sp/core';
 import type { IdpFetch } from './idp-http.js';
 
 /** The event a Logout Token carries (OpenID Connect Back-Channel Logout 1.0, section 2.4). */

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { badRequest } from '@sp/platform';
+import { badRequest } from '@sp/core';
 
 /** What `state` carries from /login to /redirect. */
 export interface LoginState {

@@ -1,4 +1,4 @@
-import { AppError } from '@sp/platform';
+import { AppError } from '@sp/core';
 
 /**
  * Why POST /otp sent no code: the stable `reason` of its answer, listed in openapi.yaml and the

@@ -1,7 +1,7 @@
 import { getCountries, parsePhoneNumberFromString, type PhoneNumber as LibraryPhoneNumber, type PhoneNumberType } from 'libphonenumber-js/core';
 // The full ("max") metadata, as an ES module: exact validity per country, not just lengths.
 import metadata from 'libphonenumber-js/max/metadata';
-import { badRequest } from '@sp/platform';
+import { badRequest } from '@sp/core';
 
 /** Longest input looked at; E.164 numbers have at most 15 digits, so formatting leaves room enough. */
 const MAX_INPUT_LENGTH = 32;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CacheClient, CounterValue } from '@sp/cache-client';
-import type { AppError, Logger } from '@sp/platform';
+import type { AppError } from '@sp/core';
+import type { Logger } from '@sp/observability';
 import type { OtpFraudControls, OtpLimits } from '../config.js';
 import { otpRefusal, type OtpRefusalReason } from './otp-refusals.js';
 

@@ -1,5 +1,7 @@
 import type Koa from 'koa';
-import { badGateway, userLoggedInEvent, type EventPublisher, type Logger } from '@sp/platform';
+import { badGateway } from '@sp/core';
+import type { Logger } from '@sp/observability';
+import { userLoggedInEvent, type EventPublisher } from '@sp/messaging';
 import type { LoginFacts } from '../events.js';
 import type { LoginTokens } from '../oidc/identity-provider.js';
 import { sessionCookie } from './session-cookie.js';

@@ -1,5 +1,6 @@
 import type { CacheClient } from '@sp/cache-client';
-import { AppError, poll, unavailable, type Logger } from '@sp/platform';
+import { AppError, poll, unavailable } from '@sp/core';
+import type { Logger } from '@sp/observability';
 import { tryCacheLock } from '../cache-lock.js';
 import type { IdentityProvider } from '../oidc/identity-provider.js';
 import type { RenewalResult } from './session-metrics.js';

@@ -1,5 +1,5 @@
 import { Counter, type Registry } from 'prom-client';
-import { counterFromZero } from '@sp/platform';
+import { counterFromZero } from '@sp/observability';
 
 /** `renewed`: new tokens; `refused`: Keycloak refused the refresh token (session ended); `failed`: Keycloak or the cache service failed. */
 export type RenewalResult = 'renewed' | 'refused' | 'failed';

@@ -1,5 +1,6 @@
 import type { CacheClient } from '@sp/cache-client';
-import { unavailable, type Logger } from '@sp/platform';
+import { unavailable } from '@sp/core';
+import type { Logger } from '@sp/observability';
 import type { IdentityProvider } from '../oidc/identity-provider.js';
 import type { SessionIndex } from './session-index.js';
 import type { SessionKeeper } from './session-keeper.js';

@@ -1,7 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import KeycloakAdminClient, { NetworkError } from '@keycloak/keycloak-admin-client';
 import type { Dispatcher } from 'undici';
-import { badGateway, fromOidcError, unavailable, withTokenRetry, type AppError, type OidcTokenClient } from '@sp/platform';
+import { badGateway, unavailable, type AppError } from '@sp/core';
+import { fromOidcError, withTokenRetry, type OidcTokenClient } from '@sp/identity';
 import type { OidcSettings } from '../config.js';
 import type { DirectoryUser, UserDirectory } from './user-directory.js';
 

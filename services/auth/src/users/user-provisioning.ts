@@ -1,4 +1,4 @@
-import { badGateway, forbidden } from '@sp/platform';
+import { badGateway, forbidden } from '@sp/core';
 import type { CacheClient } from '@sp/cache-client';
 import type { IdentityProvider, LoginTokens } from '../oidc/identity-provider.js';
 import type { UserDirectory } from './user-directory.js';

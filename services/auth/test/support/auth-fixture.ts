@@ -1,7 +1,8 @@
 import type { Server } from 'node:https';
 import { Writable } from 'node:stream';
 import { createCacheClient, jsonSerializer, type CacheClient } from '@sp/cache-client';
-import { closeGracefully, createLogger, createRegistry, listen, startManagementServer, type Logger, type ManagementServer, type Registry } from '@sp/platform';
+import { createLogger, createRegistry, type Logger, type Registry } from '@sp/observability';
+import { closeGracefully, listen, startManagementServer, type ManagementServer } from '@sp/http';
 import { infra } from '../../../../test/support/infra.js';
 import { freePort } from '../../../../test/support/redis-server.js';
 import { silentLogger } from '../../../../test/support/silent-logger.js';

@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { listen } from '@sp/platform';
+import { listen } from '@sp/http';
 import type { RunningAuth } from './auth-fixture.js';
 
 export interface BackchannelFront {

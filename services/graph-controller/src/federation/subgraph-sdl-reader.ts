@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AppError, backoffDelay, createHttpClient, ResponseTooLarge, type HttpClient } from '@sp/platform';
+import { AppError, backoffDelay } from '@sp/core';
+import { createHttpClient, ResponseTooLarge, type HttpClient } from '@sp/http';
 
 /** The Apollo Federation subgraph spec's root field (`_service { sdl }`): a public field name, not a private member. */
 const SERVICE_FIELD = '_service';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { V1Service } from '@kubernetes/client-node';
-import type { Logger } from '@sp/platform';
+import type { Logger } from '@sp/observability';
 import type { EventRecorder } from '../kube/kube-event-recorder.js';
 import type { GraphRegistryClient } from '../registry/graph-registry-client.js';
 import type { SdlReader } from './subgraph-sdl-reader.js';

@@ -1,5 +1,6 @@
 import { ListWatch, VersionApi, type KubeConfig, type V1Service } from '@kubernetes/client-node';
-import { backoffDelay, type Logger } from '@sp/platform';
+import { backoffDelay } from '@sp/core';
+import type { Logger } from '@sp/observability';
 import { firstMissed } from './cache-check.js';
 import { serviceKey } from '../reconcile/desired-state.js';
 import { apiStatus, withTimeout } from '../kube/kube-client.js';

@@ -1,4 +1,4 @@
-import { ConfigError } from '@sp/platform';
+import { ConfigError } from '@sp/core';
 import { ApiException, KubeConfig, Observable, type ConfigurationOptions, type RequestContext, type ResponseContext } from '@kubernetes/client-node';
 import type { Dispatcher } from 'undici';
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { PatchStrategy, setHeaderOptions, type CoreV1Api, type V1Service } from '@kubernetes/client-node';
-import type { Logger } from '@sp/platform';
+import type { Logger } from '@sp/observability';
 import { apiStatus, withTimeout } from './kube-client.js';
 
 export type EventType = 'Normal' | 'Warning';
@@ -19,6 +19,8 @@ export interface KubeEventRecorderOptions {
   instance: string;
   timeoutMs: number;
   logger: Logger;
+  /** The wall clock (Unix ms) of the Events' timestamps. */
+  now: () => number;
 }
 
 /** The longest message the API server keeps (longer ones are rejected). */
@@ -54,7 +56,7 @@ export function createKubeEventRecorder(options: KubeEventRecorderOptions): Even
     async record(service, type, reason, message) {
       const namespace = service.metadata?.namespace ?? 'default';
       const name = service.metadata?.name ?? 'unknown';
-      const now = new Date();
+      const now = new Date(options.now());
       const text = message.slice(0, MAX_MESSAGE);
       const eventObjectName = eventName(service, reason, text);
       try {

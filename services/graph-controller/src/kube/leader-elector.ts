@@ -1,4 +1,5 @@
-import { withDeadline, type Logger } from '@sp/platform';
+import { withDeadline } from '@sp/core';
+import type { Logger } from '@sp/observability';
 import { LeaseConflictError, type LeaseLock, type LeaseRecord } from './lease-lock.js';
 
 export interface LeaderElectorOptions {
@@ -11,8 +12,10 @@ export interface LeaderElectorOptions {
   /** Pause between attempts to acquire or renew. */
   retryPeriodMs: number;
   logger: Logger;
-  /** Monotonic milliseconds; replaceable in tests. */
+  /** Monotonic milliseconds, what the timing reads; replaceable in tests. */
   now?: () => number;
+  /** The wall clock (Unix ms) of the Lease's acquireTime and renewTime, which other replicas read. */
+  wallClock: () => number;
 }
 
 /** What the elector tells as leadership comes and goes; given to `start`, so their reader can be built after the elector. */
@@ -55,7 +58,7 @@ export function createLeaderElector(options: LeaderElectorOptions): LeaderElecto
   let leading = false;
   /** When the last successful renewal was sent (its start, which is the conservative end). */
   let renewedAt = Number.NEGATIVE_INFINITY;
-  let acquiredAt = new Date();
+  let acquiredAt = new Date(options.wallClock());
   let observedVersion: string | undefined;
   let observedAt = 0;
   let loopTimer: NodeJS.Timeout | undefined;
@@ -89,7 +92,7 @@ export function createLeaderElector(options: LeaderElectorOptions): LeaderElecto
   };
 
   const ours = (transitions: number, keepAcquireTime: boolean): LeaseRecord => {
-    const wall = new Date();
+    const wall = new Date(options.wallClock());
     if (!keepAcquireTime) acquiredAt = wall;
     return { holderIdentity: options.identity, leaseDurationSeconds: durationSeconds, leaseTransitions: transitions, acquireTime: acquiredAt, renewTime: wall };
   };
@@ -153,7 +156,7 @@ export function createLeaderElector(options: LeaderElectorOptions): LeaderElecto
   const release = async (): Promise<void> => {
     const current = await options.lock.get();
     if (current?.record.holderIdentity !== options.identity) return;
-    const wall = new Date();
+    const wall = new Date(options.wallClock());
     await options.lock.update(
       { holderIdentity: undefined, leaseDurationSeconds: 1, leaseTransitions: current.record.leaseTransitions, acquireTime: wall, renewTime: wall },
       current.resourceVersion,

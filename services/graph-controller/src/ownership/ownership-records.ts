@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { CoreV1Api, KubeConfig, V1ConfigMap } from '@kubernetes/client-node';
-import type { Logger } from '@sp/platform';
+import type { Logger } from '@sp/observability';
 import { apiStatus, withTimeout } from '../kube/kube-client.js';
 import { listPaged } from '../kube/kube-request.js';
 

@@ -1,4 +1,4 @@
-import type { Logger } from '@sp/platform';
+import type { Logger } from '@sp/observability';
 import type { ClaimIndex } from '../reconcile/claim-index.js';
 import type { ClaimMemory } from '../reconcile/claim-memory.js';
 import { compareClaims, type GraphClaim } from '../reconcile/desired-state.js';

@@ -1,5 +1,5 @@
 import type { V1Service, V1ServicePort } from '@kubernetes/client-node';
-import { GRAPH_NAME_PATTERN, graphNameProblem } from '@sp/platform';
+import { GRAPH_NAME_PATTERN, graphNameProblem } from '@sp/graphs';
 
 /** The annotations a Service carries to have its GraphQL endpoint registered. */
 export const ANNOTATIONS = {

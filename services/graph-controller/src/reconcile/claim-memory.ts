@@ -28,7 +28,8 @@ export interface ClaimMemory {
   pruneSeenBefore(before: number): number;
 }
 
-export function createClaimMemory(): ClaimMemory {
+/** `now`: the clock (Unix ms) of what was seen when, unless the caller says when. */
+export function createClaimMemory(now: () => number): ClaimMemory {
   /** name → `key url` → when seen. */
   const byName = new Map<string, Map<string, Seen>>();
   /** key → name → how many URLs of the key are remembered under the name. */
@@ -55,15 +56,15 @@ export function createClaimMemory(): ClaimMemory {
     if (seen.size === 0) byName.delete(name);
   };
   return {
-    observe: (claim, now = Date.now()) => remember(claim, now),
+    observe: (claim, at = now()) => remember(claim, at),
     namesOf: (key) => [...(byKey.get(key)?.keys() ?? [])],
     urlsFor: (name) => new Set([...(byName.get(name)?.values() ?? [])].map((entry) => entry.url)),
     hasKey: (key) => byKey.has(key),
     keys: () => byKey.keys(),
-    settle(name, claims, now = Date.now()) {
+    settle(name, claims, at = now()) {
       const seen = byName.get(name);
       for (const [id, entry] of seen ?? []) forget(name, seen!, id, entry);
-      for (const claim of claims) remember(claim, now);
+      for (const claim of claims) remember(claim, at);
     },
     pruneSeenBefore(before) {
       let pruned = 0;

@@ -1,5 +1,5 @@
 import type { V1Service } from '@kubernetes/client-node';
-import type { Logger } from '@sp/platform';
+import type { Logger } from '@sp/observability';
 import type { GraphAnnotation } from './annotations.js';
 import type { ClaimIndex } from './claim-index.js';
 import type { ClaimMemory } from './claim-memory.js';

@@ -1,4 +1,4 @@
-import { backoffDelay } from '@sp/platform';
+import { backoffDelay } from '@sp/core';
 
 /** `change`: an informer event, served first. `resync`: background re-checks, served when no change waits. */
 export type Priority = 'change' | 'resync';

@@ -1,4 +1,5 @@
-import { AppError, createHttpClient, unavailable, type HttpAnswer, type HttpClient } from '@sp/platform';
+import { AppError, unavailable } from '@sp/core';
+import { createHttpClient, type HttpAnswer, type HttpClient } from '@sp/http';
 
 /** The graph registry as the controller uses it. Every method rejects with an AppError on failure. */
 export interface GraphRegistryClient {

@@ -73,7 +73,7 @@ export function testConfig(options: ControllerFixtureOptions): GraphControllerCo
 export function startController(options: ControllerFixtureOptions): RunningController {
   const config = testConfig(options);
   const metrics = new Registry();
-  const controller = createGraphController(config, { logger: silentLogger('graph-controller'), registry: metrics }, { kubeConfig: options.kubeConfig });
+  const controller = createGraphController(config, { logger: silentLogger('graph-controller'), registry: metrics, now: Date.now }, { kubeConfig: options.kubeConfig });
   controller.start();
   let stopped: Promise<void> | undefined;
   return {

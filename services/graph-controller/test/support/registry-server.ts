@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { closeGracefully, listen } from '@sp/platform';
+import { closeGracefully, listen } from '@sp/http';
 import { Registry as PromRegistry } from 'prom-client';
 import { createGraphRegistryApp, createGraphStore } from '../../../graph-registry/src/http/app.js';
 import type { GraphStore } from '../../../graph-registry/src/graphs/graph-store.js';

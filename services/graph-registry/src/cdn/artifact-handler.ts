@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
 import type Koa from 'koa';
-import { createSecretMatcher } from '@sp/platform';
+import { createSecretMatcher } from '@sp/identity';
 import type { ArtifactKind, FederationStore, SupergraphVersionInfo } from '../federation/federation-store.js';
 
 export interface CdnSettings {

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { buildASTSchema, GraphQLError, type DocumentNode, type GraphQLSchema } from 'graphql';
 import { composeServices, compositionHasErrors } from '@theguild/federation-composition';
-import type { SchemaChangeReport } from '@sp/platform';
+import type { SchemaChangeReport } from '@sp/graphs';
 import { compareSchemas, emptyReport } from '../schemas/schema-changes.ts';
 import type { CompositionError, SchemaJobResult, SubgraphInput } from '../schemas/schema-job.ts';
 import { parseSdl, problemOf, SCHEMA_LIMITS } from '../schemas/schema-sdl.ts';

@@ -1,4 +1,4 @@
-import type { SchemaChangeCounts, SchemaChangeReport } from '@sp/platform';
+import type { SchemaChangeCounts, SchemaChangeReport } from '@sp/graphs';
 import type { AnnouncementLog, SchemaHistory, StoredSchemaVersion } from '../schemas/schema-versions.js';
 
 /** A subgraph as a supergraph version was composed from it. */

@@ -1,5 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
-import { createRedisLeases, type RedisRun, type SchemaChangeReport } from '@sp/platform';
+import { createRedisLeases, type RedisRun } from '@sp/storage';
+import type { SchemaChangeReport } from '@sp/graphs';
 import { APPEND_VERSION_LUA, createRedisAnnouncementLog, createRedisSchemaHistory, type HistoryKeys } from '../schemas/redis-schema-versions.js';
 import { infoOf } from '../schemas/schema-versions.js';
 import { supergraphInfoOf, type ArtifactKind, type FederationCommit, type FederationStore, type SupergraphVersionInfo } from './federation-store.js';

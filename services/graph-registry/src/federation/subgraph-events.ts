@@ -1,4 +1,4 @@
-import type { Logger } from '@sp/platform';
+import type { Logger } from '@sp/observability';
 import { versionEvent, type SchemaAnnouncerDeps } from '../schemas/schema-announcer.js';
 import type { FederationStore, SupergraphVersionInfo } from './federation-store.js';
 

@@ -1,6 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AppError, backoffDelay, notFound, type Logger, type SchemaChangeReport } from '@sp/platform';
+import { AppError, backoffDelay, notFound } from '@sp/core';
+import type { Logger } from '@sp/observability';
+import type { SchemaChangeReport } from '@sp/graphs';
 import type { SchemaAnnouncer } from '../schemas/schema-announcer.js';
 import type { SchemaChecker } from '../schemas/schema-checker.js';
 import type { CompositionError, SubgraphInput } from '../schemas/schema-job.js';

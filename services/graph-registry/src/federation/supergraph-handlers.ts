@@ -1,6 +1,6 @@
 import type { RouterMiddleware } from '@koa/router';
 import type Koa from 'koa';
-import { notFound } from '@sp/platform';
+import { notFound } from '@sp/core';
 import { validateName } from '../graphs/names.js';
 import { NOT_COMPOSABLE, publisherOf, REJECTED } from '../schemas/schema-handlers.js';
 import type { SchemaPolicy } from '../schemas/schema-publisher.js';

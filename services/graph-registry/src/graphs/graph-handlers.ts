@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { RouterMiddleware } from '@koa/router';
-import { notFound } from '@sp/platform';
+import { notFound } from '@sp/core';
 import { answerRefusedRemoval, removalOptions } from '../federation/supergraph-handlers.js';
 import type { SupergraphComposer } from '../federation/supergraph-composer.js';
 import { publisherOf } from '../schemas/schema-handlers.js';

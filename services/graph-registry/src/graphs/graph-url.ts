@@ -1,4 +1,4 @@
-import { badRequest } from '@sp/platform';
+import { badRequest } from '@sp/core';
 
 const ABSOLUTE_HTTP = /^https?:\/\//i;
 /** Whitespace or control characters anywhere inside the URL. */

@@ -1,4 +1,5 @@
-import { badRequest, GRAPH_NAME_PATTERN, graphNameProblem } from '@sp/platform';
+import { badRequest } from '@sp/core';
+import { GRAPH_NAME_PATTERN, graphNameProblem } from '@sp/graphs';
 
 export function isGraphName(name: string): boolean {
   return graphNameProblem(name) === undefined;

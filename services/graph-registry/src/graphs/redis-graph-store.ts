@@ -1,5 +1,6 @@
 import { Cluster, type Redis } from 'ioredis';
-import { createRedisStoreBase, logRedisConnectionState, type Logger, type RedisRun } from '@sp/platform';
+import type { Logger } from '@sp/observability';
+import { createRedisStoreBase, logRedisConnectionState, type RedisRun } from '@sp/storage';
 import { createRedisFederationStore } from '../federation/redis-federation-store.js';
 import { LIST_PAGE_SIZE, type GraphStore } from './graph-store.js';
 import { isGraphName } from './names.js';

@@ -1,5 +1,9 @@
 import type Koa from 'koa';
-import { connectRedis, createHttpApp, parseRedisUrl, notFound, requireApiKey, type Logger, type ReadinessCheck, type Registry, type StoreConfig } from '@sp/platform';
+import { parseRedisUrl, notFound, type StoreConfig } from '@sp/core';
+import type { Logger, Registry } from '@sp/observability';
+import { createHttpApp, type ReadinessCheck } from '@sp/http';
+import { requireApiKey } from '@sp/identity';
+import { connectRedis } from '@sp/storage';
 import type { GraphStore } from '../graphs/graph-store.js';
 import { createMemoryGraphStore } from '../graphs/memory-graph-store.js';
 import { createRedisGraphStore } from '../graphs/redis-graph-store.js';

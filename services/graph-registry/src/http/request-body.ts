@@ -1,5 +1,6 @@
 import type Koa from 'koa';
-import { badRequest, readBody } from '@sp/platform';
+import { badRequest } from '@sp/core';
+import { readBody } from '@sp/http';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 

@@ -1,6 +1,6 @@
 import { Router, type RouterMiddleware } from '@koa/router';
 import type { Middleware } from 'koa';
-import { byMethod } from '@sp/platform';
+import { byMethod } from '@sp/http';
 import type { SupergraphComposer } from '../federation/supergraph-composer.js';
 import { deleteSubgraph, getSupergraph, getSupergraphVersion, listSupergraphVersions } from '../federation/supergraph-handlers.js';
 import { deleteGraph, getGraph, listGraphs, putGraph } from '../graphs/graph-handlers.js';

@@ -1,5 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
-import { createRedisLeases, holdsLua, type RedisRun, type SchemaVersionInfo } from '@sp/platform';
+import { createRedisLeases, holdsLua, type RedisRun } from '@sp/storage';
+import type { SchemaVersionInfo } from '@sp/graphs';
 import { infoOf, type AnnouncementLog, type SchemaHistory, type SchemaVersions, type StoredSchemaVersion } from './schema-versions.js';
 
 /**

@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { backoffDelay, schemaPublishedEvent, type EventPublisher, type Logger, type PlatformEvent, type SchemaVersionInfo } from '@sp/platform';
+import { backoffDelay } from '@sp/core';
+import type { Logger } from '@sp/observability';
+import type { EventPublisher, PlatformEvent } from '@sp/messaging';
+import { schemaPublishedEvent, type SchemaVersionInfo } from '@sp/graphs';
 import type { AnnouncementLog, SchemaHistory } from './schema-versions.js';
 
 export interface SchemaAnnouncerSettings {

@@ -1,6 +1,6 @@
 import { BreakingChangeType, DangerousChangeType, findSchemaChanges, resolveSchemaCoordinate, type GraphQLSchema, type SchemaChange } from 'graphql';
 
-import type { SchemaChangeClass, SchemaChangeCounts, SchemaChangeReport } from '@sp/platform';
+import type { SchemaChangeClass, SchemaChangeCounts, SchemaChangeReport } from '@sp/graphs';
 
 export const emptyReport = (): SchemaChangeReport => ({ changes: [], counts: { breaking: 0, dangerous: 0, safe: 0 } });
 

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
-import { AppError, type SchemaChangeReport } from '@sp/platform';
+import { AppError } from '@sp/core';
+import type { SchemaChangeReport } from '@sp/graphs';
 import type { ComposedArtifacts, CompositionError, SchemaJob, SchemaJobResult, SubgraphInput } from './schema-job.js';
 import { emptyReport } from './schema-changes.js';
 import type { SdlProblem } from './schema-sdl.js';

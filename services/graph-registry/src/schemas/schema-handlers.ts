@@ -1,6 +1,6 @@
 import type { RouterMiddleware } from '@koa/router';
 import type Koa from 'koa';
-import { notFound } from '@sp/platform';
+import { notFound } from '@sp/core';
 import { readTextBody } from '../http/request-body.js';
 import { keyFingerprint, type PublishOutcome, type PublishRequest, type SchemaPublisher } from './schema-publisher.js';
 import type { SchemaSubject } from './schema-subject.js';

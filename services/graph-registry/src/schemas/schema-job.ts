@@ -1,4 +1,4 @@
-import type { SchemaChangeReport } from '@sp/platform';
+import type { SchemaChangeReport } from '@sp/graphs';
 import type { SdlProblem } from './schema-sdl.ts';
 
 /** A subgraph as composition takes it: its name, routing URL and SDL. */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { SchemaChangeReport, SchemaVersionInfo } from '@sp/platform';
+import type { SchemaChangeReport, SchemaVersionInfo } from '@sp/graphs';
 import { emptyReport } from './schema-changes.js';
 import { schemaChecksBusy } from './schema-checker.js';
 import type { CompositionError } from './schema-job.js';

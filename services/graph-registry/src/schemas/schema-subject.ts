@@ -1,4 +1,4 @@
-import type { SchemaChangeReport } from '@sp/platform';
+import type { SchemaChangeReport } from '@sp/graphs';
 import type { SchemaAnnouncer } from './schema-announcer.js';
 import { schemaChecksBusy, type SchemaChecker } from './schema-checker.js';
 import type { CompositionError } from './schema-job.js';

@@ -1,6 +1,7 @@
 import type { RouterMiddleware } from '@koa/router';
 import type Koa from 'koa';
-import { badRequest, notFound, readBody } from '@sp/platform';
+import { badRequest, notFound } from '@sp/core';
+import { readBody } from '@sp/http';
 import { answerPublish, publisherOf, type SubjectOf } from './schema-handlers.js';
 import type { SchemaPublisher } from './schema-publisher.js';
 import type { SchemaHistory, StoredSchemaVersion } from './schema-versions.js';

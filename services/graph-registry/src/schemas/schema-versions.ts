@@ -1,4 +1,4 @@
-import type { SchemaChangeReport, SchemaVersionInfo } from '@sp/platform';
+import type { SchemaChangeReport, SchemaVersionInfo } from '@sp/graphs';
 
 /** A version with its SDL and its change report against `previousVersion`. */
 export interface StoredSchemaVersion extends SchemaVersionInfo {

@@ -3,7 +3,7 @@
 // the sources in tests, under Node's type stripping.
 import { parentPort } from 'node:worker_threads';
 import { buildSchema, type GraphQLSchema } from 'graphql';
-import type { SchemaChangeReport } from '@sp/platform';
+import type { SchemaChangeReport } from '@sp/graphs';
 import { compareSchemas, emptyReport } from './schema-changes.ts';
 import { checkSdl, SchemaTooComplex } from './schema-sdl.ts';
 import type { SchemaJob, SchemaJobResult } from './schema-job.ts';

@@ -1,5 +1,8 @@
 import { createServer, type Server } from 'node:http';
-import { closeGracefully, createRegistry, type EventPublisher, listen, requestListener, startManagementServer, type ManagementServer, type Registry, type StoreConfig } from '@sp/platform';
+import type { StoreConfig } from '@sp/core';
+import { createRegistry, type Registry } from '@sp/observability';
+import { closeGracefully, listen, requestListener, startManagementServer, type ManagementServer } from '@sp/http';
+import type { EventPublisher } from '@sp/messaging';
 import { createGraphRegistry } from '../../src/graph-registry.js';
 import { DEFAULT_SCHEMA_CHECKER, type SchemaCheckerOptions } from '../../src/schemas/schema-checker.js';
 import { DEFAULT_SCHEMA_PUBLISHING, type SchemaPublishing } from '../../src/schemas/schema-publisher.js';

@@ -1,4 +1,4 @@
-import { poll, toAppError, type PollOptions } from '@sp/platform';
+import { poll, toAppError, type PollOptions } from '@sp/core';
 
 /** The pause between two background tries: a recovering store is not hammered by every event in flight. */
 const BACKGROUND_POLL_MS = 500;

@@ -1,4 +1,4 @@
-import { badRequest } from '@sp/platform';
+import { badRequest } from '@sp/core';
 
 /** Where a page of the event log ended: the last entry's first-seen time and id (ids break ties). */
 export interface LogPosition {

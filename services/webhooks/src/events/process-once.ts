@@ -1,4 +1,4 @@
-import { poll, type AppError } from '@sp/platform';
+import { poll, type AppError } from '@sp/core';
 import type { ProcessingStore } from './processing-store.js';
 import { despiteFailover } from './despite-failover.js';
 import { eventInProgress } from '../errors.js';

@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
-import { createRedisStoreBase } from '@sp/platform';
+import { createRedisStoreBase } from '@sp/storage';
 import { EVENT_OUTCOMES, type EventLog, type EventLogOptions, type EventOutcome, type EventRecord, type EventSource } from './event-log.js';
 import { decodeLogCursor, encodeLogCursor, type LogPosition } from './event-log-cursor.js';
 

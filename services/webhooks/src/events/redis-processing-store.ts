@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
-import { createRedisLeases, createRedisStoreBase, logRedisConnectionState, releaseIfHeldLua, type Logger } from '@sp/platform';
+import type { Logger } from '@sp/observability';
+import { createRedisLeases, createRedisStoreBase, logRedisConnectionState, releaseIfHeldLua } from '@sp/storage';
 import type { ClaimOutcome, ProcessingStore, ObjectVersion } from './processing-store.js';
 import { despiteFailover } from './despite-failover.js';
 

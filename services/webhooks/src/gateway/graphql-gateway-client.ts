@@ -1,8 +1,9 @@
-import { unavailable } from '@sp/platform';
-import { badGateway } from '@sp/platform';
+import { unavailable } from '@sp/core';
+import { badGateway } from '@sp/core';
 import type { GatewayPort } from './gateway-port.js';
 import { graphqlOperations, operationNameOf, type GraphqlOperationName } from './graphql-operations.js';
-import { createHttpClient, withTokenRetry, type HttpAnswer, type HttpClient, type OidcTokenClient } from '@sp/platform';
+import { createHttpClient, type HttpAnswer, type HttpClient } from '@sp/http';
+import { withTokenRetry, type OidcTokenClient } from '@sp/identity';
 
 export interface GraphqlGatewayClientOptions {
   /** GRAPHQL_API_URL: the gateway's GraphQL endpoint. */

@@ -1,4 +1,4 @@
-import { paymentConfirmedEvent } from '@sp/platform';
+import { paymentConfirmedEvent } from '@sp/messaging';
 import { notSynchronized } from '../errors.js';
 import type { CheckoutSessionObject, ValidEvent } from './event-schemas.js';
 import type { Client, Plan } from '../gateway/gateway-port.js';

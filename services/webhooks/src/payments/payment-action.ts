@@ -1,4 +1,5 @@
-import type { EventPublisher, Logger } from '@sp/platform';
+import type { Logger } from '@sp/observability';
+import type { EventPublisher } from '@sp/messaging';
 import type { ProcessingStore } from '../events/processing-store.js';
 import type { ValidEvent } from './event-schemas.js';
 import type { Topics } from '../topics.js';

@@ -1,4 +1,4 @@
-import { toAppError } from '@sp/platform';
+import { toAppError } from '@sp/core';
 import { livemodeMismatch } from '../errors.js';
 import type { EventAttempt, EventLog, EventSource } from '../events/event-log.js';
 import type { Envelope } from './event-schemas.js';

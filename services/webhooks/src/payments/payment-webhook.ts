@@ -1,5 +1,6 @@
 import type Koa from 'koa';
-import { jsonShape, readBody, toAppError } from '@sp/platform';
+import { toAppError } from '@sp/core';
+import { jsonShape, readBody } from '@sp/http';
 import { malformedEvent } from '../errors.js';
 import { parseEnvelope, type Envelope } from './event-schemas.js';
 import { runPaymentEvent, type PaymentEventPipelineDeps } from './payment-event-pipeline.js';

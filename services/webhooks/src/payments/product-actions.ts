@@ -1,4 +1,4 @@
-import { providerProductCreatedEvent } from '@sp/platform';
+import { providerProductCreatedEvent } from '@sp/messaging';
 import { notSynchronized } from '../errors.js';
 import type { ProductObject } from './event-schemas.js';
 import type { Plan, UpdatePlanInput } from '../gateway/gateway-port.js';

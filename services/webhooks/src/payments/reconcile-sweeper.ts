@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { backoffDelay, withSpan } from '@sp/platform';
+import { backoffDelay } from '@sp/core';
+import { withSpan } from '@sp/observability';
 import { parseEnvelope } from './event-schemas.js';
 import { paymentEventActions } from './payment-event-actions.js';
 import { runPaymentEvent, type PaymentEventPipelineDeps } from './payment-event-pipeline.js';

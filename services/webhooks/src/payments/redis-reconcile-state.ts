@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
-import { createRedisLeases, createRedisStoreBase, holdsLua } from '@sp/platform';
+import { createRedisLeases, createRedisStoreBase, holdsLua } from '@sp/storage';
 import type { ReconcileState } from './reconcile-state.js';
 
 // Both keys carry the hash tag {reconcile}: one Cluster slot, so a script may read the lease and write the cursor.

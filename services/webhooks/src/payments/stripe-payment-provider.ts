@@ -1,7 +1,7 @@
 import Stripe from 'stripe';
-import { unavailable } from '@sp/platform';
+import { unavailable } from '@sp/core';
 import type { z } from 'zod';
-import { badGateway } from '@sp/platform';
+import { badGateway } from '@sp/core';
 import { invalidSignature, malformedEvent } from '../errors.js';
 import { priceSchema, productSchema } from './event-schemas.js';
 import type { CheckoutSessionDetails, InvoiceDetails, PaymentProvider } from './payment-provider.js';

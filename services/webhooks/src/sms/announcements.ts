@@ -1,4 +1,6 @@
-import { sendSmsNotificationEvent, unavailable, type EventPublisher, type Logger } from '@sp/platform';
+import { unavailable } from '@sp/core';
+import type { Logger } from '@sp/observability';
+import { sendSmsNotificationEvent, type EventPublisher } from '@sp/messaging';
 import type { AnnouncementDrafts, Draft } from './announcement-drafts.js';
 import type { Topics } from '../topics.js';
 import type { GatewayPort, Subscriber } from '../gateway/gateway-port.js';

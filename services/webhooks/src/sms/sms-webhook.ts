@@ -1,5 +1,6 @@
 import type Koa from 'koa';
-import { badRequest, forbidden, readBody, toAppError } from '@sp/platform';
+import { badRequest, forbidden, toAppError } from '@sp/core';
+import { readBody } from '@sp/http';
 import { confirmAnnouncement, draftAnnouncement, type AnnouncementDeps, type IncomingMessage } from './announcements.js';
 import type { ProcessingStore } from '../events/processing-store.js';
 import { defaultProcessOnceOptions, processOnce, type ProcessOnceOptions } from '../events/process-once.js';

@@ -1,5 +1,5 @@
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
-import { closeGracefully, listen } from '@sp/platform';
+import { closeGracefully, listen } from '@sp/http';
 import { infra } from '../../../../test/support/infra.js';
 
 /** One `GET /v1/events` call as the stand-in received it. */

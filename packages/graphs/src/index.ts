@@ -1,0 +1,3 @@
+export * from './graph-name.js';
+export * from './schema-versions.js';
+export * from './schema-events.js';

@@ -1,0 +1,11 @@
+export * from './http-server.js';
+export * from './management-server.js';
+export * from './readiness.js';
+export * from './serve-service.js';
+export * from './serve-http.js';
+export * from './boot.js';
+export * from './koa.js';
+export { answerEmpty, type DirectRoute } from './direct-routes.js';
+export * from './by-method.js';
+export * from './json-depth.js';
+export * from './http-client.js';

@@ -1,0 +1,3 @@
+export * from './redis.js';
+export * from './redis-store-base.js';
+export * from './redis-lease.js';
