@@ -163,6 +163,9 @@ async function startAuthService(bench: Bench, env: Record<string, string> = {}):
       Auth__Host: '127.0.0.1',
       Auth__PublicBaseUrl: url,
       Auth__TrustProxy: 'true',
+      // The baselines answer the Authorization header alone (and the recorded figures were taken
+      // before the identity headers of issue 43): the same answer here keeps them comparable.
+      Auth__IdentityHeaders: 'none',
       Management__Port: String(await freePort()),
       Tls__CertPath: bench.certPath,
       Tls__KeyPath: bench.keyPath,
