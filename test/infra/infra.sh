@@ -34,8 +34,9 @@ step_grpcurl() { infra gotools.sh install grpcurl; }
 step_otelcol() { infra otelcol.sh install; }
 step_deploy_tools() { infra deploy-tools.sh install; }
 step_chromium() { infra browser.sh install; }
-# Hive Gateway, the federation tests' gateway: gateway/ is an npm project of its own (graphql 16;
-# the workspaces use 17), installed from its lock file, again only when the lock file changes.
+# Hive Gateway, the GraphQL gateway of `make up` and of the federation tests: gateway/ is an npm
+# project of its own (graphql 16; the workspaces use 17), installed from its lock file (prebuilt,
+# seconds from npm's cache), again only when the lock file changes.
 step_hive_gateway() {
   local stamp="$ROOT/gateway/node_modules/.installed"
   [ -f "$stamp" ] && [ "$stamp" -nt "$ROOT/gateway/package-lock.json" ] && return 0
@@ -46,8 +47,8 @@ step_hive_gateway() {
 step_build() { make -C "$ROOT" --no-print-directory build; }
 step_lint() { make -C "$ROOT" --no-print-directory lint; }
 
-UP_STEPS=(redis kafka keycloak stripe-mock kube-apiserver etcd)
-TEST_STEPS=(helm grpcurl otelcol deploy-tools chromium hive-gateway)
+UP_STEPS=(redis kafka keycloak stripe-mock kube-apiserver etcd hive-gateway)
+TEST_STEPS=(helm grpcurl otelcol deploy-tools chromium)
 
 # install_steps STEP...: side by side, one line each on the screen.
 install_steps() {
