@@ -22,7 +22,7 @@ export interface SubgraphServerOptions {
   /** The subgraph's SDL, as `{ _service { sdl } }` answers it (Apollo Federation v2). */
   sdl: string;
   resolvers: SubgraphResolvers;
-  /** Checks a request before it runs (the forwarded bearer token); false: 401. */
+  /** Checks a request before it runs (the forwarded bearer token); false: 401. The schema read `{ _service { sdl } }` alone needs no check. */
   authorize?(req: IncomingMessage): Promise<boolean>;
   /** Every authorized operation but the gateway's `_service` and `_entities` lookups. */
   record?(operation: Omit<ReceivedOperation, 'seq' | 'receivedAt'>): void;
@@ -133,16 +133,23 @@ export async function startSubgraphServer(options: SubgraphServerOptions): Promi
     return true;
   };
 
+  /**
+   * Whether the request may run: `{ _service { sdl } }` alone is the federation's schema read, which
+   * the graph controller and gateways make without a caller's token (like introspection); every
+   * other operation needs `authorize`.
+   */
+  const allowed = async (req: IncomingMessage, described: ReturnType<typeof describe>): Promise<boolean> => {
+    const schemaRead = described?.type === 'query' && described.fields.length > 0 && described.fields.every((field) => field === '_service');
+    return schemaRead || options.authorize === undefined || options.authorize(req);
+  };
+
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (answeredOtherwise(req, res)) return;
-    if (options.authorize !== undefined && !(await options.authorize(req))) {
-      req.resume();
-      return sendJson(res, 401, { errors: [{ message: 'unauthorized' }] });
-    }
     const { query, operationName, variables } = requestOf((await json(req)) as Record<string, unknown>);
     const prepared = prepare(query);
+    const described = prepared.document === undefined ? undefined : describe(prepared.document, operationName);
+    if (!(await allowed(req, described))) return sendJson(res, 401, { errors: [{ message: 'unauthorized' }] });
     if (prepared.errors) return sendJson(res, 200, { errors: prepared.errors });
-    const described = describe(prepared.document, operationName);
     if (described && !described.fields.some((field) => field.startsWith('_'))) options.record?.({ operationName, ...described, variables, failed: false });
     sendJson(res, 200, await execute({ schema, document: prepared.document, rootValue, variableValues: variables, operationName, fieldResolver, typeResolver }));
   };

@@ -111,4 +111,15 @@ describe('Stripe events through Hive Gateway to the subgraphs', () => {
     expect(subgraphs().mutations().map((op) => op.fields)).toEqual([['createPlan']]);
     expect(subgraphs().data.plans).toEqual([expect.objectContaining({ providerProductId: product.id, name: 'Weekly deals', active: true })]);
   });
+
+  it("should let the subgraphs' schema be read without a token (the controller's `_service` read), and nothing else, not even beside it", async () => {
+    const post = (query: string) =>
+      fetch(subgraphs().servers.user.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) }).then(async (res) => ({ status: res.status, body: (await res.json()) as Record<string, unknown> }));
+    const schemaRead = await post('{ _service { sdl } }');
+    expect(schemaRead.status).toBe(200);
+    expect(JSON.stringify(schemaRead.body)).toContain('clientByProviderCustomerId');
+    expect((await post('{ _service { sdl } clientByNumber(number: 1) { name } }')).status).toBe(401);
+    expect((await post('{ clientByNumber(number: 1) { name } }')).status).toBe(401);
+    expect((await post('mutation { _service { sdl } }')).status).toBe(401);
+  });
 });
