@@ -339,6 +339,8 @@ function expectSecureContainer(container: Container): void {
 function secretPlaceholder(name: string): string {
   // The webhooks check the Stripe key's form (its mode must match the events' livemode).
   if (name === 'PAYMENT_PROVIDER_API_KEY') return 'sk_test_fromTheExistingSecret';
+  // The registry refuses a CDN key that is also an API key (a gateway's key could write).
+  if (name === 'Registry__CdnKeys') return 'cdn-key-from-the-existing-secret';
   return /url/i.test(name) ? 'redis://:password-from-the-secret@redis.data:6379' : 'value-from-the-existing-secret';
 }
 
