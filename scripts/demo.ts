@@ -1,12 +1,14 @@
 // `make demo`: a short scripted walk through the platform that `make up` runs, printing each step
 // as it goes (what it did, what it saw; secrets redacted). The same journey the end-to-end suite
-// asserts on (test/e2e/journey.ts). Exits 1 when any step fails.
+// asserts on (test/e2e/journey.ts), then a subgraph reaching Hive Gateway once its Service is
+// annotated (scripts/demo-federation.ts). Exits 1 when any step fails.
 import { randomInt, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_TOPICS, journeySteps, runJourney, type JourneyPlan, type JourneyReporter, type JourneyTargets } from '../test/e2e/journey.js';
 import { sharedKeycloakAdmin } from '../test/e2e/journey-support.js';
 import { infra } from '../test/support/infra.js';
+import { showSubgraphArriving } from './demo-federation.js';
 import { demoData, localKube, localPorts, localSecrets, localUrls } from './local-platform.js';
 
 // kafkajs 2 schedules negative timeouts on Node 22+, which Node warns about; nothing is wrong.
@@ -24,7 +26,8 @@ const preflight: Array<{ name: string; url: string; readyz: boolean }> = [
   { name: 'auth', url: `http://127.0.0.1:${localPorts.authManagement}/readyz`, readyz: true },
   { name: 'webhooks', url: `http://127.0.0.1:${localPorts.webhooksManagement}/readyz`, readyz: true },
   { name: 'graph-controller', url: `http://127.0.0.1:${localPorts.graphControllerManagement}/readyz`, readyz: true },
-  { name: 'gateway fixture', url: localUrls.gateway, readyz: false },
+  { name: 'gateway (Hive Gateway)', url: localUrls.gatewayReadiness, readyz: true },
+  { name: 'subgraph fixtures', url: localUrls.subgraphOperations, readyz: false },
   { name: 'localization fixture', url: localUrls.localization, readyz: false },
 ];
 
@@ -85,8 +88,8 @@ function plan(): JourneyPlan {
   };
 }
 
-/** Where the gateway fixture shows the operations it received. */
-const operationsUrl = new URL('/_operations', localUrls.gateway);
+/** Where the subgraph fixtures show the operations they received (through Hive Gateway). */
+const operationsUrl = new URL(localUrls.subgraphOperations);
 
 interface OperationsView {
   last: number;
@@ -99,11 +102,11 @@ async function operations(query: string): Promise<OperationsView> {
   return (await response.json()) as OperationsView;
 }
 
-/** One line per mutation: its root field and its variables, as the gateway received them. */
+/** One line per mutation: its root field and its variables, as the subgraphs received them. */
 async function printChanges(since: number): Promise<void> {
   const { operations: mutations } = await operations(`?since=${since}&type=mutation`);
   out(`
-What the webhooks changed through the GraphQL gateway (${mutations.length} mutations; all of them: curl ${operationsUrl.href}):`);
+What the webhooks changed through Hive Gateway in the subgraphs (${mutations.length} mutations; all of them: curl ${operationsUrl.href}):`);
   for (const mutation of mutations) out(`    ${mutation.failed ? '✘ ' : ''}${mutation.fields.join(', ')} ${JSON.stringify(mutation.variables)}`);
 }
 
@@ -128,7 +131,7 @@ const reporter: JourneyReporter = {
 
 async function main(): Promise<number> {
   out('make demo: a walk through the platform of `make up`');
-  out(`  auth ${localUrls.auth} · graph registry ${localUrls.graphRegistry} · webhooks ${localUrls.webhooks} · gateway fixture ${localUrls.gateway}`);
+  out(`  auth ${localUrls.auth} · graph registry ${localUrls.graphRegistry} · webhooks ${localUrls.webhooks} · Hive Gateway ${localUrls.gateway}`);
   let journeyTargets: JourneyTargets;
   try {
     journeyTargets = targets();
@@ -147,13 +150,20 @@ async function main(): Promise<number> {
   const before = (await operations('')).last;
   const record = await runJourney(journeyTargets, plan(), reporter);
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  await printChanges(before).catch((err: unknown) => out(`\nThe gateway fixture's operations could not be read: ${(err as Error).message}`));
+  await printChanges(before).catch((err: unknown) => out(`\nThe subgraph fixtures' operations could not be read: ${(err as Error).message}`));
   await printControllerGraph().catch((err: unknown) => out(`\nThe graph registry could not be asked for the controller's graph: ${(err as Error).message}`));
+  out('\nFederation: a subgraph reaches Hive Gateway when its Service is annotated, with nothing restarted');
+  const federated = await showSubgraphArriving((line) => out(`    ${line}`)).catch((err: unknown) => {
+    out(`    ✘ FAILED: ${(err as Error).message}`);
+    return false;
+  });
   const total = journeySteps(journeyTargets);
-  if (record.failures.length === 0) {
-    out(`\nDemo complete: ${total} of ${total} steps passed in ${seconds} s.`);
+  if (record.failures.length === 0 && federated) {
+    out(`\nDemo complete: ${total} of ${total} steps passed in ${seconds} s, and the subgraph came and went through the gateway.`);
     return 0;
   }
+  if (!federated) out('\nDemo FAILED: the review subgraph did not come and go through Hive Gateway (logs: .cache/run/graph-controller.log, .cache/run/gateway.log).');
+  if (record.failures.length === 0) return 1;
   out(`\nDemo FAILED: ${record.failures.map(({ step, title }) => `step ${step} (${title})`).join(', ')}; ${total - record.failures.length} of ${total} passed in ${seconds} s.`);
   out('Service logs: .cache/run/<name>.log');
   return 1;

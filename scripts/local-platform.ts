@@ -5,6 +5,7 @@
 // Only Node's own modules and erasable TypeScript, so Node 24 runs it as is. Run directly, it prints the values
 // as shell assignments for scripts/platform.sh:
 //   eval "$(node scripts/local-platform.ts)"   # LOCAL_AUTH_PORT=5555, LOCAL_WEBHOOKS_KEY=..., ...
+//   node scripts/local-platform.ts subgraph-services | kubectl apply -f -   # the subgraphs' Services
 
 import { pathToFileURL } from 'node:url';
 
@@ -20,10 +21,16 @@ export const localPorts = {
   webhooksManagement: 9467,
   /** The graph controller has no API port, only its management port. */
   graphControllerManagement: 9468,
-  /** The GraphQL gateway fixture (scripts/local-fixtures.ts). */
+  /** Hive Gateway (gateway/), serving the supergraph the registry composed (`/graphql`, `/readiness`). */
   gateway: 4000,
   /** The localization service fixture (scripts/local-fixtures.ts). */
   localization: 4001,
+  /** The subgraph fixtures of the user, product and payment services (scripts/local-fixtures.ts). */
+  userSubgraph: 4002,
+  productSubgraph: 4003,
+  paymentSubgraph: 4004,
+  /** A fourth subgraph the fixtures serve but no Service announces until `make demo` annotates one. */
+  reviewSubgraph: 4005,
 } as const;
 
 /**
@@ -48,10 +55,30 @@ export const localKube = {
   exampleGraph: 'orders',
 } as const;
 
+/**
+ * Federation in `make up`: the subgraph fixtures are announced by Services in the local namespace
+ * annotated `graph-registry.io/federation: "true"`; cluster DNS names do not resolve here, so each
+ * carries its loopback URL in `graph-registry.io/url`. The controller reads their SDL and
+ * publishes it, the registry composes the supergraph, and Hive Gateway polls it from the registry's
+ * CDN paths (`/artifacts/v1/{target}/supergraph`, `X-Hive-CDN-Key`).
+ */
+export const localFederation = {
+  /** Subgraph name → its fixture's port; each is announced by the Service `{name}-graphql`. */
+  subgraphs: { user: localPorts.userSubgraph, product: localPorts.productSubgraph, payment: localPorts.paymentSubgraph },
+  /** The subgraph `make demo` announces (and withdraws again) to show it reaching the gateway. */
+  demoSubgraph: { name: 'review', port: localPorts.reviewSubgraph },
+  /** Registry__CdnTarget. */
+  cdnTarget: 'default',
+  /** Hive Gateway's POLLING: its shortest (it refuses less than 10 s). */
+  gatewayPollSeconds: 10,
+} as const;
+
 /** Development-only secrets `make up` configures and `make demo` signs and authenticates with. */
 export const localSecrets = {
   /** MONITOR_API_KEY of the graph registry (X-Api-Key). */
   registryApiKey: 'local-dev-key',
+  /** Registry__CdnKeys: Hive Gateway's read-only key of the supergraph's CDN paths (X-Hive-CDN-Key). */
+  registryCdnKey: 'local-cdn-key',
   /** WEBHOOKS_API_KEY (the `code` query parameter of both webhooks). */
   webhooksApiKey: 'local-webhooks-key',
   /** PAYMENT_PROVIDER_WEBHOOKS_SECRET (Stripe-Signature). */
@@ -73,7 +100,12 @@ export const localUrls = {
   webhooks: `http://127.0.0.1:${localPorts.webhooks}`,
   /** Webhooks__PublicBaseUrl: what Twilio signatures are computed over. */
   webhooksPublic: `http://127.0.0.1:${localPorts.webhooks}`,
+  /** Hive Gateway's GraphQL endpoint (GRAPHQL_API_URL of the webhooks service). */
   gateway: `http://127.0.0.1:${localPorts.gateway}/graphql`,
+  /** Hive Gateway's readiness: 200 once it has loaded a supergraph. */
+  gatewayReadiness: `http://127.0.0.1:${localPorts.gateway}/readiness`,
+  /** The operations the subgraph fixtures received (`?since=<seq>`, `&type=mutation`), on any of their ports. */
+  subgraphOperations: `http://127.0.0.1:${localPorts.userSubgraph}/_operations`,
   localization: `http://127.0.0.1:${localPorts.localization}`,
   /** Links in SMS replies (AccountUrl, BillingPortalUrl, ClientLinkBaseUri). */
   account: 'http://localhost:3000/account',
@@ -94,6 +126,27 @@ export const demoData = {
   ],
 } as const;
 
+/** The Service that announces a subgraph fixture to the graph controller of `make up`. */
+export function subgraphService(name: string, port: number): Record<string, unknown> {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: {
+      name: `${name}-graphql`,
+      namespace: localKube.namespace,
+      labels: { 'app.kubernetes.io/name': name, 'app.kubernetes.io/part-of': 'subscription-platform' },
+      annotations: { 'graph-registry.io/name': name, 'graph-registry.io/federation': 'true', 'graph-registry.io/url': `http://127.0.0.1:${port}/graphql` },
+    },
+    spec: { type: 'ClusterIP', selector: { 'app.kubernetes.io/name': name }, ports: [{ name: 'http', port: 8080, targetPort: 'http', protocol: 'TCP' }] },
+  };
+}
+
+/** The Services of the three subgraph fixtures, as one `kubectl apply -f -` document (a v1 List). */
+export function subgraphServices(): string {
+  const items = Object.entries(localFederation.subgraphs).map(([name, port]) => subgraphService(name, port));
+  return `${JSON.stringify({ apiVersion: 'v1', kind: 'List', items }, null, 2)}\n`;
+}
+
 /** The values above as `NAME=value` lines (shell-safe: none needs quoting). */
 export function shellAssignments(): string {
   const entries: Array<[string, string | number]> = [
@@ -110,6 +163,10 @@ export function shellAssignments(): string {
     ['LOCAL_CONTROLLER_MANAGEMENT_PORT', localPorts.graphControllerManagement],
     ['LOCAL_KUBE_NAMESPACE', localKube.namespace],
     ['LOCAL_GATEWAY_PORT', localPorts.gateway],
+    ['LOCAL_GATEWAY_POLLING', `${localFederation.gatewayPollSeconds}s`],
+    ['LOCAL_CDN_TARGET', localFederation.cdnTarget],
+    ['LOCAL_REGISTRY_CDN_KEY', localSecrets.registryCdnKey],
+    ['LOCAL_SUBGRAPH_PORTS', Object.values(localFederation.subgraphs).join(',')],
     ['LOCAL_LOCALIZATION_PORT', localPorts.localization],
     ['LOCAL_AUTH_URL', localUrls.auth],
     ['LOCAL_WEBHOOKS_PUBLIC_URL', localUrls.webhooksPublic],
@@ -126,4 +183,6 @@ export function shellAssignments(): string {
   return entries.map(([name, value]) => `${name}=${value}\n`).join('');
 }
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) process.stdout.write(shellAssignments());
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  process.stdout.write(process.argv[2] === 'subgraph-services' ? subgraphServices() : shellAssignments());
+}

@@ -7,12 +7,16 @@
 # Each service runs from its build (npm start -w services/<name>), logs to .cache/run/<name>.log.
 source "$(dirname "$0")/../test/infra/lib.sh"
 
-# Services, in start order: name|management port. Each gets its settings from service_env.
+# Components, in start order: name|management port. Each service gets its settings from
+# service_env; the gateway (Hive Gateway, not a service of this project) is started by gateway_up,
+# once the controller has published the subgraphs and the registry has composed them, and before
+# the webhooks service, whose readiness asks it.
 # Fixed local ports, development secrets and links: one source (scripts/local-platform.ts) for
 # this script, `make demo` and the end-to-end tests.
 eval "$(node "$ROOT/scripts/local-platform.ts")"
 
-SERVICES=("cache|$LOCAL_CACHE_MANAGEMENT_PORT" "graph-registry|$LOCAL_REGISTRY_MANAGEMENT_PORT" "auth|$LOCAL_AUTH_MANAGEMENT_PORT" "webhooks|$LOCAL_WEBHOOKS_MANAGEMENT_PORT" "graph-controller|$LOCAL_CONTROLLER_MANAGEMENT_PORT")
+SERVICES=("cache|$LOCAL_CACHE_MANAGEMENT_PORT" "graph-registry|$LOCAL_REGISTRY_MANAGEMENT_PORT" "graph-controller|$LOCAL_CONTROLLER_MANAGEMENT_PORT" "auth|$LOCAL_AUTH_MANAGEMENT_PORT" "gateway|$LOCAL_GATEWAY_PORT" "webhooks|$LOCAL_WEBHOOKS_MANAGEMENT_PORT")
+CDN_ENDPOINT="http://127.0.0.1:$LOCAL_REGISTRY_PORT/artifacts/v1/$LOCAL_CDN_TARGET"
 
 # realm_secret CLIENT_ID: the dev secret of a client of the local realm (test/infra/keycloak/realm.json).
 realm_secret() {
@@ -24,7 +28,10 @@ realm_secret() {
 service_env() {
   case "$1" in
     cache) printf '%s\n' Cache__Backend=memory Cache__Host=127.0.0.1 Cache__Port=$LOCAL_CACHE_PORT Cache__Capacity=$LOCAL_CACHE_CAPACITY Cache__Partitions=$LOCAL_CACHE_PARTITIONS ;;
-    graph-registry) printf '%s\n' "STORE_URL=$(env_get REDIS_URL)" MONITOR_API_KEY=$LOCAL_REGISTRY_KEY Registry__Host=127.0.0.1 Registry__Port=$LOCAL_REGISTRY_PORT ;;
+    graph-registry)
+      printf '%s\n' "STORE_URL=$(env_get REDIS_URL)" MONITOR_API_KEY=$LOCAL_REGISTRY_KEY Registry__Host=127.0.0.1 Registry__Port=$LOCAL_REGISTRY_PORT \
+        Registry__CdnKeys=$LOCAL_REGISTRY_CDN_KEY Registry__CdnTarget=$LOCAL_CDN_TARGET
+      ;;
     auth)
       printf '%s\n' NODE_ENV=Development Auth__Host=127.0.0.1 Auth__Port=$LOCAL_AUTH_PORT Auth__PublicBaseUrl=$LOCAL_AUTH_URL \
         Auth__AllowedRedirectUris=$LOCAL_AUTH_URL,http://localhost:3000 \
@@ -50,6 +57,10 @@ service_env() {
         KUBECONFIG="$(env_get KUBECONFIG_PATH)" Controller__Namespaces=$LOCAL_KUBE_NAMESPACE Controller__LeaseNamespace=$LOCAL_KUBE_NAMESPACE \
         POD_NAME=graph-controller-local
       ;;
+    # Hive Gateway's settings (gateway/gateway.config.mjs reads the rest).
+    gateway)
+      printf '%s\n' HIVE_CDN_ENDPOINT=$CDN_ENDPOINT HIVE_CDN_KEY=$LOCAL_REGISTRY_CDN_KEY POLLING=$LOCAL_GATEWAY_POLLING PORT=$LOCAL_GATEWAY_PORT HOST=127.0.0.1
+      ;;
     *) die "unknown service $1" ;;
   esac
 }
@@ -64,6 +75,7 @@ auth_certificate() {
 
 service_up() {
   local name=$1 management_port=$2 settings
+  [ "$name" != gateway ] || { gateway_up; return; }
   if is_running "$name"; then
     log "$name already running"
     return 0
@@ -79,21 +91,50 @@ service_up() {
   die "$name was not ready within 90s (log: $RUN/$name.log; readiness: $(curl -s "http://127.0.0.1:$management_port/readyz"))"
 }
 
-# The namespace the local graph controller watches, with the example annotated Service in it
-# (server-side apply: unchanged on a second `make up`). The kube-apiserver runs no controllers,
-# so nothing deletes either; `make down` stops the apiserver and drops its data.
+# The namespace the local graph controller watches, with the example annotated Service in it and
+# the Services that announce the three subgraph fixtures (graph-registry.io/federation, their
+# loopback URLs in graph-registry.io/url: scripts/local-platform.ts); server-side apply: unchanged
+# on a second `make up`. The kube-apiserver runs no controllers, so nothing deletes them; `make
+# down` stops the apiserver and drops its data.
 example_service_up() {
   local kubectl
   kubectl=("$(env_get KUBECTL_BIN)" --kubeconfig "$(env_get KUBECONFIG_PATH)")
   "${kubectl[@]}" create namespace "$LOCAL_KUBE_NAMESPACE" --dry-run=client -o yaml | "${kubectl[@]}" apply --server-side -f - > /dev/null
   "${kubectl[@]}" apply --server-side -n "$LOCAL_KUBE_NAMESPACE" -f "$ROOT/k8s/examples/annotated-service.yaml" > /dev/null
+  node "$ROOT/scripts/local-platform.ts" subgraph-services | "${kubectl[@]}" apply --server-side -f - > /dev/null
+}
+
+# True once the registry's CDN serves a supergraph composed of N subgraphs (its `services` artifact).
+supergraph_of() {
+  curl -fsS --max-time 2 -H "X-Hive-CDN-Key: $LOCAL_REGISTRY_CDN_KEY" "$CDN_ENDPOINT/services" |
+    node -e 'let s="";process.stdin.on("data",(d)=>s+=d).on("end",()=>process.exit(JSON.parse(s).length>=Number(process.argv[1])?0:1))' "$1"
+}
+
+# Hive Gateway (gateway/, `npm ci` by infra.sh's hive-gateway step) reading the supergraph from the
+# registry's CDN paths. It exits when there is none yet (as against Hive's own CDN), so it starts
+# once the controller has published the three subgraphs' schemas and the registry composed them.
+gateway_up() {
+  local settings subgraphs
+  if is_running gateway; then
+    log "gateway already running"
+    return 0
+  fi
+  subgraphs=$(tr ',' '\n' <<< "$LOCAL_SUBGRAPH_PORTS" | wc -l)
+  wait_until - 90 supergraph_of "$subgraphs" ||
+    die "the registry has no supergraph of the $subgraphs subgraphs after 90s: the graph controller publishes their schemas (log: $RUN/graph-controller.log; kubectl describe service -n $LOCAL_KUBE_NAMESPACE)"
+  mapfile -t settings < <(service_env gateway)
+  (cd "$ROOT/gateway" && start_bg gateway env "${settings[@]}" node node_modules/@graphql-hive/gateway/dist/bin.js supergraph --config-path gateway.config.mjs)
+  wait_until gateway 60 http_ok "http://127.0.0.1:$LOCAL_GATEWAY_PORT/readiness" || {
+    tail -n 5 "$RUN/gateway.log" >&2
+    die "Hive Gateway was not ready within 60s (log: $RUN/gateway.log)"
+  }
 }
 
 fixtures_up() {
   if is_running fixtures; then return 0; fi
   (cd "$ROOT" && start_bg fixtures npx tsx scripts/local-fixtures.ts)
-  wait_for_port fixtures "$LOCAL_GATEWAY_PORT" 30
-  wait_for_port fixtures "$LOCAL_LOCALIZATION_PORT" 30
+  local port
+  for port in ${LOCAL_SUBGRAPH_PORTS//,/ } "$LOCAL_LOCALIZATION_PORT"; do wait_for_port fixtures "$port" 30; done
 }
 
 up() {
@@ -119,11 +160,12 @@ down() {
 print_table() {
   printf '\n%-16s %s\n' "COMPONENT" "ADDRESS"
   printf '%-16s %s\n' cache "127.0.0.1:$LOCAL_CACHE_PORT (gRPC; metrics http://127.0.0.1:$LOCAL_CACHE_MANAGEMENT_PORT/metrics)"
-  printf '%-16s %s\n' graph-registry "http://127.0.0.1:$LOCAL_REGISTRY_PORT (X-Api-Key: $LOCAL_REGISTRY_KEY; metrics http://127.0.0.1:$LOCAL_REGISTRY_MANAGEMENT_PORT/metrics)"
+  printf '%-16s %s\n' graph-registry "http://127.0.0.1:$LOCAL_REGISTRY_PORT (X-Api-Key: $LOCAL_REGISTRY_KEY; supergraph $CDN_ENDPOINT/supergraph, X-Hive-CDN-Key: $LOCAL_REGISTRY_CDN_KEY; metrics http://127.0.0.1:$LOCAL_REGISTRY_MANAGEMENT_PORT/metrics)"
   printf '%-16s %s\n' auth "$LOCAL_AUTH_URL (certificate of the local CA $(env_get KEYCLOAK_TRUSTED_CA), which Keycloak trusts; metrics http://127.0.0.1:$LOCAL_AUTH_MANAGEMENT_PORT/metrics)"
   printf '%-16s %s\n' webhooks "$LOCAL_WEBHOOKS_PUBLIC_URL/api/PaymentProviderWebhookHandler?code=$LOCAL_WEBHOOKS_KEY (Stripe secret $LOCAL_STRIPE_WEBHOOK_SECRET), .../api/SmsProviderWebhookHandler?code=$LOCAL_WEBHOOKS_KEY (Twilio token $LOCAL_TWILIO_TOKEN)"
-  printf '%-16s %s\n' graph-controller "watches namespace $LOCAL_KUBE_NAMESPACE of $(env_get KUBE_APISERVER_URL) (example Service orders-graphql → graph orders; metrics http://127.0.0.1:$LOCAL_CONTROLLER_MANAGEMENT_PORT/metrics)"
-  printf '%-16s %s\n' gateway "http://127.0.0.1:$LOCAL_GATEWAY_PORT/graphql (fixture: client #1 +15550000001, subscribers +15550000002 de, +15550000003 fr)"
+  printf '%-16s %s\n' graph-controller "watches namespace $LOCAL_KUBE_NAMESPACE of $(env_get KUBE_APISERVER_URL) (example Service orders-graphql → graph orders; federated Services user-graphql, product-graphql, payment-graphql → subgraphs; metrics http://127.0.0.1:$LOCAL_CONTROLLER_MANAGEMENT_PORT/metrics)"
+  printf '%-16s %s\n' gateway "http://127.0.0.1:$LOCAL_GATEWAY_PORT/graphql (Hive Gateway on the registry's supergraph, polled every $LOCAL_GATEWAY_POLLING)"
+  printf '%-16s %s\n' subgraphs "user, product, payment on http://127.0.0.1:{${LOCAL_SUBGRAPH_PORTS}}/graphql (fixtures: client #1 +15550000001, subscribers +15550000002 de, +15550000003 fr; operations received: /_operations)"
   printf '%-16s %s\n' localization "http://127.0.0.1:$LOCAL_LOCALIZATION_PORT (fixture)"
   printf '%-16s %s\n' redis "$(env_get REDIS_URL)" kafka "$(env_get KAFKA_BROKERS)" \
     keycloak "$(env_get KEYCLOAK_URL) (admin console: $(env_get KEYCLOAK_MASTER_ADMIN_USERNAME) / $(env_get KEYCLOAK_MASTER_ADMIN_PASSWORD))" \

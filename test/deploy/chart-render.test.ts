@@ -52,6 +52,11 @@ function secretsInConfigMaps(objects: readonly K8sObject[]): string[] {
   );
 }
 
+/** The Deployments of the platform's own services (not the optional Hive Gateway, checked on its own below). */
+function serviceDeployments(objects: readonly K8sObject[]): Deployment[] {
+  return ofKind<Deployment>(objects, 'Deployment').filter((deployment) => (services as readonly string[]).includes(component(deployment)));
+}
+
 function containerOf(deployment: Deployment): Container {
   return deployment.spec.template.spec.containers[0]!;
 }
@@ -139,7 +144,7 @@ describe('helm template output against the Kubernetes OpenAPI schemas', () => {
 describe('rendered workloads', () => {
   it.each(umbrellaScenarios)('should probe every service on its management port, and the cache with the gRPC health protocol (%s)', async (name) => {
     const objects = await scenario(name);
-    for (const deployment of ofKind<Deployment>(objects, 'Deployment')) {
+    for (const deployment of serviceDeployments(objects)) {
       const customReadiness = name === 'full-values.yaml' && component(deployment) === 'graph-registry';
       expectProbes(deployment, configMapOf(objects, deployment), customReadiness);
     }
@@ -154,7 +159,7 @@ describe('rendered workloads', () => {
 
   it.each(umbrellaScenarios)('should run every pod and container non-root, read-only, without privileges or capabilities (%s)', async (name) => {
     const objects = await scenario(name);
-    const deployments = ofKind<Deployment>(objects, 'Deployment');
+    const deployments = serviceDeployments(objects);
     expect(deployments.length).toBeGreaterThan(0);
     for (const deployment of deployments) {
       const pod = deployment.spec.template.spec;
@@ -254,7 +259,7 @@ describe('rendered workloads', () => {
 
   it.each(umbrellaScenarios)('should set only variables the services read, and every one they require (%s)', async (name) => {
     const objects = await scenario(name);
-    for (const deployment of ofKind<Deployment>(objects, 'Deployment')) {
+    for (const deployment of serviceDeployments(objects)) {
       const service = component(deployment) as Service;
       const known = await configVariables(service);
       const set = new Set([...Object.keys(configMapOf(objects, deployment)), ...(containerOf(deployment).env ?? []).map((e) => e.name)]);
@@ -272,7 +277,7 @@ describe('rendered workloads', () => {
       for (const name of ['minimal-values.yaml', 'production-values.yaml', 'full-values.yaml']) {
         const objects = await scenario(name);
         const results = await Promise.all(
-          ofKind<Deployment>(objects, 'Deployment').map(async (deployment) => {
+          serviceDeployments(objects).map(async (deployment) => {
             const service = component(deployment) as Service;
             const load = await loaderOf(service);
             return { name, service, problems: problemsOf(() => load(podEnv(objects, deployment, dir))) };
@@ -334,6 +339,8 @@ function expectSecureContainer(container: Container): void {
 function secretPlaceholder(name: string): string {
   // The webhooks check the Stripe key's form (its mode must match the events' livemode).
   if (name === 'PAYMENT_PROVIDER_API_KEY') return 'sk_test_fromTheExistingSecret';
+  // The registry refuses a CDN key that is also an API key (a gateway's key could write).
+  if (name === 'Registry__CdnKeys') return 'cdn-key-from-the-existing-secret';
   return /url/i.test(name) ? 'redis://:password-from-the-secret@redis.data:6379' : 'value-from-the-existing-secret';
 }
 
@@ -491,6 +498,67 @@ describe('rendered Services, NetworkPolicies, monitors and permissions', () => {
     expect(config('auth').Cache__Url).toBe(`${cache}:7777`);
     expect(config('webhooks').Cache__Url).toBe(`${cache}:7777`);
     expect(config('graph-controller').Registry__Url).toBe(`http://${forComponent(objects, 'Service', 'graph-registry')!.metadata.name}:5145`);
+  });
+});
+
+describe('Hive Gateway (graph-registry.hiveGateway)', () => {
+  type Policy = K8sObject & { spec: { podSelector: { matchLabels: Record<string, string> }; ingress?: Array<{ from?: Array<{ podSelector?: { matchLabels: Record<string, string> } }> }> } };
+
+  it('should run the gateway on the registry supergraph: its CDN path, a CDN key from a Secret, the polling interval, the config file make up runs', async () => {
+    const objects = await scenario('full-values.yaml');
+    const gateway = forComponent<Deployment>(objects, 'Deployment', 'hive-gateway')!;
+    const container = containerOf(gateway);
+    expect(container.image).toBe('ghcr.io/graphql-hive/gateway:2.15.1');
+    const env = Object.fromEntries((container.env ?? []).map((variable) => [variable.name, variable.value ?? variable.valueFrom]));
+    expect(env).toEqual({
+      HIVE_CDN_ENDPOINT: 'http://sp-graph-registry.platform.svc:5145/artifacts/v1/default',
+      HIVE_CDN_KEY: { secretKeyRef: { name: 'graph-registry-secrets', key: 'hive-cdn-key' } },
+      POLLING: '15s',
+      PORT: '4000',
+    });
+    // The registry holds the keys (a list, for rotation) from the same Secret; the key is never in a ConfigMap.
+    const registry = forComponent<Deployment>(objects, 'Deployment', 'graph-registry')!;
+    expect(containerOf(registry).env).toContainEqual({ name: 'Registry__CdnKeys', valueFrom: { secretKeyRef: { name: 'graph-registry-secrets', key: 'cdn-keys' } } });
+    expect(configMapOf(objects, registry).Registry__CdnTarget).toBe('default');
+    // The configuration file is the one make up and the federation tests run.
+    const config = ofKind<K8sObject & { data: Record<string, string> }>(objects, 'ConfigMap').find((map) => map.metadata.name === 'sp-hive-gateway')!;
+    expect(config.data['gateway.config.mjs']).toBe(readFileSync(join(repoRoot, 'gateway/gateway.config.mjs'), 'utf8'));
+    expect(container.volumeMounts).toContainEqual({ name: 'config', mountPath: '/gateway/gateway.config.mjs', subPath: 'gateway.config.mjs', readOnly: true });
+    const service = ofKind<K8sObject & { spec: { selector: Record<string, string>; ports: Array<{ name: string; port: number }> } }>(objects, 'Service').find((s) => s.metadata.name === 'sp-hive-gateway')!;
+    expect(selects(service.spec.selector, gateway.spec.template.metadata.labels)).toBe(true);
+    expect(service.spec.ports).toEqual([expect.objectContaining({ name: 'http', port: 4000 })]);
+  });
+
+  it('should probe it on /healthcheck and /readiness, and run it non-root, read-only, without privileges', async () => {
+    const gateway = forComponent<Deployment>(await scenario('full-values.yaml'), 'Deployment', 'hive-gateway')!;
+    const container = containerOf(gateway);
+    expect([container.startupProbe?.httpGet, container.livenessProbe?.httpGet, container.readinessProbe?.httpGet]).toEqual([
+      { path: '/healthcheck', port: 'http' },
+      { path: '/healthcheck', port: 'http' },
+      { path: '/readiness', port: 'http' },
+    ]);
+    expectSecureContainer(container);
+    expect(gateway.spec.template.spec.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(gateway.spec.template.spec.automountServiceAccountToken).toBe(false);
+  });
+
+  it("should let the gateway's pods reach the registry HTTP port, and only the webhooks (and the peers named) reach the gateway", async () => {
+    const objects = await scenario('full-values.yaml');
+    const policies = ofKind<Policy>(objects, 'NetworkPolicy');
+    const gatewayLabels = forComponent<Deployment>(objects, 'Deployment', 'hive-gateway')!.spec.template.metadata.labels;
+    const registryPolicy = policies.find((policy) => policy.metadata.name === 'sp-graph-registry')!;
+    const registryPeers = registryPolicy.spec.ingress!.flatMap((rule) => rule.from ?? []);
+    expect(registryPeers.some((peer) => peer.podSelector !== undefined && selects(peer.podSelector.matchLabels, gatewayLabels))).toBe(true);
+    const gatewayPolicy = policies.find((policy) => selects(policy.spec.podSelector.matchLabels, gatewayLabels))!;
+    const callers = gatewayPolicy.spec.ingress!.flatMap((rule) => rule.from ?? []).map((peer) => peer.podSelector?.matchLabels['app.kubernetes.io/name']);
+    expect(callers).toEqual(['webhooks']);
+  });
+
+  it('should deploy nothing of it by default, and refuse it without CDN keys for the registry', async () => {
+    expect(forComponent(await scenario('production-values.yaml'), 'Deployment', 'hive-gateway')).toBeUndefined();
+    const result = await charts.helm(['template', 'sp', charts.umbrella, '-f', join(charts.umbrella, 'ci', 'minimal-values.yaml'), '--set', 'graph-registry.hiveGateway.enabled=true']);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('graph-registry.cdn.existingSecretKey: is required while hiveGateway.enabled is true');
   });
 });
 

@@ -35,11 +35,12 @@ step_otelcol() { infra otelcol.sh install; }
 step_deploy_tools() { infra deploy-tools.sh install; }
 step_release_tools() { infra release-tools.sh install; }
 step_chromium() { infra browser.sh install; }
-# The reverse proxies of the forward-auth tests (test/e2e/forward-auth-proxies.test.ts).
+# The reverse proxies of the forward-auth tests (test/forward-auth/nginx.test.ts, caddy.test.ts).
 step_nginx() { infra proxies.sh install nginx; }
 step_caddy() { infra proxies.sh install caddy; }
-# Hive Gateway, the federation tests' gateway: gateway/ is an npm project of its own (graphql 16;
-# the workspaces use 17), installed from its lock file, again only when the lock file changes.
+# Hive Gateway, the GraphQL gateway of `make up` and of the federation tests: gateway/ is an npm
+# project of its own (graphql 16; the workspaces use 17), installed from its lock file (prebuilt,
+# seconds from npm's cache), again only when the lock file changes.
 step_hive_gateway() {
   local stamp="$ROOT/gateway/node_modules/.installed"
   [ -f "$stamp" ] && [ "$stamp" -nt "$ROOT/gateway/package-lock.json" ] && return 0
@@ -50,8 +51,8 @@ step_hive_gateway() {
 step_build() { make -C "$ROOT" --no-print-directory build; }
 step_lint() { make -C "$ROOT" --no-print-directory lint; }
 
-UP_STEPS=(redis kafka keycloak stripe-mock kube-apiserver etcd)
-TEST_STEPS=(helm grpcurl otelcol deploy-tools release-tools chromium nginx caddy hive-gateway)
+UP_STEPS=(redis kafka keycloak stripe-mock kube-apiserver etcd hive-gateway)
+TEST_STEPS=(helm grpcurl otelcol deploy-tools release-tools chromium nginx caddy)
 
 # install_steps STEP...: side by side, one line each on the screen.
 install_steps() {

@@ -297,7 +297,7 @@ export function describe(document: DocumentNode, operationName: string | undefin
  * optionally only mutations or only queries. Unauthenticated: the fixture listens on loopback
  * only and holds demo data.
  */
-function operationsView(received: readonly ReceivedOperation[], last: number, params: URLSearchParams): OperationsView {
+export function operationsView(received: readonly ReceivedOperation[], last: number, params: URLSearchParams): OperationsView {
   const since = Number(params.get('since') ?? 0);
   const type = params.get('type');
   const operations = received.filter((op) => op.seq > (Number.isFinite(since) ? since : 0) && (type === null || op.type === type));

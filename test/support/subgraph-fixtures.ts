@@ -4,6 +4,7 @@ import {
   createTokenVerifier,
   emptyData,
   operationLog,
+  operationsView,
   rootValue,
   seeding,
   type GatewayData,
@@ -79,7 +80,9 @@ export async function startSubgraphFixtures(options: SubgraphFixturesOptions = {
   let counter = 0;
   const nextId = (kind: string): string => `${kind}-${++counter}`;
   const root = rootValue(data, nextId);
-  const { received, record } = operationLog(options.keepOperations);
+  const { received, record, last } = operationLog(options.keepOperations);
+  // Every server answers GET /_operations with the log of all three (make up and make demo read it).
+  const operations = (params: URLSearchParams): unknown => operationsView(received, last(), params);
   const tokens: TokenCounts = { accepted: 0, refused: 0, distinct: new Set<string>() };
   const verify =
     options.verifyTokens === false
@@ -97,7 +100,7 @@ export async function startSubgraphFixtures(options: SubgraphFixturesOptions = {
   const started: SubgraphServer[] = [];
   try {
     for (const name of SUBGRAPH_NAMES) {
-      started.push(await startSubgraphServer({ name, sdl: subgraphSdl(name), resolvers: resolversOf(name, data, root), record, ...(authorize === undefined ? {} : { authorize }), ...(options.ports?.[name] === undefined ? {} : { port: options.ports[name] }) }));
+      started.push(await startSubgraphServer({ name, sdl: subgraphSdl(name), resolvers: resolversOf(name, data, root), record, operations, ...(authorize === undefined ? {} : { authorize }), ...(options.ports?.[name] === undefined ? {} : { port: options.ports[name] }) }));
     }
   } catch (err) {
     await Promise.all(started.map((server) => server.close()));
@@ -115,4 +118,18 @@ export async function startSubgraphFixtures(options: SubgraphFixturesOptions = {
       await Promise.all(started.map((server) => server.close()));
     },
   };
+}
+
+/**
+ * A fourth service over the same records: ratings of plans, an entity field it adds to the product
+ * service's Plan (test/support/subgraphs/review.graphql). Every plan is rated 5. Federated, it
+ * shows a subgraph's fields reaching the gateway (the federation test, `make demo`).
+ */
+export function startReviewSubgraph(data: GatewayData, port?: number): Promise<SubgraphServer> {
+  return startSubgraphServer({
+    name: 'review',
+    sdl: subgraphSdl('review'),
+    resolvers: { root: { topRatedPlanIds: () => data.plans.map((plan) => plan.id) }, entities: { Plan: (rep) => ({ id: rep.id, rating: 5 }) } },
+    ...(port === undefined ? {} : { port }),
+  });
 }

@@ -22,10 +22,12 @@ export interface SubgraphServerOptions {
   /** The subgraph's SDL, as `{ _service { sdl } }` answers it (Apollo Federation v2). */
   sdl: string;
   resolvers: SubgraphResolvers;
-  /** Checks a request before it runs (the forwarded bearer token); false: 401. */
+  /** Checks a request before it runs (the forwarded bearer token); false: 401. The schema read `{ _service { sdl } }` alone needs no check. */
   authorize?(req: IncomingMessage): Promise<boolean>;
   /** Every authorized operation but the gateway's `_service` and `_entities` lookups. */
   record?(operation: Omit<ReceivedOperation, 'seq' | 'receivedAt'>): void;
+  /** The answer to `GET /_operations` (the query's parameters given); without it that path is 404. */
+  operations?(params: URLSearchParams): unknown;
   port?: number;
 }
 
@@ -38,6 +40,10 @@ export interface SubgraphServer {
   sdl(): string;
   /** `_service { sdl }` requests answered. */
   sdlReads(): number;
+  /** Stops listening and cuts every connection: the service is down. */
+  stop(): Promise<void>;
+  /** Listens again on the same port. */
+  start(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -118,16 +124,32 @@ export async function startSubgraphServer(options: SubgraphServerOptions): Promi
     variables: (body.variables ?? {}) as Record<string, unknown>,
   });
 
+  /** Answers what is not a GraphQL request (`GET /_operations`, 404); false for `POST /graphql`. */
+  const answeredOtherwise = (req: IncomingMessage, res: ServerResponse): boolean => {
+    const url = new URL(req.url ?? '/', 'http://subgraph');
+    if (req.method === 'GET' && url.pathname === '/_operations' && options.operations !== undefined) sendJson(res, 200, options.operations(url.searchParams));
+    else if (req.method !== 'POST' || url.pathname !== '/graphql') sendJson(res, 404, { errors: [{ message: 'not found' }] });
+    else return false;
+    return true;
+  };
+
+  /**
+   * Whether the request may run: `{ _service { sdl } }` alone is the federation's schema read, which
+   * the graph controller and gateways make without a caller's token (like introspection); every
+   * other operation needs `authorize`.
+   */
+  const allowed = async (req: IncomingMessage, described: ReturnType<typeof describe>): Promise<boolean> => {
+    const schemaRead = described?.type === 'query' && described.fields.length > 0 && described.fields.every((field) => field === '_service');
+    return schemaRead || options.authorize === undefined || options.authorize(req);
+  };
+
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (req.method !== 'POST' || new URL(req.url ?? '/', 'http://subgraph').pathname !== '/graphql') return sendJson(res, 404, { errors: [{ message: 'not found' }] });
-    if (options.authorize !== undefined && !(await options.authorize(req))) {
-      req.resume();
-      return sendJson(res, 401, { errors: [{ message: 'unauthorized' }] });
-    }
+    if (answeredOtherwise(req, res)) return;
     const { query, operationName, variables } = requestOf((await json(req)) as Record<string, unknown>);
     const prepared = prepare(query);
+    const described = prepared.document === undefined ? undefined : describe(prepared.document, operationName);
+    if (!(await allowed(req, described))) return sendJson(res, 401, { errors: [{ message: 'unauthorized' }] });
     if (prepared.errors) return sendJson(res, 200, { errors: prepared.errors });
-    const described = describe(prepared.document, operationName);
     if (described && !described.fields.some((field) => field.startsWith('_'))) options.record?.({ operationName, ...described, variables, failed: false });
     sendJson(res, 200, await execute({ schema, document: prepared.document, rootValue, variableValues: variables, operationName, fieldResolver, typeResolver }));
   };
@@ -135,10 +157,21 @@ export async function startSubgraphServer(options: SubgraphServerOptions): Promi
   const server: Server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => sendJson(res, 400, { errors: [{ message: err instanceof Error ? err.message : String(err) }] }));
   });
-  const port = await new Promise<number>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port));
-  });
+  const listenOn = (wanted: number): Promise<number> =>
+    new Promise<number>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(wanted, '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve((server.address() as AddressInfo).port);
+      });
+    });
+  const shut = (): Promise<void> =>
+    new Promise((resolve) => {
+      if (!server.listening) return resolve();
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  const port = await listenOn(options.port ?? 0);
   return {
     name: options.name,
     url: `http://127.0.0.1:${port}/graphql`,
@@ -150,10 +183,8 @@ export async function startSubgraphServer(options: SubgraphServerOptions): Promi
     },
     sdl: () => sdl,
     sdlReads: () => sdlReads,
-    close: () =>
-      new Promise((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    stop: shut,
+    start: async () => void (await listenOn(port)),
+    close: shut,
   };
 }

@@ -4,8 +4,8 @@ import { adminKubeConfig, ensureNamespace, uniqueName } from '../../../test/supp
 import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
 import { eventually, sleep } from '../../../test/support/eventually.js';
 import { startHiveGateway, type HiveGateway } from '../../../test/support/hive-gateway.js';
-import { startSubgraphFixtures, SUBGRAPH_NAMES, subgraphSdl, type SubgraphFixtures } from '../../../test/support/subgraph-fixtures.js';
-import { startSubgraphServer, type SubgraphServer } from '../../../test/support/subgraph-server.js';
+import { startReviewSubgraph, startSubgraphFixtures, SUBGRAPH_NAMES, subgraphSdl, type SubgraphFixtures } from '../../../test/support/subgraph-fixtures.js';
+import type { SubgraphServer } from '../../../test/support/subgraph-server.js';
 import { startController, type RunningController } from './support/controller-fixture.js';
 import { controllerKubeConfig, resetControllerState, serviceBody } from './support/real-cluster.js';
 import { startRegistryServer, type RegistryServer } from './support/registry-server.js';
@@ -27,20 +27,6 @@ const GATEWAY_POLL_MS = 10_000;
 const POLL_MS = 1000;
 /** The issue's bound: a change reaches the gateway within its poll interval plus 5 s (plus the controller's poll, for a schema change it has to notice). */
 const WITHIN_MS = GATEWAY_POLL_MS + 5000 + POLL_MS;
-
-/** A fourth service: ratings of plans, an entity field on the product service's Plan. */
-const REVIEW_SDL = `extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key"])
-
-type Plan @key(fields: "id") {
-  id: ID!
-  "Average rating, 1 to 5."
-  rating: Int
-}
-
-type Query {
-  topRatedPlanIds: [ID!]!
-}
-`;
 
 /** Every subgraph, the spanning query and what it answers. */
 const SPANNING = '{ clientByNumber(number: 7) { name planSubscriptions { checkoutSessionId plan { name active } } } }';
@@ -75,7 +61,8 @@ beforeAll(async () => {
   const client = fixtures.addClient({ number: 7, name: 'Bakery' });
   const plan = fixtures.addPlan({ name: 'Gold', providerProductId: 'prod_gold' });
   fixtures.data.planSubscriptions.push({ id: 'ps-span', clientId: client.id, planId: plan.id, checkoutSessionId: 'cs_test_span', providerSubscriptionId: null });
-  review = await startSubgraphServer({ name: 'review', sdl: REVIEW_SDL, resolvers: { root: { topRatedPlanIds: () => [plan.id] }, entities: { Plan: (rep) => ({ id: rep.id, rating: 5 }) } } });
+  // A fourth service: ratings of plans, an entity field on the product service's Plan.
+  review = await startReviewSubgraph(fixtures.data);
   controller = startController({ kubeConfig: await controllerKubeConfig(admin), registryUrl: registry.url, apiKey: API_KEY, namespaces: [namespace], subgraphs: { pollMs: POLL_MS, timeoutMs: 2000, maxBytes: 1024 * 1024 } });
 }, 120_000);
 

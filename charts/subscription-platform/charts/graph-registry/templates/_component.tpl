@@ -13,6 +13,7 @@ probes:
 Registry__Host: "0.0.0.0"
 Registry__SchemaCheckTimeoutMs: {{ .Values.schemaCheck.timeoutMs | quote }}
 Registry__SchemaWorkerMemoryMb: {{ .Values.schemaCheck.workerMemoryMb | quote }}
+Registry__CdnTarget: {{ .Values.cdn.target | quote }}
 {{- if not .Values.store.existingSecretKey }}
 STORE_URL: {{ .Values.store.url | quote }}
 {{- end }}
@@ -23,6 +24,10 @@ STORE_URL: {{ .Values.store.url | quote }}
   key: {{ .Values.secretKeys.monitorApiKey }}
 {{- with .Values.store.existingSecretKey }}
 - name: STORE_URL
+  key: {{ . }}
+{{- end }}
+{{- with .Values.cdn.existingSecretKey }}
+- name: Registry__CdnKeys
   key: {{ . }}
 {{- end }}
 {{- end -}}
@@ -41,4 +46,10 @@ STORE_URL: {{ .Values.store.url | quote }}
 
 {{- define "graph-registry.validateValues" -}}
 {{- include "platform-lib.validateStore" (dict "chart" "graph-registry" "store" .Values.store "replicas" (include "platform-lib.multipleReplicas" .)) }}
+{{- if and .Values.hiveGateway.enabled (not .Values.cdn.existingSecretKey) }}
+graph-registry.cdn.existingSecretKey: is required while hiveGateway.enabled is true (the gateway reads the supergraph with a CDN key; without keys the registry refuses every CDN request)
+{{- end }}
+{{- if and .Values.hiveGateway.enabled (not (regexMatch "^[0-9]+(ms|s|m|h)$" (toString .Values.hiveGateway.pollingInterval))) }}
+graph-registry.hiveGateway.pollingInterval: {{ .Values.hiveGateway.pollingInterval | quote }} is not a duration such as 10s or 1m
+{{- end }}
 {{- end -}}
