@@ -11,6 +11,8 @@ export interface LoadRequest {
   headers: Record<string, string>;
   seconds: number;
   connections: number;
+  /** The status every answer must have; a 2xx one by default (e.g. 304 for conditional reads). */
+  expectStatus?: number;
 }
 
 export interface LoadFigures {
@@ -20,6 +22,8 @@ export interface LoadFigures {
   requests: number;
   non2xx: number;
   errors: number;
+  /** With LoadRequest.expectStatus: answers with another status. */
+  unexpected?: number;
 }
 
 /** One autocannon run against the URL; rejects when any answer was not 2xx or failed. */
@@ -27,7 +31,9 @@ export async function load(request: LoadRequest): Promise<LoadFigures> {
   const child = fork(fileURLToPath(import.meta.url), [JSON.stringify(request)], { stdio: 'inherit' });
   const [figures] = (await once(child, 'message')) as [LoadFigures];
   await once(child, 'exit');
-  if (figures.non2xx > 0 || figures.errors > 0) throw new Error(`${request.url}: ${figures.non2xx} non-2xx answers, ${figures.errors} errors`);
+  if (request.expectStatus !== undefined) {
+    if (figures.errors > 0 || (figures.unexpected ?? 0) > 0) throw new Error(`${request.url}: ${figures.unexpected} answers other than ${request.expectStatus}, ${figures.errors} errors`);
+  } else if (figures.non2xx > 0 || figures.errors > 0) throw new Error(`${request.url}: ${figures.non2xx} non-2xx answers, ${figures.errors} errors`);
   return figures;
 }
 
@@ -41,7 +47,12 @@ export function medianOf(values: readonly number[]): number {
 // The child's side: run the load and send the figures back to the parent.
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const request = JSON.parse(process.argv[2]!) as LoadRequest;
-  const result = await autocannon({ url: request.url, headers: request.headers, connections: request.connections, duration: request.seconds });
+  let unexpected = 0;
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const options = { url: request.url, headers: request.headers, connections: request.connections, duration: request.seconds };
+    const instance = autocannon(options, (err: unknown, done: autocannon.Result) => (err ? reject(err instanceof Error ? err : new Error('autocannon failed')) : resolve(done)));
+    if (request.expectStatus !== undefined) instance.on('response', (_client, statusCode) => void (statusCode === request.expectStatus || (unexpected += 1)));
+  });
   const figures: LoadFigures = {
     requestsPerSecond: Math.round(result.requests.average),
     p50Ms: result.latency.p50,
@@ -49,6 +60,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     requests: result.requests.total,
     non2xx: result.non2xx,
     errors: result.errors,
+    unexpected,
   };
   process.send!(figures);
 }
