@@ -11,7 +11,8 @@
 import { createServer, type Server } from 'node:http';
 import Koa from 'koa';
 import { Redis } from 'ioredis';
-import { closeGracefully, createLogger, createRegistry, listen, requestListener } from '@sp/platform';
+import { createLogger, createRegistry } from '@sp/observability';
+import { closeGracefully, listen, requestListener } from '@sp/http';
 import { createGraphRegistryApp, createGraphStore } from '@sp/graph-registry';
 import { load, medianOf, type LoadFigures } from './lib/http-load.ts';
 import { infraEnv, writeResults } from './lib/stats.ts';
