@@ -26,29 +26,17 @@ PROMETHEUS_OPERATOR_VERSION=v0.85.0
 
 BIN="$CACHE/bin"
 
-# unpack_promtool DIR DEB_VERSION: the two binaries of Debian's prometheus package into DIR. The
-# .deb is fetched with `apt-get download` into the tool cache (apt's sandbox user cannot write
-# there: download as the caller).
+# unpack_promtool DIR DEB_VERSION: the two binaries of Debian's prometheus package into DIR.
 unpack_promtool() {
-  local dir=$1 version=$2 archives="$SHARED/apt/archives" deb
-  mkdir -p "$archives"
-  deb=$(find "$archives" -maxdepth 1 -name "prometheus_${version//:/%3a}_*.deb" | head -n 1)
-  if [ -z "$deb" ]; then
-    apt_lock
-    (cd "$archives" && apt-get download -qq -o APT::Sandbox::User=root "prometheus=$version") || die "apt-get download prometheus=$version failed"
-    apt_unlock
-    deb=$(find "$archives" -maxdepth 1 -name "prometheus_${version//:/%3a}_*.deb" | head -n 1)
-  fi
-  [ -n "$deb" ] || die "no prometheus $version .deb in $archives"
+  local dir=$1 deb
+  deb=$(deb_download prometheus "$2")
   dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$dir" --strip-components=3 ./usr/bin/promtool ./usr/bin/prometheus
 }
 
 install_promtool() {
   local version out
-  apt_update
-  version=$(apt-cache show --no-all-versions prometheus 2> /dev/null | sed -n 's/^Version: //p' | head -n 1)
-  [ -n "$version" ] || die "Debian's prometheus package is not known to apt (apt-get update?)"
-  cached promtool "$version" "$(input_key "$(declare -f unpack_promtool)")" "promtool and prometheus from Debian's prometheus $version" unpack_promtool "$version"
+  version=$(deb_version prometheus)
+  cached promtool "$version" "$(input_key "$(declare -f unpack_promtool deb_download)")" "promtool and prometheus from Debian's prometheus $version" unpack_promtool "$version"
   own_dir "$BIN"
   if [ "$(readlink "$BIN/promtool" 2> /dev/null)" != "$ENTRY/promtool" ]; then
     out=$("$ENTRY/promtool" --version 2>&1) || die "promtool does not run: $out"

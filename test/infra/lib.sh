@@ -391,6 +391,31 @@ refresh_apt_lists() {
   fi
 }
 
+# deb_download PACKAGE VERSION: the .deb of PACKAGE=VERSION in the tool cache's apt folder (apt's
+# sandbox user cannot write there: download as the caller); prints its path.
+deb_download() {
+  local package=$1 version=$2 archives="$SHARED/apt/archives" deb
+  mkdir -p "$archives"
+  deb=$(find "$archives" -maxdepth 1 -name "${package}_${version//:/%3a}_*.deb" | head -n 1)
+  if [ -z "$deb" ]; then
+    apt_lock
+    (cd "$archives" && apt-get download -qq -o APT::Sandbox::User=root "$package=$version") || die "apt-get download $package=$version failed"
+    apt_unlock
+    deb=$(find "$archives" -maxdepth 1 -name "${package}_${version//:/%3a}_*.deb" | head -n 1)
+  fi
+  [ -n "$deb" ] || die "no $package $version .deb in $archives"
+  printf '%s\n' "$deb"
+}
+
+# deb_version PACKAGE: the version of PACKAGE apt would install (the lists refreshed once a day).
+deb_version() {
+  local version
+  apt_update
+  version=$(apt-cache show --no-all-versions "$1" 2> /dev/null | sed -n 's/^Version: //p' | head -n 1)
+  [ -n "$version" ] || die "Debian's $1 package is not known to apt (apt-get update?)"
+  printf '%s\n' "$version"
+}
+
 # ---- Go ---------------------------------------------------------------------------------------
 
 # go_env [GOFLAG...]: the machine's go (PATH or /usr/local/go/bin/go) as $GO, with its module and

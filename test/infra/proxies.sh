@@ -20,28 +20,17 @@ CADDY_VERSION=v2.11.9
 
 BIN="$CACHE/bin"
 
-# unpack_nginx DIR DEB_VERSION: /usr/sbin/nginx of Debian's nginx package into DIR (apt's sandbox
-# user cannot write to the tool cache: download as the caller).
+# unpack_nginx DIR DEB_VERSION: /usr/sbin/nginx of Debian's nginx package into DIR.
 unpack_nginx() {
-  local dir=$1 version=$2 archives="$SHARED/apt/archives" deb
-  mkdir -p "$archives"
-  deb=$(find "$archives" -maxdepth 1 -name "nginx_${version//:/%3a}_*.deb" | head -n 1)
-  if [ -z "$deb" ]; then
-    apt_lock
-    (cd "$archives" && apt-get download -qq -o APT::Sandbox::User=root "nginx=$version") || die "apt-get download nginx=$version failed"
-    apt_unlock
-    deb=$(find "$archives" -maxdepth 1 -name "nginx_${version//:/%3a}_*.deb" | head -n 1)
-  fi
-  [ -n "$deb" ] || die "no nginx $version .deb in $archives"
+  local dir=$1 deb
+  deb=$(deb_download nginx "$2")
   dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$dir" --strip-components=3 ./usr/sbin/nginx
 }
 
 install_nginx() {
   local version out
-  apt_update
-  version=$(apt-cache show --no-all-versions nginx 2> /dev/null | sed -n 's/^Version: //p' | head -n 1)
-  [ -n "$version" ] || die "Debian's nginx package is not known to apt (apt-get update?)"
-  cached nginx "$version" "$(input_key "$(declare -f unpack_nginx)")" "nginx from Debian's nginx $version" unpack_nginx "$version"
+  version=$(deb_version nginx)
+  cached nginx "$version" "$(input_key "$(declare -f unpack_nginx deb_download)")" "nginx from Debian's nginx $version" unpack_nginx "$version"
   own_dir "$BIN"
   if [ "$(readlink "$BIN/nginx" 2> /dev/null)" != "$ENTRY/nginx" ]; then
     out=$("$ENTRY/nginx" -V 2>&1) || die "nginx does not run: $out"

@@ -20,22 +20,6 @@ BIN="$CACHE/bin"
 BUF_VERSION=v1.75.0
 OASDIFF_VERSION=v1.37.0
 
-# deb_download PACKAGE VERSION: the .deb of PACKAGE=VERSION in the tool cache's apt folder (apt's
-# sandbox user cannot write there: download as the caller); prints its path.
-deb_download() {
-  local package=$1 version=$2 archives="$SHARED/apt/archives" deb
-  mkdir -p "$archives"
-  deb=$(find "$archives" -maxdepth 1 -name "${package}_${version//:/%3a}_*.deb" | head -n 1)
-  if [ -z "$deb" ]; then
-    apt_lock
-    (cd "$archives" && apt-get download -qq -o APT::Sandbox::User=root "$package=$version") || die "apt-get download $package=$version failed"
-    apt_unlock
-    deb=$(find "$archives" -maxdepth 1 -name "${package}_${version//:/%3a}_*.deb" | head -n 1)
-  fi
-  [ -n "$deb" ] || die "no $package $version .deb in $archives"
-  printf '%s\n' "$deb"
-}
-
 # unpack_registry DIR DEB_VERSION: docker-registry's binary into DIR.
 unpack_registry() {
   local dir=$1 deb
@@ -45,9 +29,7 @@ unpack_registry() {
 
 install_registry() {
   local version out
-  apt_update
-  version=$(apt-cache show --no-all-versions docker-registry 2> /dev/null | sed -n 's/^Version: //p' | head -n 1)
-  [ -n "$version" ] || die "Debian's docker-registry package is not known to apt (apt-get update?)"
+  version=$(deb_version docker-registry)
   cached docker-registry "$version" "$(input_key "$(declare -f unpack_registry deb_download)")" \
     "docker-registry from Debian's docker-registry $version" unpack_registry "$version"
   own_dir "$BIN"
