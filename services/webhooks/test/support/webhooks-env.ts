@@ -16,6 +16,7 @@ import { createWebhooks, type WebhooksOverrides } from '../../src/webhooks.js';
 import { startCacheService, type RunningCacheService } from '../../../../test/support/cache-service.js';
 import { startGraphqlGateway, type GraphqlGatewayFixture } from '../../../../test/support/graphql-gateway.js';
 import { infra } from '../../../../test/support/infra.js';
+import { eventually } from '../../../../test/support/eventually.js';
 import { collectEvents, type EventCollector } from '../../../../test/support/kafka.js';
 import { startLocalizationService, type LocalizationServiceFixture } from '../../../../test/support/localization-service.js';
 import { silentLogger } from '../../../../test/support/silent-logger.js';
@@ -163,6 +164,9 @@ export async function startWebhooks(deps: Dependencies, options: InstanceOptions
   const server: Server = createServer(requestListener(webhooks.app));
   const port = await listen(server, 0, '127.0.0.1');
   const management: ManagementServer = await startManagementServer({ port: 0, host: '127.0.0.1', registry, readiness: webhooks.readiness, logger });
+  // As a kubelet's readiness gate would: the store's Redis connection refuses commands until it is
+  // open (no offline queue), and on a busy machine it opens after the first requests of a test.
+  await eventually(() => stores.processing.check().then(() => true, () => false), 10_000, 'the webhooks store connected');
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     managementUrl: `http://127.0.0.1:${management.port}`,
