@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { Registry as PromRegistry } from 'prom-client';
 import { Redis } from 'ioredis';
-import { createGraphController } from '../../services/graph-controller/src/graph-controller.js';
+import { wireGraphController } from '../../services/graph-controller/src/graph-controller.js';
 import { testConfig } from '../../services/graph-controller/test/support/controller-fixture.js';
 import { startRegistryServer } from '../../services/graph-controller/test/support/registry-server.js';
 import { adminKubeConfig, ensureNamespace, serviceAccountKubeConfig, uniqueName } from '../support/kube-apiserver.js';
@@ -181,7 +181,7 @@ describe('graph controller with the RBAC the chart installs', () => {
       const leaseName = configMapOf(objects, deployment).Controller__LeaseName!;
       const kube = await serviceAccountKubeConfig(admin, namespace, deployment.spec.template.spec.serviceAccountName);
       const config = testConfig({ kubeConfig: kube, registryUrl: registry.url, apiKey: 'chart-rbac-key-0123456789', namespaces: [shop], leaseNamespace: namespace });
-      const controller = createGraphController(
+      const controller = wireGraphController(
         { ...config, leaderElection: { ...config.leaderElection, leaseName } },
         { logger: silentLogger(), registry: new PromRegistry(), now: Date.now },
         { kubeConfig: kube },

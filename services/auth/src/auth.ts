@@ -38,27 +38,37 @@ export interface AuthOverrides {
 }
 
 export interface Auth {
-  /** What main.ts serves (serveService): `listener` over HTTPS on `port`, with the configured certificate (read when serving starts). */
+  /** What main.ts serves (serveService): the app over HTTPS on `port`, with the configured certificate (read when serving starts). */
   api: ServedApi<number>;
-  /** The HTTP app (Koa), for tests that compare it with `listener`. */
-  app: Koa;
-  /** What to serve, over HTTPS (server.ts): GET /auth of a session held in memory, then the app. */
-  listener: RequestListener;
-  /** What the endpoints share: for tests that drive a piece (the session index, provisioning) below HTTP. */
-  services: AuthServices;
   /** What /readyz checks: the cache service, the Kafka broker and Keycloak's discovery document. */
   readiness: ReadinessCheck[];
   /** Flushes Kafka and closes the cache client and the Keycloak pool it created (shutdown). */
   close(): Promise<void>;
 }
 
+/** The service and the parts the root wired it from, for tests that drive a part below HTTP. */
+export interface AuthParts extends Auth {
+  /** The HTTP app (Koa), for tests that compare it with `listener`. */
+  app: Koa;
+  /** What `api` serves, over HTTPS (server.ts): GET /auth of a session held in memory, then the app. */
+  listener: RequestListener;
+  /** What the endpoints share: for tests that drive a piece (the session index, provisioning) below HTTP. */
+  services: AuthServices;
+}
+
 /**
  * The auth service's composition root: the adapters the configuration names (the cache service
  * over gRPC, Kafka, Keycloak through openid-client and its admin client) or a test's overrides,
- * what the endpoints share on them, and the HTTP app. main.ts and the tests both build the
- * service through it; nothing here listens.
+ * what the endpoints share on them, and the HTTP app. main.ts builds the service through it;
+ * nothing here listens.
  */
 export function createAuth(config: AuthConfig, runtime: AuthRuntime, overrides: AuthOverrides = {}): Auth {
+  const parts = wireAuth(config, runtime, overrides);
+  return { api: parts.api, readiness: parts.readiness, close: () => parts.close() };
+}
+
+/** What createAuth does, keeping the parts: the tests build the service through it. */
+export function wireAuth(config: AuthConfig, runtime: AuthRuntime, overrides: AuthOverrides = {}): AuthParts {
   const { logger, registry } = runtime;
   const now = runtime.now ?? Date.now;
   for (const warning of config.warnings) logger.warn(warning);

@@ -6,7 +6,7 @@ import type { Registry } from '@sp/observability';
 import { closeGracefully, listen, requestListener } from '@sp/http';
 import { startCacheService, type RunningCacheService } from '../../../test/support/cache-service.js';
 import { eventually } from '../../../test/support/eventually.js';
-import type { Auth } from '../src/auth.js';
+import type { AuthParts } from '../src/auth.js';
 import { createAuthServer } from '../src/server.js';
 import { newTokenId, type TokenRecord } from '../src/sessions/token-store.js';
 import { createTestAuth, testCertificate } from './support/auth-fixture.js';
@@ -46,7 +46,7 @@ function sessionRecord(now: number, overrides: Partial<TokenRecord> = {}): Token
 describe('GET /auth from memory before Koa, and through Koa', () => {
   let cacheService: RunningCacheService;
   let cache: CacheClient<unknown>;
-  let auth: Auth;
+  let auth: AuthParts;
   let registry: Registry;
   let ca: string;
   const servers: Server[] = [];

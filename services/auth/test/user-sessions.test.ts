@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { RunningCacheService } from '../../../test/support/cache-service.js';
 import { eventually } from '../../../test/support/eventually.js';
 import type { EventCollector } from '../../../test/support/kafka.js';
-import type { Auth } from '../src/auth.js';
+import type { AuthParts } from '../src/auth.js';
 import { newSessionId, type TokenRecord } from '../src/sessions/token-store.js';
 import { counterValue, createTestAuth, type RunningAuth } from './support/auth-fixture.js';
 import { authClient, deleteUsersNamed, introspect } from './support/keycloak.js';
@@ -131,7 +131,7 @@ describe('a user\'s sessions, over two auth replicas on two cache replicas of on
   }, 120_000);
 
   describe('20 concurrent logins of one user over two replicas', () => {
-    const replicas: Auth[] = [];
+    const replicas: AuthParts[] = [];
 
     beforeAll(() => {
       // Two replicas as createAuth builds them, one on each cache replica: their login

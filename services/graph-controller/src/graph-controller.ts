@@ -44,28 +44,38 @@ export interface GraphController {
    * draining stops the reconciles and hands the Lease back, so another replica takes over at once.
    */
   api: ServedApi<undefined>;
+  /** /readyz: the informers have listed, and the leader election reaches its Lease (whether this replica leads or not). */
+  readiness: ReadinessCheck[];
   /** Stops the watches (shutdown, once drained). */
   close(): Promise<void>;
+}
+
+/** The service and what tests drive it by, besides serveService: start and stop, leadership, the queue. */
+export interface GraphControllerParts extends GraphController {
   start(): void;
   /**
    * Stops: no new reconciles, the ones in progress finish, leadership ends and — with
    * `releaseLease` — the lease is handed back; then the watches stop.
    */
   stop(options: { releaseLease: boolean }): Promise<void>;
-  /** /readyz: the informers have listed, and the leader election reaches its Lease (whether this replica leads or not). */
-  readiness: ReadinessCheck[];
   isLeader(): boolean;
   /** Resolves when no key is queued, in progress or waiting for a retry. */
   idle(): Promise<void>;
 }
 
 /**
- * The graph controller's composition root, used by main.ts and the tests: the adapters the
- * configuration names (or a test brings), the informers, the leader election, the claim index and
- * memory, the registry view and the subgraph sync, handed to the control loop (control-loop.ts),
- * which does the work. Throws a ConfigError when the kubeconfig cannot be loaded.
+ * The graph controller's composition root, used by main.ts: the adapters the configuration names
+ * (or a test brings), the informers, the leader election, the claim index and memory, the registry
+ * view and the subgraph sync, handed to the control loop (control-loop.ts), which does the work.
+ * Throws a ConfigError when the kubeconfig cannot be loaded.
  */
 export function createGraphController(config: GraphControllerConfig, runtime: GraphControllerRuntime, overrides: GraphControllerOverrides = {}): GraphController {
+  const parts = wireGraphController(config, runtime, overrides);
+  return { api: parts.api, readiness: parts.readiness, close: () => parts.close() };
+}
+
+/** What createGraphController does, keeping what tests drive it by: the tests build the controller through it. */
+export function wireGraphController(config: GraphControllerConfig, runtime: GraphControllerRuntime, overrides: GraphControllerOverrides = {}): GraphControllerParts {
   const { logger } = runtime;
   const given = overrides.kubeConfig ?? loadKubeConfig(config.kubeSource);
   // Every request of this controller through one connection pool (see PooledKubeConfig).

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { startManagementServer } from '@sp/http';
-import { createGraphController } from '../src/graph-controller.js';
+import { wireGraphController } from '../src/graph-controller.js';
 import { loadConfig } from '../src/config.js';
 import { startFakeKubeApi, type FakeKubeApi, type FakeKubeApiOptions } from '../../../test/support/fake-kube-api.js';
 import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redis-server.js';
@@ -222,7 +222,7 @@ describe('graph controller as main.ts runs it', () => {
       });
       const { Registry } = await import('prom-client');
       const metrics = new Registry();
-      const controller = createGraphController(config, { logger: silentLogger(), registry: metrics, now: Date.now });
+      const controller = wireGraphController(config, { logger: silentLogger(), registry: metrics, now: Date.now });
       const management = await startManagementServer({ port: 0, host: '127.0.0.1', registry: metrics, readiness: controller.readiness, logger: silentLogger() });
       controller.start();
       try {

@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { startManagementServer } from '@sp/http';
 import { createLogger } from '@sp/observability';
 import { Registry as PromRegistry } from 'prom-client';
-import { createGraphController } from '../src/graph-controller.js';
+import { wireGraphController } from '../src/graph-controller.js';
 import { PooledKubeConfig } from '../src/kube/kube-client.js';
 import { RECORD_LABEL, SHARD_LABEL } from '../src/ownership/ownership-records.js';
 import { adminKubeConfig, applyObjects, ensureNamespace, serviceAccountKubeConfig, startPrivateApiserver, uniqueName, type PrivateApiserver } from '../../../test/support/kube-apiserver.js';
@@ -348,7 +348,7 @@ describe('graph controller against the real kube-apiserver, with the RBAC of k8s
     const [shop] = await namespaces(1);
     const unbound = await serviceAccountKubeConfig(admin, CONTROLLER_NAMESPACE, uniqueName('unbound'));
     const config = testConfig({ kubeConfig: unbound, registryUrl: registry.url, apiKey: API_KEY, namespaces: [shop!], leaseDurationMs: 1000, renewDeadlineMs: 800, retryPeriodMs: 200 });
-    const app = createGraphController(config, { logger: silentLogger(), registry: new PromRegistry(), now: Date.now }, { kubeConfig: unbound });
+    const app = wireGraphController(config, { logger: silentLogger(), registry: new PromRegistry(), now: Date.now }, { kubeConfig: unbound });
     const management = await startManagementServer({ port: 0, host: '127.0.0.1', registry: new PromRegistry(), readiness: app.readiness, logger: silentLogger() });
     app.start();
     try {

@@ -24,13 +24,17 @@ export interface GraphRegistryOverrides {
 export interface GraphRegistry {
   /** What main.ts serves (serveService): the HTTP app on `port`. */
   api: ServedApi<number>;
-  /** The HTTP app, for tests that serve it themselves. */
-  app: Koa;
-  store: GraphStore;
   /** What /readyz checks. */
   readiness: ReadinessCheck[];
   /** Stops the schema workers and closes the adapters it created (shutdown). */
   close(): Promise<void>;
+}
+
+/** The service and the parts the root wired it from, for tests that drive a part below HTTP. */
+export interface GraphRegistryParts extends GraphRegistry {
+  /** The HTTP app, for tests that serve it themselves. */
+  app: Koa;
+  store: GraphStore;
 }
 
 /** What the root reads of the configuration: the management listener and the grace period are serveService's. */
@@ -51,9 +55,15 @@ function createAnnouncers(store: GraphStore, events: EventPublisher | undefined,
 /**
  * The graph registry's composition root: the store and the Kafka publisher the configuration
  * names (or a test's overrides), the schema checker's workers, and the HTTP app on them. main.ts
- * and the tests both build the service through it.
+ * builds the service through it.
  */
 export function createGraphRegistry(config: GraphRegistrySettings, runtime: GraphRegistryRuntime, overrides: GraphRegistryOverrides = {}): GraphRegistry {
+  const parts = wireGraphRegistry(config, runtime, overrides);
+  return { api: parts.api, readiness: parts.readiness, close: () => parts.close() };
+}
+
+/** What createGraphRegistry does, keeping the parts: the tests build the service through it. */
+export function wireGraphRegistry(config: GraphRegistrySettings, runtime: GraphRegistryRuntime, overrides: GraphRegistryOverrides = {}): GraphRegistryParts {
   const { logger, registry } = runtime;
   const store = overrides.store ?? createGraphStore(config.store, logger);
   const schemaChecker = createSchemaChecker(config.schemaChecker);

@@ -14,4 +14,4 @@ const { port, managementPort } = await serveService({
   closeReserveMs: 1000,
   close: () => graphRegistry.close(),
 });
-logger.info({ port, managementPort, store: graphRegistry.store.name, apiKeys: config.apiKeys.length, schemaPolicy: config.schemaPublishing.policy }, 'graph registry listening');
+logger.info({ port, managementPort, store: config.store.kind, apiKeys: config.apiKeys.length, schemaPolicy: config.schemaPublishing.policy }, 'graph registry listening');

@@ -15,4 +15,4 @@ const { port, managementPort } = await serveService({
   closeReserveMs: 2000,
   close: () => webhooks.close(),
 });
-logger.info({ port, managementPort, store: webhooks.processing.name, topics: config.topics, reconcileIntervalMs: config.reconcileIntervalMs, adminApi: config.adminApiKeys !== undefined }, 'webhooks service listening');
+logger.info({ port, managementPort, store: config.store.kind, topics: config.topics, reconcileIntervalMs: config.reconcileIntervalMs, adminApi: config.adminApiKeys !== undefined }, 'webhooks service listening');

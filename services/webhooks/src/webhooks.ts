@@ -50,17 +50,20 @@ export interface WebhooksOverrides {
 export interface Webhooks {
   /** What main.ts serves (serveService): the HTTP app on `port`. */
   api: ServedApi<number>;
-  /** The HTTP app, for tests that serve it themselves. */
-  app: Koa;
   /** What /readyz checks. */
   readiness: ReadinessCheck[];
-  processing: ProcessingStore;
-  eventLog: EventLog;
-  publisher: EventPublisher;
-  /** The reconciliation sweeper, already started on the configured interval (`sweepOnce()` for a sweep now). */
-  sweeper: Sweeper;
   /** Stops the sweeper, flushes the broker and closes every outbound connection it opened, in order (shutdown). */
   close(): Promise<void>;
+}
+
+/** The service and the parts the root wired it from, for tests that drive a part below HTTP. */
+export interface WebhooksParts extends Webhooks {
+  /** The HTTP app, for tests that serve it themselves. */
+  app: Koa;
+  processing: ProcessingStore;
+  eventLog: EventLog;
+  /** The reconciliation sweeper, already started on the configured interval (`sweepOnce()` for a sweep now). */
+  sweeper: Sweeper;
 }
 
 /** What the root reads of the configuration: the management listener, the log level and the grace period are serveService's and bootService's. */
@@ -110,9 +113,15 @@ function createProviders(config: WebhooksSettings, now: () => number, localizati
  * The webhooks service's composition root: the adapters the configuration names (Redis or memory
  * stores, the cache service, Kafka, Keycloak client-credentials tokens for the GraphQL gateway,
  * Stripe, Twilio, the localization service) or a test's overrides, the HTTP app on them, and the
- * reconciliation sweeper, started. main.ts and the tests both build the service through it.
+ * reconciliation sweeper, started. main.ts builds the service through it.
  */
 export function createWebhooks(config: WebhooksSettings, runtime: WebhooksRuntime, overrides: WebhooksOverrides = {}): Webhooks {
+  const parts = wireWebhooks(config, runtime, overrides);
+  return { api: parts.api, readiness: parts.readiness, close: () => parts.close() };
+}
+
+/** What createWebhooks does, keeping the parts: the tests build the service through it. */
+export function wireWebhooks(config: WebhooksSettings, runtime: WebhooksRuntime, overrides: WebhooksOverrides = {}): WebhooksParts {
   const { logger, registry, now } = runtime;
   const { timeouts = {} } = overrides;
   if (!config.smsProvider.validateSignature) logger.warn('SmsProvider__ValidateSignature is false: SMS webhooks are not authenticated by signature; never do this in production');
@@ -155,7 +164,6 @@ export function createWebhooks(config: WebhooksSettings, runtime: WebhooksRuntim
     readiness: webhooksReadiness(deps),
     processing,
     eventLog,
-    publisher,
     sweeper,
     async close() {
       await sweeper.stop();

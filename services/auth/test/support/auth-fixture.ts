@@ -6,7 +6,7 @@ import { closeGracefully, listen, startManagementServer, type ManagementServer }
 import { infra } from '../../../../test/support/infra.js';
 import { freePort } from '../../../../test/support/redis-server.js';
 import { silentLogger } from '../../../../test/support/silent-logger.js';
-import { createAuth, type Auth, type AuthOverrides } from '../../src/auth.js';
+import { wireAuth, type AuthOverrides, type AuthParts } from '../../src/auth.js';
 import { loadConfig, type AuthConfig } from '../../src/config.js';
 import { createAuthServer } from '../../src/server.js';
 import { generateSelfSignedCertificate, type TlsCredentials } from '../../src/tls.js';
@@ -57,7 +57,7 @@ export interface RunningAuth {
  * Creates an instance for a free loopback port (its public base URL names the port) and listens on
  * it; a port taken meanwhile costs another try, and the instance made for it is closed.
  */
-async function listenOnFreePort<T extends { auth: Auth }>(build: (port: number) => { instance: T; server: Server }): Promise<{ instance: T; server: Server; port: number }> {
+async function listenOnFreePort<T extends { auth: AuthParts }>(build: (port: number) => { instance: T; server: Server }): Promise<{ instance: T; server: Server; port: number }> {
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();
     const { instance, server } = build(port);
@@ -90,19 +90,19 @@ export interface TestAuthOptions {
   logger?: Logger;
   /** The service's clock (a test's manualClock or runningClock: test/support/test-clock.ts). */
   now?: () => number;
-  /** Adapters the test brings itself (createAuth's overrides); the test closes them. */
+  /** Adapters the test brings itself (wireAuth's overrides); the test closes them. */
   overrides?: AuthOverrides;
 }
 
 /**
- * The service from its root, createAuth, on a test environment (`env` on top of testEnvironment),
+ * The service from its root's wiring, wireAuth, on a test environment (`env` on top of testEnvironment),
  * without listening: for tests that drive what the endpoints share below HTTP.
  */
-export function createTestAuth(cacheAddress: string, env: Record<string, string> = {}, options: TestAuthOptions = {}): { auth: Auth; config: AuthConfig; registry: Registry } {
+export function createTestAuth(cacheAddress: string, env: Record<string, string> = {}, options: TestAuthOptions = {}): { auth: AuthParts; config: AuthConfig; registry: Registry } {
   const config = loadConfig(testEnvironment(cacheAddress, env));
   const registry = createRegistry('auth');
   const runtime = { logger: options.logger ?? silentLogger('auth'), registry, ...(options.now === undefined ? {} : { now: options.now }) };
-  return { auth: createAuth(config, runtime, options.overrides), config, registry };
+  return { auth: wireAuth(config, runtime, options.overrides), config, registry };
 }
 
 /**

@@ -1,9 +1,9 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import type { Logger } from '@sp/observability';
-import { createGraphController } from '../../src/graph-controller.js';
+import { wireGraphController } from '../../src/graph-controller.js';
 import type { GraphControllerConfig } from '../../src/config.js';
-import type { GraphController } from '../../src/graph-controller.js';
+import type { GraphControllerParts } from '../../src/graph-controller.js';
 import { silentLogger } from '../../../../test/support/silent-logger.js';
 
 export const LEASE_NAMESPACE = 'platform';
@@ -31,7 +31,7 @@ export interface ControllerFixtureOptions {
 
 export interface RunningController {
   identity: string;
-  controller: GraphController;
+  controller: GraphControllerParts;
   metrics: Registry;
   /** A sample of one of the controller's metrics (0 when absent). */
   metric(name: string, labels?: Record<string, string>): Promise<number>;
@@ -72,11 +72,11 @@ export function testConfig(options: ControllerFixtureOptions): GraphControllerCo
   };
 }
 
-/** A controller wired as main.ts wires it (createGraphController), against an API server and a real registry. */
+/** A controller wired as main.ts wires it (wireGraphController), against an API server and a real registry. */
 export function startController(options: ControllerFixtureOptions): RunningController {
   const config = testConfig(options);
   const metrics = new Registry();
-  const controller = createGraphController(config, { logger: options.logger ?? silentLogger('graph-controller'), registry: metrics, now: Date.now }, { kubeConfig: options.kubeConfig });
+  const controller = wireGraphController(config, { logger: options.logger ?? silentLogger('graph-controller'), registry: metrics, now: Date.now }, { kubeConfig: options.kubeConfig });
   controller.start();
   let stopped: Promise<void> | undefined;
   return {

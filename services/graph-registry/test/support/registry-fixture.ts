@@ -3,7 +3,7 @@ import type { StoreConfig } from '@sp/core';
 import { createRegistry, type Registry } from '@sp/observability';
 import { closeGracefully, listen, requestListener, startManagementServer, type ManagementServer } from '@sp/http';
 import type { EventPublisher } from '@sp/messaging';
-import { createGraphRegistry } from '../../src/graph-registry.js';
+import { wireGraphRegistry } from '../../src/graph-registry.js';
 import { DEFAULT_SCHEMA_CHECKER, type SchemaCheckerOptions } from '../../src/schemas/schema-checker.js';
 import { DEFAULT_SCHEMA_PUBLISHING, type SchemaPublishing } from '../../src/schemas/schema-publisher.js';
 import type { GraphStore } from '../../src/graphs/graph-store.js';
@@ -32,7 +32,7 @@ export interface RunningRegistry {
   close(): Promise<void>;
 }
 
-/** The registry from its root, createGraphRegistry, as main.ts serves it (HTTP server, management server), on free loopback ports. */
+/** The registry from its root's wiring, wireGraphRegistry, as main.ts serves it (HTTP server, management server), on free loopback ports. */
 export interface RegistryOptions {
   schemaChecks?: SchemaCheckerOptions;
   schemaPublishing?: SchemaPublishing;
@@ -54,7 +54,7 @@ export async function startRegistry(store: StoreConfig, apiKeys: readonly string
     ...(options.federation === undefined ? {} : { federation: options.federation }),
     ...(options.cdn === undefined ? {} : { cdn: options.cdn }),
   };
-  const graphRegistry = createGraphRegistry(settings, { logger: silentLogger, registry }, options.events === undefined ? {} : { events: options.events });
+  const graphRegistry = wireGraphRegistry(settings, { logger: silentLogger, registry }, options.events === undefined ? {} : { events: options.events });
   const { app, store: graphStore } = graphRegistry;
   const server = createServer(requestListener(app));
   const port = await listen(server, 0, '127.0.0.1');

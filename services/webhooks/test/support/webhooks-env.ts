@@ -4,7 +4,6 @@ import twilio from 'twilio';
 import { createCacheClient, stringSerializer, type CacheClient } from '@sp/cache-client';
 import { createRegistry, type Registry } from '@sp/observability';
 import { closeGracefully, listen, requestListener, startManagementServer, type ManagementServer } from '@sp/http';
-import type { EventPublisher } from '@sp/messaging';
 import { PAYMENT_WEBHOOK_PATH, SMS_WEBHOOK_PATH } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import type { ProcessingStore } from '../../src/events/processing-store.js';
@@ -12,7 +11,7 @@ import type { Topics } from '../../src/topics.js';
 import type { EventLog } from '../../src/events/event-log.js';
 import type { Sweeper } from '../../src/payments/reconcile-sweeper.js';
 import { createStores } from '../../src/stores.js';
-import { createWebhooks, type WebhooksOverrides } from '../../src/webhooks.js';
+import { wireWebhooks, type WebhooksOverrides } from '../../src/webhooks.js';
 import { startCacheService, type RunningCacheService } from '../../../../test/support/cache-service.js';
 import { startGraphqlGateway, type GraphqlGatewayFixture } from '../../../../test/support/graphql-gateway.js';
 import { infra } from '../../../../test/support/infra.js';
@@ -105,7 +104,6 @@ export interface WebhooksInstance {
   registry: Registry;
   processing: ProcessingStore;
   eventLog: EventLog;
-  publisher: EventPublisher;
   sweeper: Sweeper;
   close(): Promise<void>;
 }
@@ -145,7 +143,7 @@ export function testEnvironment(deps: Dependencies, options: InstanceOptions = {
 }
 
 /**
- * The service from its root, createWebhooks (its configuration loaded from an environment), served
+ * The service from its root's wiring, wireWebhooks (its configuration loaded from an environment), served
  * as main.ts serves it (API and management listeners) on free loopback ports. The stores are the
  * test's own, on the key prefix of this test file; publishing and localization give up sooner than by default.
  */
@@ -155,7 +153,7 @@ export async function startWebhooks(deps: Dependencies, options: InstanceOptions
   const config = loadConfig(testEnvironment(deps, options));
   const now = options.clock?.now ?? Date.now;
   const stores = createStores(config, { logger, now }, { processing: deps.keyPrefix, eventLog: `${deps.keyPrefix}event-log:`, reconcile: `${deps.keyPrefix}reconcile:` });
-  const webhooks = createWebhooks(config, { logger, registry, now }, {
+  const webhooks = wireWebhooks(config, { logger, registry, now }, {
     stores,
     timeouts: { publishMs: options.publishTimeoutMs ?? 10_000, localizationMs: 500, ...(options.gatewayTimeoutMs === undefined ? {} : { gatewayMs: options.gatewayTimeoutMs }) },
     ...(options.sweeper === undefined ? {} : { sweeper: options.sweeper }),
@@ -173,7 +171,6 @@ export async function startWebhooks(deps: Dependencies, options: InstanceOptions
     registry,
     processing: webhooks.processing,
     eventLog: webhooks.eventLog,
-    publisher: webhooks.publisher,
     sweeper: webhooks.sweeper,
     close: async () => {
       await closeGracefully(server, 1000);
