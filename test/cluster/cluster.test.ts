@@ -26,7 +26,7 @@ import { eventually, sleep } from '../support/eventually.js';
 import { gatewayContractSdl } from '../support/graphql-gateway.js';
 import { infra } from '../support/infra.js';
 import { prepareCharts, type Charts } from '../deploy/support/helm.js';
-import { clusterScript, clusterSh, grpcHealth, imageReferences, kube, machineState, type Kube, type PortForward } from './support/cluster.js';
+import { clusterScript, clusterSh, grpcHealth, holdClusterTier, imageReferences, kube, machineState, type Kube, type PortForward } from './support/cluster.js';
 import { startClusterDependencies, type ClusterDependencies } from './support/dependencies.js';
 
 const RELEASE = 'sp';
@@ -270,6 +270,10 @@ async function settles(check: () => Promise<void>, timeoutMs: number): Promise<v
   );
 }
 
+// The longest another checkout's cluster suite is waited for (its own run takes about 6 minutes).
+const TIER_WAIT_MS = 1_800_000;
+let releaseTier: (() => Promise<void>) | undefined;
+
 beforeAll(async () => {
   scratch = mkdtempSync(join(tmpdir(), 'sp-cluster-'));
   // `make test` builds the cluster's commands and images while the other tiers run: this waits for
@@ -277,14 +281,17 @@ beforeAll(async () => {
   // longest builds of the project; cached per machine after).
   const install = await clusterSh(['install'], 5_400_000);
   if (install.code !== 0) throw new Error(`cluster.sh install failed: ${install.stderr}`);
+  // Another checkout's cluster suite on this machine (its `make test` beside this one) runs first.
+  releaseTier = await holdClusterTier(TIER_WAIT_MS);
   before = await machineState();
-}, 5_460_000);
+}, 5_460_000 + TIER_WAIT_MS);
 
 afterAll(async () => {
   // Whatever happened above, nothing of the cluster stays running.
   await deps?.close();
   await deleteUsersNamed([plan.phoneNumber]).catch(() => undefined);
   await clusterSh(['down']);
+  await releaseTier?.();
   charts?.close();
   rmSync(scratch, { recursive: true, force: true });
 }, 120_000);

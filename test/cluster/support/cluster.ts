@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { repoRoot } from '../../deploy/support/service-config.js';
@@ -29,6 +29,43 @@ export async function infraSh(script: string, args: readonly string[], timeoutMs
     const failed = error as { code?: number; stdout?: string; stderr?: string };
     return { code: typeof failed.code === 'number' ? failed.code : -1, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
   }
+}
+
+/** Held by the cluster suite that runs on this machine (cluster.sh's own lock sits beside it). */
+const TIER_LOCK = '/run/lock/subscription-platform-cluster-tier.lock';
+
+/**
+ * Holds the machine's cluster tier for as long as a cluster suite runs, from its first snapshot of
+ * the machine to its `down`: one single-node cluster fits a machine (cluster.sh refuses a second
+ * `up`), so the cluster suite of a second checkout's `make test` waits here, up to `waitMs`, saying
+ * for whom, instead of failing. `flock` holds the lock in a child whose stdin is this process: the
+ * lock is freed when the suite calls the returned release, or when this process dies.
+ */
+export async function holdClusterTier(waitMs: number): Promise<() => Promise<void>> {
+  mkdirSync('/run/lock', { recursive: true });
+  const started = Date.now();
+  const holder = spawn('flock', ['-w', String(Math.ceil(waitMs / 1000)), TIER_LOCK, '-c', 'echo held; exec cat > /dev/null'], { stdio: ['pipe', 'pipe', 'ignore'] });
+  const exited = new Promise<number | null>((resolve) => holder.once('exit', (code) => resolve(code)));
+  const waiting = setTimeout(() => {
+    let owner = 'unknown';
+    try {
+      owner = readFileSync(`${TIER_LOCK}.owner`, 'utf8').trim();
+    } catch {
+      // Written by the holder once it has the lock; absent for a moment.
+    }
+    console.log(`the cluster tier waits for the cluster suite of another checkout: ${owner}`);
+  }, 2000);
+  const held = await new Promise<boolean>((resolve) => {
+    holder.stdout.once('data', () => resolve(true));
+    void exited.then(() => resolve(false));
+  });
+  clearTimeout(waiting);
+  if (!held) throw new Error(`the cluster tier stayed busy for ${Math.round((Date.now() - started) / 1000)} s (${TIER_LOCK}.owner names the suite that holds it)`);
+  writeFileSync(`${TIER_LOCK}.owner`, `${repoRoot} (pid ${process.pid})\n`);
+  return async () => {
+    holder.stdin.end();
+    await exited;
+  };
 }
 
 /** The machine state the cluster changes (cluster.sh snapshot), as lines. */
