@@ -31,8 +31,28 @@ export async function infraSh(script: string, args: readonly string[], timeoutMs
   }
 }
 
-/** Held by the cluster suite that runs on this machine (cluster.sh's own lock sits beside it). */
+/** Held by the cluster suite that runs on this machine. */
 const TIER_LOCK = '/run/lock/subscription-platform-cluster-tier.lock';
+/** cluster.sh's lock (LOCK there): held by the processes of the cluster that runs; its owner file names the checkout. */
+const CLUSTER_LOCK = '/run/lock/subscription-platform-cluster.lock';
+
+/** The checkout and pid a lock's owner file names, or 'unknown'. */
+function ownerOf(lock: string): string {
+  try {
+    return readFileSync(`${lock}.owner`, 'utf8').trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** No cluster runs, or the one that runs is this checkout's (as cluster.sh's `ours` decides). */
+async function clusterFreeForUs(): Promise<boolean> {
+  const free = await run('flock', ['-n', CLUSTER_LOCK, 'true']).then(
+    () => true,
+    () => false,
+  );
+  return free || ownerOf(CLUSTER_LOCK).split(' (pid')[0] === repoRoot;
+}
 
 /**
  * Holds the machine's cluster tier for as long as a cluster suite runs, from its first snapshot of
@@ -46,15 +66,7 @@ export async function holdClusterTier(waitMs: number): Promise<() => Promise<voi
   const started = Date.now();
   const holder = spawn('flock', ['-w', String(Math.ceil(waitMs / 1000)), TIER_LOCK, '-c', 'echo held; exec cat > /dev/null'], { stdio: ['pipe', 'pipe', 'ignore'] });
   const exited = new Promise<number | null>((resolve) => holder.once('exit', (code) => resolve(code)));
-  const waiting = setTimeout(() => {
-    let owner = 'unknown';
-    try {
-      owner = readFileSync(`${TIER_LOCK}.owner`, 'utf8').trim();
-    } catch {
-      // Written by the holder once it has the lock; absent for a moment.
-    }
-    console.log(`the cluster tier waits for the cluster suite of another checkout: ${owner}`);
-  }, 2000);
+  const waiting = setTimeout(() => console.log(`the cluster tier waits for the cluster suite of another checkout: ${ownerOf(TIER_LOCK)}`), 2000);
   const held = await new Promise<boolean>((resolve) => {
     holder.stdout.once('data', () => resolve(true));
     void exited.then(() => resolve(false));
@@ -62,6 +74,16 @@ export async function holdClusterTier(waitMs: number): Promise<() => Promise<voi
   clearTimeout(waiting);
   if (!held) throw new Error(`the cluster tier stayed busy for ${Math.round((Date.now() - started) / 1000)} s (${TIER_LOCK}.owner names the suite that holds it)`);
   writeFileSync(`${TIER_LOCK}.owner`, `${repoRoot} (pid ${process.pid})\n`);
+  // A cluster brought up outside a suite (`make cluster-up` in another checkout) holds only
+  // cluster.sh's own lock: wait for its `down` too, within the same bound.
+  for (let said = false; !(await clusterFreeForUs()); said = true) {
+    if (Date.now() - started > waitMs) {
+      holder.stdin.end();
+      throw new Error(`another checkout's cluster still runs after ${Math.round(waitMs / 1000)} s (${CLUSTER_LOCK}.owner names it)`);
+    }
+    if (!said) console.log(`the cluster tier waits for another checkout's cluster to go down: ${ownerOf(CLUSTER_LOCK)}`);
+    await new Promise((resolve) => setTimeout(resolve, 5000));
+  }
   return async () => {
     holder.stdin.end();
     await exited;
