@@ -15,6 +15,7 @@ import {
   headersFrame,
   largeHeaders,
   pingFrame,
+  PREFACE,
   rawHttp2,
   rstCode,
   rstStreamFrame,
@@ -258,15 +259,22 @@ export async function unreadSubscribe(port: number, options: { streams: number; 
 }
 
 /** `calls` Gets, each with a `bytes` header value (HEADERS and CONTINUATION frames), 50 to a connection. */
-export async function bigHeaders(port: number, options: { calls: number; bytes: number }): Promise<AttackReport> {
+export async function bigHeaders(port: number, options: { calls: number; bytes: number; acknowledged?: boolean }): Promise<AttackReport> {
   const report = newReport();
   for (let done = 0; done < options.calls; ) {
-    const connection = await rawHttp2(port);
-    report.connections++;
     const batch: Buffer[] = [];
     for (let i = 0, id = 1; i < 50 && done < options.calls; i++, id += 2, done++) {
       batch.push(largeHeaders(id, fields(PATHS.get, [['x-padding', 'p'.repeat(options.bytes)]])), dataFrame(id, grpcFrame(messages.get('headers')), true));
     }
+    // Either in the preface's own write, from a client that does not acknowledge the server's
+    // SETTINGS (which carry the limit): the server sees the headers before any acknowledgement,
+    // however loaded the machine; or, `acknowledged`, once the client acknowledged them (nghttp2
+    // then holds the headers to the limit itself).
+    const acknowledged = options.acknowledged === true;
+    const connection = await rawHttp2(port, { preface: acknowledged, ackSettings: acknowledged });
+    report.connections++;
+    if (acknowledged) await connection.waitFor((received: Frame) => received.type === FRAME.SETTINGS && (received.flags & FLAG.ACK) === 0, 2000);
+    else batch.unshift(PREFACE, settingsFrame());
     await connection.send(...batch);
     await connection.waitFor((received: Frame) => received.type === FRAME.RST_STREAM && received.streamId === 99, 2000);
     tally(report, connection);

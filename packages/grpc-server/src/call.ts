@@ -4,13 +4,36 @@ import { ROOT_CONTEXT, SpanKind, SpanStatusCode, propagation, trace, type Contex
 import type { ConnectionBudget } from './budgets.js';
 import type { CoarseClock } from './coarse-clock.js';
 import { asGrpcError, statusHeaders, type GrpcError } from './grpc-status.js';
-import { GrpcStreamCall, type StreamingCallPort, type UnaryCall } from './handlers.js';
+import { GrpcStreamCall, type StreamingCallPort, type UnaryCall, type UnaryCallback } from './handlers.js';
 import type { PingEnforcement } from './keepalive.js';
-import { frameMessage, PREFIX_BYTES, prefixOf, SERVER_BUSY } from './message-assembly.js';
+import { frameMessage, PREFIX_BYTES, prefixOf, SERVER_BUSY, type MessageSink } from './message-assembly.js';
 import type { GrpcServerLimits, GrpcServerLogger, LimitName } from './options.js';
 import type { Route } from './routes.js';
 
 export const OK_HEADERS: OutgoingHttpHeaders = { ':status': 200, 'content-type': 'application/grpc' };
+
+/**
+ * OK_HEADERS as raw headers (name, value, …) with the `date` Node would add, made once a second
+ * and shared by every answer of that second: Node copies a headers object into a new one for each
+ * response (about 600 bytes of garbage a call), and takes an array as it is (it keeps a date it
+ * is given, and reads the array without changing it).
+ */
+class AnswerHeaders {
+  private second = -1;
+  private headers: readonly string[] = [];
+
+  at(now: number): readonly string[] {
+    const second = Math.floor(now / 1000);
+    if (second !== this.second) {
+      this.second = second;
+      this.headers = [':status', '200', 'content-type', 'application/grpc', 'date', new Date(now).toUTCString()];
+    }
+    return this.headers;
+  }
+}
+const answerHeaders = new AnswerHeaders();
+const RESPOND_WITH_TRAILERS = { waitForTrailers: true };
+const SERVER_SPAN = { kind: SpanKind.SERVER };
 const OK_TRAILERS: OutgoingHttpHeaders = { 'grpc-status': '0' };
 /**
  * Messages a bidirectional call may have written and not yet sent (its client reads too slowly)
@@ -86,6 +109,10 @@ function resetStream(stream: ServerHttp2Stream, code: number): void {
   if (writable(stream)) stream.close(code);
 }
 
+function expireCall(call: Call): void {
+  call.expire();
+}
+
 function sendOkTrailers(this: ServerHttp2Stream): void {
   this.sendTrailers(OK_TRAILERS);
 }
@@ -95,14 +122,20 @@ function sendOkTrailers(this: ServerHttp2Stream): void {
  * its deadline and timeouts (checked by the connection's sweep), its cancellation (an AbortSignal
  * made when a handler asks for it), its span, and how it ends on the wire.
  */
-export class Call implements StreamingCallPort, UnaryCall<unknown> {
+export class Call implements StreamingCallPort, UnaryCall<unknown>, MessageSink {
   request: unknown = undefined;
+  /** A unary or server-streaming call's request message, once assembled (the call is its assembler's sink). */
+  requestMessage: Buffer | undefined = undefined;
+  /** Whether a second request message came for a method that takes one. */
+  secondMessage = false;
   /** Whether the outcome is decided: what the client still sends is read and dropped. */
   done = false;
   /** Whether the client's END_STREAM arrived: the request is whole. */
   requestEnded = false;
   unsentMessages = 0;
   deadline: number | undefined;
+  /** The context the handler runs in: its span's, when tracing records one. */
+  scope: Context | undefined = undefined;
   private receivedAt: number;
   /** When an answer byte was last sent (or the first unsent one written). */
   private sentAt = 0;
@@ -137,23 +170,23 @@ export class Call implements StreamingCallPort, UnaryCall<unknown> {
     host.opened(this);
   }
 
-  /** Starts the deadline and the span (when tracing records one); answers the context handlers run in. */
-  begin(headers: IncomingHttpHeaders, timeoutMs: number | undefined): Context | undefined {
+  /** Starts the deadline and the span (when tracing records one, `scope` is its context). */
+  begin(headers: IncomingHttpHeaders, timeoutMs: number | undefined): void {
     const { maxCallDurationMs } = this.host.limits;
     const cap = this.route.kind === 'unary' && maxCallDurationMs > 0 ? maxCallDurationMs : undefined;
     if (timeoutMs !== undefined && timeoutMs <= MAX_TIMER_MS && (cap === undefined || timeoutMs <= cap)) {
       this.clientDeadline = true;
       this.deadline = Date.now() + timeoutMs;
-      this.timer = setTimeout(this.expire, timeoutMs);
+      this.timer = setTimeout(expireCall, timeoutMs, this);
     } else if (cap !== undefined) {
       this.deadline = Date.now() + cap;
     }
     const parent = propagation.extract(ROOT_CONTEXT, headers);
-    const span = tracer.startSpan(this.route.spanName, { kind: SpanKind.SERVER }, parent);
-    if (!span.isRecording()) return undefined;
+    const span = tracer.startSpan(this.route.spanName, SERVER_SPAN, parent);
+    if (!span.isRecording()) return;
     span.setAttributes({ 'rpc.system': 'grpc', 'rpc.service': this.route.service, 'rpc.method': this.route.rpc });
     this.span = span;
-    return trace.setSpan(parent, span);
+    this.scope = trace.setSpan(parent, span);
   }
 
   get signal(): AbortSignal {
@@ -191,6 +224,20 @@ export class Call implements StreamingCallPort, UnaryCall<unknown> {
     return true;
   }
 
+  /** MessageSink: room for a request message. */
+  reserve(bytes: number): boolean {
+    return this.reserveRequest(bytes);
+  }
+
+  /** MessageSink: a unary or server-streaming call's request message (a second one is refused once the chunk is read). */
+  message(bytes: Buffer): void {
+    if (this.requestMessage === undefined) this.requestMessage = bytes;
+    else this.secondMessage = true;
+  }
+
+  /** The unary handler's callback. */
+  readonly callback: UnaryCallback<unknown> = (error, response) => this.answer(error, response);
+
   /** A bidirectional call's message was handled: its bytes are free again. */
   releaseRequest(bytes: number): void {
     this.requestBytes -= bytes;
@@ -210,7 +257,7 @@ export class Call implements StreamingCallPort, UnaryCall<unknown> {
     this.settle(GrpcStatus.OK);
     const { stream } = this;
     if (!writable(stream)) return;
-    stream.respond(OK_HEADERS, { waitForTrailers: true });
+    stream.respond(answerHeaders.at(this.host.clock.now), RESPOND_WITH_TRAILERS);
     stream.on('wantTrailers', sendOkTrailers);
     this.charge(PREFIX_BYTES + bytes.length);
     if (bytes.length < COPY_LIMIT_BYTES) return void stream.end(frameMessage(bytes), this.written);
@@ -226,8 +273,8 @@ export class Call implements StreamingCallPort, UnaryCall<unknown> {
     if (bytes === undefined) return false;
     const framed = frameMessage(bytes);
     if (!stream.headersSent) {
-      stream.respond(OK_HEADERS, { waitForTrailers: true });
-      stream.on('wantTrailers', this.sendTrailers);
+      stream.respond(answerHeaders.at(this.host.clock.now), RESPOND_WITH_TRAILERS);
+      stream.on('wantTrailers', () => this.sendTrailers());
     }
     this.charge(framed.length);
     const flushed = stream.write(framed, this.written);
@@ -282,7 +329,7 @@ export class Call implements StreamingCallPort, UnaryCall<unknown> {
   }
 
   /** The client's deadline passed (PROTOCOL-HTTP2, "Client Cancellation"). */
-  private readonly expire = (): void => {
+  expire(): void {
     this.timer = undefined;
     if (this.done) return;
     this.settle(GrpcStatus.DEADLINE_EXCEEDED, DEADLINE_EXCEEDED.details);
@@ -299,15 +346,17 @@ export class Call implements StreamingCallPort, UnaryCall<unknown> {
     this.trailers = statusHeaders(DEADLINE_EXCEEDED);
     this.resetCode = h2.NGHTTP2_CANCEL;
     stream.end();
-  };
+  }
 
-  private readonly sendTrailers = (): void => {
+
+  private sendTrailers(): void {
     const { stream } = this;
     stream.sendTrailers(this.trailers);
     // After the trailers have left: submitted from here, within nghttp2's own send, the reset
     // would go out first and the trailers never.
     if (!this.requestEnded) setImmediate(resetStream, stream, this.resetCode);
-  };
+  }
+
 
   private readonly written = (): void => {
     if (this.unsentMessages > 0 && this.unsentMessages-- === MAX_UNSENT_BEFORE_PAUSE && this.pausedBytes > 0) this.resume();
