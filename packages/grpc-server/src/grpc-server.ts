@@ -131,6 +131,11 @@ export class GrpcServer {
     stream.on('error', noop);
     const connection = this.connections.get(stream.session as ServerHttp2Session);
     if (connection === undefined) return void stream.close(h2.NGHTTP2_REFUSED_STREAM);
+    // Reset already: Node emits 'stream' after it read all a socket read brought, RST_STREAMs
+    // included. Nothing is made for such a stream (no call, timer or listeners: a flood of HEADERS
+    // and RST_STREAM pairs costs Node's own work and this), and it counts against the allowance
+    // of resets now, not once its 'close' comes after the rest of the read.
+    if (stream.closed) return connection.cancelledByClient();
     let metadataBytes = 0;
     // An indexed loop: a for-of (or a reduce's callback) costs an allocation per call here.
     for (let i = 0; i < rawHeaders.length; i++) metadataBytes += rawHeaders[i]!.length;
