@@ -1,7 +1,7 @@
 # The commands of the README: `make up` runs the platform locally, `make test` runs every
 # test. Each installs what it runs and is missing, side by side (test/infra/infra.sh): `make up`
-# Node 24, the npm packages, Redis, Kafka, Keycloak, stripe-mock, and etcd + kube-apiserver +
-# kubectl built from the Go module proxy; `make test` also the tools of the tests and the
+# Node 24, the npm packages, Redis, Kafka, Keycloak, stripe-mock, and etcd + kube-apiserver built
+# from the Go module proxy; `make test` also the tools of the tests and the
 # single-node cluster. What is built is kept once per machine (test/infra/README.md, "The tool
 # cache"), linked from the git-ignored .cache folder.
 SHELL := /bin/bash

@@ -5,7 +5,6 @@
 // Only Node's own modules and erasable TypeScript, so Node 24 runs it as is. Run directly, it prints the values
 // as shell assignments for scripts/platform.sh:
 //   eval "$(node scripts/local-platform.ts)"   # LOCAL_AUTH_PORT=5555, LOCAL_WEBHOOKS_KEY=..., ...
-//   node scripts/local-platform.ts subgraph-services | kubectl apply -f -   # the subgraphs' Services
 
 import { pathToFileURL } from 'node:url';
 
@@ -141,12 +140,6 @@ export function subgraphService(name: string, port: number): Record<string, unkn
   };
 }
 
-/** The Services of the three subgraph fixtures, as one `kubectl apply -f -` document (a v1 List). */
-export function subgraphServices(): string {
-  const items = Object.entries(localFederation.subgraphs).map(([name, port]) => subgraphService(name, port));
-  return `${JSON.stringify({ apiVersion: 'v1', kind: 'List', items }, null, 2)}\n`;
-}
-
 /** The values above as `NAME=value` lines (shell-safe: none needs quoting). */
 export function shellAssignments(): string {
   const entries: Array<[string, string | number]> = [
@@ -184,5 +177,5 @@ export function shellAssignments(): string {
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  process.stdout.write(process.argv[2] === 'subgraph-services' ? subgraphServices() : shellAssignments());
+  process.stdout.write(shellAssignments());
 }

@@ -93,15 +93,12 @@ service_up() {
 
 # The namespace the local graph controller watches, with the example annotated Service in it and
 # the Services that announce the three subgraph fixtures (graph-registry.io/federation, their
-# loopback URLs in graph-registry.io/url: scripts/local-platform.ts); server-side apply: unchanged
-# on a second `make up`. The kube-apiserver runs no controllers, so nothing deletes them; `make
-# down` stops the apiserver and drops its data.
+# loopback URLs in graph-registry.io/url: scripts/local-platform.ts); server-side apply through the
+# Kubernetes client (scripts/local-kube.ts; no kubectl: `make up` builds only what it runs),
+# unchanged on a second `make up`. The kube-apiserver runs no controllers, so nothing deletes
+# them; `make down` stops the apiserver and drops its data.
 example_service_up() {
-  local kubectl
-  kubectl=("$(env_get KUBECTL_BIN)" --kubeconfig "$(env_get KUBECONFIG_PATH)")
-  "${kubectl[@]}" create namespace "$LOCAL_KUBE_NAMESPACE" --dry-run=client -o yaml | "${kubectl[@]}" apply --server-side -f - > /dev/null
-  "${kubectl[@]}" apply --server-side -n "$LOCAL_KUBE_NAMESPACE" -f "$ROOT/k8s/examples/annotated-service.yaml" > /dev/null
-  node "$ROOT/scripts/local-platform.ts" subgraph-services | "${kubectl[@]}" apply --server-side -f - > /dev/null
+  (cd "$ROOT" && npx tsx scripts/local-kube.ts) || die "could not apply the local namespace and Services to $(env_get KUBE_APISERVER_URL)"
 }
 
 # True once the registry's CDN serves a supergraph composed of N subgraphs (its `services` artifact).

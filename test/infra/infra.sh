@@ -28,6 +28,8 @@ step_keycloak() { infra keycloak.sh install; }
 step_stripe_mock() { infra gotools.sh install stripe-mock; }
 step_kube_apiserver() { infra kube.sh install control; }
 step_etcd() { infra kube.sh install etcd; }
+# The tests' kubectl (not `make up`'s: it applies its objects through the Kubernetes client).
+step_kubectl() { infra kube.sh install kubectl; }
 # The tools of the tests (the integration tier): not installed by `make up`.
 step_helm() { infra gotools.sh install helm; }
 step_grpcurl() { infra gotools.sh install grpcurl; }
@@ -52,7 +54,7 @@ step_build() { make -C "$ROOT" --no-print-directory build; }
 step_lint() { make -C "$ROOT" --no-print-directory lint; }
 
 UP_STEPS=(redis kafka keycloak stripe-mock kube-apiserver etcd hive-gateway)
-TEST_STEPS=(helm grpcurl otelcol deploy-tools release-tools chromium nginx caddy)
+TEST_STEPS=(kubectl helm grpcurl otelcol deploy-tools release-tools chromium nginx caddy)
 
 # install_steps STEP...: side by side, one line each on the screen.
 install_steps() {

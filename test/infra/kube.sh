@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# A real Kubernetes API server for tests: etcd + kube-apiserver (+ kubectl for server-side
-# dry-run), built from the Go module proxy.
+# A real Kubernetes API server for tests: etcd + kube-apiserver, built from the Go module proxy;
+# kubectl (the chart tests' server-side dry-runs, the single-node cluster) as a build of its own.
 #
-#   test/infra/kube.sh install [control|etcd]
-#                                 kube-apiserver and kubectl (control), etcd: what `make up` and the
-#                                 API tests run, built once per machine into the tool cache
-#   test/infra/kube.sh install-node  the commands of the single-node cluster (kubelet, kube-proxy,
+#   test/infra/kube.sh install [control|etcd|kubectl]
+#                                 kube-apiserver (control) and etcd: what `make up` and the API
+#                                 tests run (the default), built once per machine into the tool
+#                                 cache; kubectl: what the tests run beside them (`make test`)
+#   test/infra/kube.sh install-node  the commands of the single-node cluster (kubectl, kubelet, kube-proxy,
 #                                 kube-controller-manager, kube-scheduler, coredns, kube-network-policies)
 #   test/infra/kube.sh start     etcd + kube-apiserver on free loopback ports (~4 s)
 #   test/infra/kube.sh stop
@@ -20,7 +21,7 @@
 # main package in a published module: a three-line main calls etcdmain.Main.
 #
 # Binaries in the machine-wide tool cache (lib.sh: cached), linked as .cache/bin/<command>.
-# Writes to .cache/run/infra.env: KUBE_APISERVER_BIN, KUBECTL_BIN, ETCD_BIN (install);
+# Writes to .cache/run/infra.env: KUBE_APISERVER_BIN, ETCD_BIN (install), KUBECTL_BIN (install kubectl);
 # KUBE_ETCD_URL, KUBE_APISERVER_URL, KUBECONFIG_PATH (an admin kubeconfig) (start).
 # State (keys, token file, certificates, etcd data) under .cache/run/kube; stop removes the data.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -33,10 +34,12 @@ COREDNS_VERSION=v1.15.0
 NETWORK_POLICIES_VERSION=v0.8.0
 
 BIN="$CACHE/bin"
-# The Kubernetes commands the tests use, in two builds: what the API tests and `make up` run, and
-# what only the single-node cluster (test/infra/cluster.sh) runs. The second build finds the
-# packages the two share compiled in Go's build cache.
-KUBE_CONTROL=(kube-apiserver kubectl)
+# The Kubernetes commands the tests use, in three builds: what `make up` runs (kube-apiserver
+# alone: the longest build of a cold `make up`), kubectl (the tests': 66 s of CPU on top of the
+# apiserver's 717 s, measured, 2m20s on a busy machine, off `make up`'s path), and what only the single-node cluster
+# (test/infra/cluster.sh) runs. The later builds find the packages they share with the first
+# compiled in Go's build cache.
+KUBE_CONTROL=(kube-apiserver)
 KUBE_NODE=(kubelet kube-proxy kube-controller-manager kube-scheduler)
 STATE="$RUN/kube"
 
@@ -123,6 +126,14 @@ install_control() {
   fi
   link_commands "$ENTRY" "${KUBE_CONTROL[@]}"
   env_set KUBE_APISERVER_BIN "$BIN/kube-apiserver"
+}
+
+# install_kubectl: after kube-apiserver (its packages compiled already, when built on this machine
+# now: two `go build`s side by side would compile the shared ones twice).
+install_kubectl() {
+  install_control
+  kube_tool kubectl "$KUBE_VERSION" "go build kubectl from the Go module proxy" build_kubernetes kubectl
+  link_commands "$ENTRY" kubectl
   env_set KUBECTL_BIN "$BIN/kubectl"
 }
 
@@ -136,6 +147,7 @@ install_etcd() {
 # decides each new connection of a pod against the NetworkPolicies, in user space, from an
 # NFQUEUE; its module has no main package at the root: the command is .../cmd.
 install_node() {
+  install_kubectl
   kube_tool kubernetes-node "$KUBE_VERSION" "go build ${KUBE_NODE[*]} from the Go module proxy" build_kubernetes "${KUBE_NODE[@]}"
   link_commands "$ENTRY" "${KUBE_NODE[@]}"
   kube_tool coredns "$COREDNS_VERSION" "go build coredns from the Go module proxy" \
@@ -253,7 +265,8 @@ case "${1:-}" in
       '') install ;;
       control) install_control ;;
       etcd) install_etcd ;;
-      *) die "usage: $0 install [control|etcd]" ;;
+      kubectl) install_kubectl ;;
+      *) die "usage: $0 install [control|etcd|kubectl]" ;;
     esac
     ;;
   install-node) install_node ;;

@@ -421,14 +421,17 @@ deb_version() {
 # go_env [GOFLAG...]: the machine's go (PATH or /usr/local/go/bin/go) as $GO, with its module and
 # build caches in the machine-wide cache (Go's caches are safe for concurrent builds). Module cache
 # files writable so `rm -rf` works; no cgo, like the upstream releases. Extra flags (e.g. -mod=mod)
-# are added to GOFLAGS.
+# are added to GOFLAGS. GOGC=400: the compiler collects garbage a quarter as often, for 17% less
+# CPU in a cold build of k8s.io/client-go/kubernetes (560 packages: 218 s instead of 262 s of
+# CPU; largest compile 600 MB instead of 550 MB; measured 2026-12-02): the CPU time is what a
+# cold install on two cores waits for, and the binaries are the same.
 go_env() {
   local go
   go=$(command -v go || true)
   [ -n "$go" ] || { [ -x /usr/local/go/bin/go ] && go=/usr/local/go/bin/go; } || die "go not found (PATH or /usr/local/go/bin/go)"
   GO=$go
   export GOPATH="$SHARED/go/path" GOMODCACHE="$SHARED/go/mod" GOCACHE="$SHARED/go/build"
-  export GOFLAGS="-modcacherw${1:+ $*}" CGO_ENABLED=0
+  export GOFLAGS="-modcacherw${1:+ $*}" CGO_ENABLED=0 GOGC=400
   unset GOBIN
 }
 
@@ -463,9 +466,12 @@ go_tool() {
   shift 5
   cached "$tool" "$version" "$(input_key "$inputs" "$(go_version)" "$(declare -f "$build")")" "$what" go_build_in "$build" "$@"
 }
+# The build's wall and CPU time go to the step's log: on two shared cores the CPU time is the
+# figure that compares across runs.
 go_build_in() {
-  local dir=$1 build=$2
+  local dir=$1 build=$2 TIMEFORMAT
   shift 2
   go_env
-  "$build" "$dir" "$@"
+  TIMEFORMAT="$build $*: %0R s wall, %0U s user + %0S s system CPU (load $(cut -d' ' -f1-3 /proc/loadavg) at the start)"
+  time "$build" "$dir" "$@"
 }

@@ -40,12 +40,15 @@ export async function ensureNamespace(kubeConfig: KubeConfig, name: string, labe
   }
 }
 
-/** Creates or replaces each object (server-side apply, as `kubectl apply --server-side --force-conflicts`). */
-export async function applyObjects(kubeConfig: KubeConfig, objects: readonly KubernetesObject[], namespace?: string): Promise<void> {
+/**
+ * Creates or replaces each object (server-side apply, as `kubectl apply --server-side --force-conflicts`),
+ * as field manager `manager`.
+ */
+export async function applyObjects(kubeConfig: KubeConfig, objects: readonly KubernetesObject[], namespace?: string, manager = 'platform-tests'): Promise<void> {
   const client = KubernetesObjectApi.makeApiClient(kubeConfig);
   for (const object of objects) {
     const body = { ...object, metadata: { ...object.metadata, ...(namespace && !isClusterScoped(object) ? { namespace } : {}) } };
-    await client.patch(body, undefined, undefined, 'platform-tests', true, 'application/apply-patch+yaml');
+    await client.patch(body, undefined, undefined, manager, true, 'application/apply-patch+yaml');
   }
 }
 
