@@ -118,7 +118,7 @@ gateway_up() {
   fi
   subgraphs=$(tr ',' '\n' <<< "$LOCAL_SUBGRAPH_PORTS" | wc -l)
   wait_until - 90 supergraph_of "$subgraphs" ||
-    die "the registry has no supergraph of the $subgraphs subgraphs after 90s: the graph controller publishes their schemas (its log, with the Events it records on each Service: $RUN/graph-controller.log)"
+    die "the registry has no supergraph of the $subgraphs subgraphs after 90s: the graph controller publishes their schemas (its log: $RUN/graph-controller.log)"
   mapfile -t settings < <(service_env gateway)
   (cd "$ROOT/gateway" && start_bg gateway env "${settings[@]}" node node_modules/@graphql-hive/gateway/dist/bin.js supergraph --config-path gateway.config.mjs)
   wait_until gateway 60 http_ok "http://127.0.0.1:$LOCAL_GATEWAY_PORT/readiness" || {
