@@ -1,5 +1,6 @@
 // The end-to-end journey of issue 9 against the four services started from their builds as child
-// processes (free ports), the gateway and localization fixtures with the demo data, and the shared
+// processes (free ports), Hive Gateway on the registry's supergraph of the subgraph fixtures and the
+// localization fixture with the demo data, and the shared
 // Redis, Kafka, Keycloak and stripe-mock; every service exports its spans to a receiver in this test.
 // The services run from dist/: `make test` builds first; alone, run `npx tsc --build` before it.
 import { randomInt, randomUUID } from 'node:crypto';
@@ -14,6 +15,7 @@ import { demoData } from '../../scripts/local-platform.js';
 import { expectEventPayload } from '../support/asyncapi-contract.js';
 import { gatewayContractSdl } from '../support/graphql-gateway.js';
 import { fixtureTranslation } from '../support/localization-service.js';
+import { SUBGRAPH_NAMES } from '../support/subgraph-fixtures.js';
 import type { TailedEvent } from './event-tail.js';
 import { stepRecord, SIGN_OUT_WITHIN_MS, SMS_WEBHOOK_PATH, PAYMENT_WEBHOOK_PATH, type JourneyPlan, type JourneyRecord } from './journey.js';
 import { runJourneyOn, type JourneyRun } from './journey-run.js';
@@ -125,6 +127,17 @@ describe('the platform end to end', () => {
     });
     // One payment per checkout session: the event's id derives from the session, not from the Stripe event.
     expect(payment.paymentConfirmedEvent.headers.ce_id).toBe(`PaymentConfirmedEvent:${payment.checkoutSessionId}`);
+  });
+
+  it('should make those gateway calls through Hive Gateway on the supergraph the registry composed of the user, product and payment subgraphs', async () => {
+    const services = await fetch(`${platform!.targets.registry.url}/artifacts/v1/default/services`, { headers: { 'x-hive-cdn-key': platform!.registryCdnKey } });
+    expect(services.status).toBe(200);
+    const { subgraphs } = platform!.gateway;
+    const listed = ((await services.json()) as Array<{ name: string; url: string }>).map(({ name, url }) => [name, url]);
+    expect(listed.sort()).toEqual(SUBGRAPH_NAMES.map((name) => [name, subgraphs.servers[name].url]).sort());
+    // The webhooks' Keycloak token reached the subgraphs: Hive Gateway forwarded it on every call.
+    expect(subgraphs.tokens).toMatchObject({ refused: 0 });
+    expect(subgraphs.tokens.accepted).toBeGreaterThan(0);
   });
 
   it('should send the announcement to both subscribers, each in its locale', () => {

@@ -136,7 +136,7 @@ afterAll(async () => {
     cacheTraffic.client.close();
   }
   await Promise.all([prometheus?.stop(), controller?.stop(5000), faultCache?.stop(5000), platform?.stop(), kafka?.close(), redis?.stop()]);
-  await journey?.cleanUp([graphService]);
+  await journey?.cleanUp();
 }, 60_000);
 
 /** Alerts that need kube-state-metrics (docs/deployment.md): no data outside a cluster, so never active here. */

@@ -1,6 +1,8 @@
 // The whole platform for the end-to-end suite: the four services as child processes from their
-// builds on free ports, the GraphQL gateway and localization fixtures in this process with the
-// demo data of `make up`, against the shared Redis, Kafka, Keycloak and stripe-mock. As under
+// builds on free ports; the GraphQL gateway as in `make up`: Hive Gateway on the supergraph the
+// platform's graph registry composed from the user, product and payment subgraph fixtures (in this
+// process, with the demo data of `make up`); the localization fixture; against the shared Redis,
+// Kafka, Keycloak and stripe-mock. As under
 // `make up`, the auth service's certificate is signed by the local CA Keycloak trusts, and its
 // Keycloak client (a copy of platform-auth of the suite's own) posts back-channel Logout Tokens to it.
 import { randomUUID } from 'node:crypto';
@@ -8,10 +10,13 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { demoData, localSecrets, localUrls } from '../../scripts/local-platform.js';
 import { createAuthClientCopy } from '../../services/auth/test/support/keycloak.js';
-import { startGraphqlGateway, type GatewayClient, type GraphqlGatewayFixture, type GraphqlGatewayOptions } from '../support/graphql-gateway.js';
+import type { GatewayClient } from '../support/graphql-gateway.js';
 import { infra } from '../support/infra.js';
 import { startLocalizationService, type LocalizationServiceFixture } from '../support/localization-service.js';
+import { startPrivateRedis, type PrivateRedis } from '../support/redis-server.js';
 import { startAll } from '../support/start-all.js';
+import { startSubgraphFixtures, type SubgraphFixtures, type SubgraphFixturesOptions } from '../support/subgraph-fixtures.js';
+import { startPlatformGateway, type PlatformGateway } from './platform-gateway.js';
 import { DEFAULT_TOPICS, type JourneyTargets } from './journey.js';
 import { sharedKeycloakAdmin } from './journey-support.js';
 import { stopServices, type ServiceExit, type ServiceProcess } from '../support/service-process.js';
@@ -21,17 +26,21 @@ import { issueLocalCertificate, localCaCertificate, type IssuedCertificate } fro
 /** The four services of the platform's API (the graph controller runs in a cluster, or beside them in `make up`). */
 export type PlatformServiceName = Exclude<ServiceName, 'graph-controller'>;
 
-/** The graph registry's Redis database: the records must be `graph:{name}` exactly, so it gets a database of its own. */
-export const REGISTRY_DATABASE = 12;
 export const ALLOWED_REDIRECT = 'https://app.example.test';
 
 export interface TestPlatform {
   services: Record<PlatformServiceName, ServiceProcess>;
-  gateway: GraphqlGatewayFixture;
+  /** Hive Gateway on the registry's supergraph, and the subgraphs behind it. */
+  gateway: PlatformGateway;
   localization: LocalizationServiceFixture;
-  /** The demo client as the gateway fixture has it. */
+  /** The demo client as the user subgraph has it. */
   client: GatewayClient;
-  /** Where the graph registry keeps its records. */
+  /** The registry's read-only key of its CDN paths (Registry__CdnKeys), which the gateway polls with. */
+  registryCdnKey: string;
+  /**
+   * Where the graph registry keeps its records: a redis-server of this platform's own, since the
+   * subgraphs' and the supergraph's keys have fixed names and several platforms run side by side.
+   */
   registryStoreUrl: string;
   /** The Keycloak client the auth service logs in through (azp of its tokens). */
   authClientId: string;
@@ -58,21 +67,23 @@ const oidc = (clientId: string, clientSecret: string): Record<string, string> =>
 });
 
 export interface Fixtures {
-  gateway: GraphqlGatewayFixture;
+  /** The user, product and payment services as subgraphs (the gateway's backends). */
+  subgraphs: SubgraphFixtures;
   localization: LocalizationServiceFixture;
   client: GatewayClient;
+  close(): Promise<void>;
 }
 
-/** The gateway and localization fixtures with the demo data of `make up` (scripts/local-fixtures.ts). */
-export async function startFixtures(gatewayOptions: GraphqlGatewayOptions = {}): Promise<Fixtures> {
-  const [gateway, localization] = await startAll<[GraphqlGatewayFixture, LocalizationServiceFixture]>([
-    [startGraphqlGateway(gatewayOptions), (started) => started.close()],
+/** The subgraph and localization fixtures with the demo data of `make up` (scripts/local-fixtures.ts). */
+export async function startFixtures(subgraphOptions: SubgraphFixturesOptions = {}): Promise<Fixtures> {
+  const [subgraphs, localization] = await startAll<[SubgraphFixtures, LocalizationServiceFixture]>([
+    [startSubgraphFixtures(subgraphOptions), (started) => started.close()],
     [startLocalizationService(), (started) => started.close()],
   ]);
-  const client = gateway.addClient({ ...demoData.client });
-  gateway.addPlan({ ...demoData.plan, active: true });
-  for (const subscriber of demoData.subscribers) gateway.addSubscriber(client.id, subscriber.phoneNumber, subscriber.locale);
-  return { gateway, localization, client };
+  const client = subgraphs.addClient({ ...demoData.client });
+  subgraphs.addPlan({ ...demoData.plan, active: true });
+  for (const subscriber of demoData.subscribers) subgraphs.addSubscriber(client.id, subscriber.phoneNumber, subscriber.locale);
+  return { subgraphs, localization, client, close: async () => void (await Promise.all([subgraphs.close(), localization.close()])) };
 }
 
 type AuthClient = Awaited<ReturnType<typeof createAuthClientCopy>>;
@@ -93,7 +104,7 @@ function authEnv(cacheAddress: string, tls: IssuedCertificate, client: AuthClien
   });
 }
 
-function webhooksEnv(cacheAddress: string, fixtures: Fixtures, brokers: string): (port: number) => Record<string, string> {
+function webhooksEnv(cacheAddress: string, apis: { gateway: string; localization: string }, brokers: string): (port: number) => Record<string, string> {
   return (port) => ({
     Webhooks__Host: '127.0.0.1',
     Webhooks__PublicBaseUrl: `http://127.0.0.1:${port}`,
@@ -103,8 +114,8 @@ function webhooksEnv(cacheAddress: string, fixtures: Fixtures, brokers: string):
     PAYMENT_PROVIDER_WEBHOOKS_SECRET: localSecrets.stripeWebhookSecret,
     SMS_PROVIDER_ACCOUNT_SID: localSecrets.twilioAccountSid,
     SMS_PROVIDER_AUTH_TOKEN: localSecrets.twilioAuthToken,
-    GRAPHQL_API_URL: fixtures.gateway.url,
-    LOCALIZATION_API_URL: fixtures.localization.url,
+    GRAPHQL_API_URL: apis.gateway,
+    LOCALIZATION_API_URL: apis.localization,
     STORE_URL: infra('REDIS_URL'),
     Cache__Url: cacheAddress,
     MessageBroker__BrokerList: brokers,
@@ -127,31 +138,42 @@ export async function startTestPlatform(
   const brokers = options.kafkaBrokers ?? infra('KAFKA_BROKERS');
   const common = { Log__Level: 'info', Shutdown__GracePeriodMs: '5000', ...(options.otlpEndpoint === undefined ? {} : { Otlp__Endpoint: options.otlpEndpoint }) };
   const withCommon = (env: (port: number) => Record<string, string>, name: PlatformServiceName) => (port: number) => ({ ...common, ...env(port), ...options.settings?.[name] });
-  const registryStoreUrl = `${infra('REDIS_URL').replace(/\/\d*$/, '')}/${REGISTRY_DATABASE}`;
   const started: ServiceProcess[] = [];
   const keep = (service: ServiceProcess): ServiceProcess => {
     started.push(service);
     return service;
   };
   let fixtures: Fixtures | undefined;
+  let registryRedis: PrivateRedis | undefined;
+  let gateway: PlatformGateway | undefined;
   const tls = await issueLocalCertificate();
   // Back-channel logout to nowhere until the auth service listens (not to `make up`'s 5555 of the template).
   const authClient = await createAuthClientCopy(`platform-auth-e2e-${randomUUID().slice(0, 8)}`, { 'backchannel.logout.url': '' });
   try {
-    fixtures = await startFixtures();
+    [fixtures, registryRedis] = await startAll<[Fixtures, PrivateRedis]>([
+      [startFixtures(), (started) => started.close()],
+      [startPrivateRedis(), (started) => started.stop()],
+    ]);
     const cacheService = keep(await startPlatformService({ name: 'cache', env: withCommon(() => ({ Cache__Host: '127.0.0.1', Cache__Backend: 'memory' }), 'cache') }));
     const cacheAddress = `127.0.0.1:${cacheService.port}`;
-    const registryEnv = withCommon(() => ({ Registry__Host: '127.0.0.1', STORE_URL: registryStoreUrl, MONITOR_API_KEY: localSecrets.registryApiKey }), 'graph-registry');
-    const [registry, auth, webhooks] = await Promise.all([
+    const registryEnv = withCommon(
+      () => ({ Registry__Host: '127.0.0.1', STORE_URL: registryRedis!.url, MONITOR_API_KEY: localSecrets.registryApiKey, Registry__CdnKeys: localSecrets.registryCdnKey }),
+      'graph-registry',
+    );
+    const [registry, auth] = await Promise.all([
       startPlatformService({ name: 'graph-registry', env: registryEnv }).then(keep),
       startPlatformService({ name: 'auth', env: withCommon(authEnv(cacheAddress, tls, authClient, brokers), 'auth') }).then(keep),
-      startPlatformService({ name: 'webhooks', env: withCommon(webhooksEnv(cacheAddress, fixtures, brokers), 'webhooks') }).then(keep),
     ]);
+    // The webhooks service's readiness asks the gateway, so the gateway serves before it starts.
+    gateway = await startPlatformGateway(fixtures.subgraphs, { url: `http://127.0.0.1:${registry.port}`, apiKey: localSecrets.registryApiKey, cdnKey: localSecrets.registryCdnKey });
+    const apis = { gateway: gateway.url, localization: fixtures.localization.url };
+    const webhooks = keep(await startPlatformService({ name: 'webhooks', env: withCommon(webhooksEnv(cacheAddress, apis, brokers), 'webhooks') }));
     await authClient.setAttributes({ 'backchannel.logout.url': `https://localhost:${auth.port}/backchannel-logout` });
-    return platformOf({ cache: cacheService, 'graph-registry': registry, auth, webhooks }, fixtures, { registryStoreUrl, authClient, brokers });
+    const backing = { gateway, fixtures, registryRedis, authClient };
+    return platformOf({ cache: cacheService, 'graph-registry': registry, auth, webhooks }, backing, brokers);
   } catch (err) {
     await stopServices(started, 5000);
-    await Promise.all([fixtures?.gateway.close(), fixtures?.localization.close(), authClient.remove()]);
+    await Promise.all([gateway?.stop(), fixtures?.close(), registryRedis?.stop(), authClient.remove()]);
     throw err;
   } finally {
     // The auth service reads its certificate and key at start only.
@@ -159,14 +181,25 @@ export async function startTestPlatform(
   }
 }
 
-function platformOf(services: Record<PlatformServiceName, ServiceProcess>, fixtures: Fixtures, wiring: { registryStoreUrl: string; authClient: AuthClient; brokers: string }): TestPlatform {
-  const { registryStoreUrl, authClient, brokers } = wiring;
+/** What the platform's services stand on in this process: stopped after them. */
+interface Backing {
+  gateway: PlatformGateway;
+  fixtures: Fixtures;
+  registryRedis: PrivateRedis;
+  authClient: AuthClient;
+}
+
+function platformOf(services: Record<PlatformServiceName, ServiceProcess>, backing: Backing, brokers: string): TestPlatform {
+  const { gateway, fixtures, registryRedis, authClient } = backing;
   const webhooksUrl = `http://127.0.0.1:${services.webhooks.port}`;
   let stopped: Promise<Record<string, ServiceExit>> | undefined;
   return {
     services,
-    ...fixtures,
-    registryStoreUrl,
+    gateway,
+    localization: fixtures.localization,
+    client: fixtures.client,
+    registryCdnKey: localSecrets.registryCdnKey,
+    registryStoreUrl: registryRedis.url,
     authClientId: authClient.clientId,
     targets: {
       auth: { url: `https://127.0.0.1:${services.auth.port}`, ca: localCaCertificate() },
@@ -187,7 +220,7 @@ function platformOf(services: Record<PlatformServiceName, ServiceProcess>, fixtu
     stop() {
       stopped ??= (async () => {
         const exits = await stopServices(Object.values(services));
-        await Promise.all([fixtures.gateway.close(), fixtures.localization.close(), authClient.remove()]);
+        await Promise.all([gateway.stop(), fixtures.close(), registryRedis.stop(), authClient.remove()]);
         return exits;
       })();
       return stopped;

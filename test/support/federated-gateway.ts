@@ -6,7 +6,7 @@ import { startSubgraphFixtures, SUBGRAPH_NAMES, subgraphSdl, type SubgraphFixtur
 const API_KEY = 'federated-gateway-api-key-0123456789';
 const CDN_KEY = 'federated-gateway-cdn-key-0123456789';
 /** Hive Gateway's shortest polling interval (it refuses less). */
-const POLLING_MS = 10_000;
+export const POLLING_MS = 10_000;
 
 /** The GraphQL gateway of the platform as it runs federated: Hive Gateway on the registry's supergraph of the three subgraphs. */
 export interface FederatedGateway {
@@ -20,8 +20,9 @@ export interface FederatedGateway {
 }
 
 /** Publishes one subgraph as the graph controller does: its routing URL, then its SDL (the registry composes). */
-async function publishSubgraph(registryUrl: string, name: string, url: string, sdl: string): Promise<void> {
-  const headers = { 'x-api-key': API_KEY };
+export async function publishSubgraph(registry: { url: string; apiKey: string }, name: string, url: string, sdl: string): Promise<void> {
+  const registryUrl = registry.url;
+  const headers = { 'x-api-key': registry.apiKey };
   const registered = await fetch(`${registryUrl}/${name}`, { method: 'POST', headers: { ...headers, 'content-type': 'text/plain' }, body: url });
   if (registered.status !== 204) throw new Error(`POST /${name} answered ${registered.status} ${await registered.text()}`);
   const published = await fetch(`${registryUrl}/${name}/schema`, { method: 'POST', headers: { ...headers, 'content-type': 'application/graphql' }, body: sdl });
@@ -47,7 +48,7 @@ export async function startFederatedGateway(options: SubgraphFixturesOptions = {
     started.push(() => registry.close());
     const fixtures = await startSubgraphFixtures(options);
     started.push(() => fixtures.close());
-    for (const name of SUBGRAPH_NAMES) await publishSubgraph(registry.url, name, fixtures.servers[name].url, subgraphSdl(name));
+    for (const name of SUBGRAPH_NAMES) await publishSubgraph({ url: registry.url, apiKey: API_KEY }, name, fixtures.servers[name].url, subgraphSdl(name));
     // Hive Gateway exits when its CDN has no supergraph yet, so it starts once there is one.
     const gateway = await startHiveGateway({ registryUrl: registry.url, cdnKey: CDN_KEY, pollingMs: POLLING_MS });
     started.push(() => gateway.stop());

@@ -33,6 +33,8 @@ export interface SubgraphFixturesOptions {
   ports?: Partial<Record<SubgraphName, number>>;
   /** Check the bearer token the gateway forwards (Keycloak's, as the contract fixture does); on by default. */
   verifyTokens?: boolean;
+  /** The Keycloak whose tokens are accepted (its address is the tokens' issuer); the shared one by default. */
+  keycloakUrl?: string;
   /** Operations kept (the oldest are dropped); all by default. */
   keepOperations?: number;
 }
@@ -87,7 +89,7 @@ export async function startSubgraphFixtures(options: SubgraphFixturesOptions = {
   const verify =
     options.verifyTokens === false
       ? undefined
-      : createTokenVerifier({ keycloakUrl: infra('KEYCLOAK_URL'), realm: infra('KEYCLOAK_REALM'), allowed: new Set([infra('KEYCLOAK_SERVICES_CLIENT_ID')]), tokens });
+      : createTokenVerifier({ keycloakUrl: options.keycloakUrl ?? infra('KEYCLOAK_URL'), realm: infra('KEYCLOAK_REALM'), allowed: new Set([infra('KEYCLOAK_SERVICES_CLIENT_ID')]), tokens });
   const authorize =
     verify === undefined
       ? undefined

@@ -9,7 +9,9 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { startFixtures, type Fixtures } from '../../e2e/test-platform.js';
+import { demoData } from '../../../scripts/local-platform.js';
+import { startGraphqlGateway, type GatewayClient, type GraphqlGatewayFixture, type GraphqlGatewayOptions } from '../../support/graphql-gateway.js';
+import { startLocalizationService, type LocalizationServiceFixture } from '../../support/localization-service.js';
 import { infra } from '../../support/infra.js';
 import { startPrivateKafka, type PrivateKafka } from '../../support/kafka-broker.js';
 import { freePort, spawnRedis, type RedisProcess } from '../../support/redis-server.js';
@@ -17,6 +19,24 @@ import { repoRoot } from '../../deploy/support/service-config.js';
 import { startAll } from '../../support/start-all.js';
 import { makeServerCertificate } from './certificate-authority.js';
 import { clusterSh, infraSh } from './cluster.js';
+
+interface Fixtures {
+  gateway: GraphqlGatewayFixture;
+  localization: LocalizationServiceFixture;
+  client: GatewayClient;
+}
+
+/** The gateway and localization fixtures with the demo data of `make up` (scripts/local-fixtures.ts). */
+async function startFixtures(gatewayOptions: GraphqlGatewayOptions): Promise<Fixtures> {
+  const [gateway, localization] = await startAll<[GraphqlGatewayFixture, LocalizationServiceFixture]>([
+    [startGraphqlGateway(gatewayOptions), (started) => started.close()],
+    [startLocalizationService(), (started) => started.close()],
+  ]);
+  const client = gateway.addClient({ ...demoData.client });
+  gateway.addPlan({ ...demoData.plan, active: true });
+  for (const subscriber of demoData.subscribers) gateway.addSubscriber(client.id, subscriber.phoneNumber, subscriber.locale);
+  return { gateway, localization, client };
+}
 
 export interface ClusterDependencies extends Fixtures {
   /** Base URLs and addresses as pods (and the suite) reach them. */
