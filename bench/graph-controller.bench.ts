@@ -14,8 +14,19 @@
 // The namespaces are created here and removed at the end (their finalizer cleared: no
 // controller-manager runs); the private etcd and apiserver are then stopped and their data removed.
 // BENCH_GC_SIZES=1000 runs one size only.
+//
+// Part `restart` (issue 40; the catch-up the kube-apiserver test asserts, timed): the controller as
+// above, with its default settings (backoff 200 ms doubling to 30 s), watching BENCH_GC_RESTART_SERVICES
+// (3,000) annotated Services; in each of BENCH_GC_RESTART_ROUNDS (3) rounds the API server is
+// SIGKILLed and kept down until the informer's backoff has grown past 20 s (its log), then started
+// again (same etcd); right after its /readyz answers 200, one Service is annotated and another one's
+// annotation removed. From that /readyz: the controller's probe restarting the informer, the
+// informer listed and watching again (both its log lines), the new name registered and the removed
+// one unregistered (the registry's answered writes). Target: caught up (both) ≤ 5 s.
+// BENCH_GC_PARTS=scale,restart (default both) picks the parts.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import { createServer, type Server } from 'node:http';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -27,7 +38,15 @@ import { PooledKubeConfig } from '../services/graph-controller/dist/kube/kube-cl
 import { startPrivateKube, type PrivateKube } from './lib/private-kube.ts';
 import { cpuMicros, freePort, rssBytes, writeResults } from './lib/stats.ts';
 
+const PARTS = ['scale', 'restart'];
+const chosen = new Set((process.env.BENCH_GC_PARTS ?? PARTS.join(',')).split(',').map((part) => part.trim()));
+const unknownParts = [...chosen].filter((part) => !PARTS.includes(part));
+if (unknownParts.length > 0) throw new Error(`BENCH_GC_PARTS: unknown ${unknownParts.join(', ')} (parts: ${PARTS.join(', ')})`);
 const SIZES = (process.env.BENCH_GC_SIZES ?? '1000,10000').split(',').map(Number);
+const RESTART_SERVICES = Number(process.env.BENCH_GC_RESTART_SERVICES ?? 3000);
+const RESTART_ROUNDS = Number(process.env.BENCH_GC_RESTART_ROUNDS ?? 3);
+/** Down until the informer's next restart by its timer is at least this far off. */
+const GROWN_BACKOFF_MS = 20_000;
 const NAMESPACES = 50;
 const API_KEY = 'bench-controller-key-0123456789';
 const MAIN = fileURLToPath(new URL('../services/graph-controller/dist/main.js', import.meta.url));
@@ -271,11 +290,131 @@ async function runSize(count: number, kube: PrivateKube): Promise<Record<string,
   }
 }
 
+/** The controller's JSON log lines, with when this process read them. */
+interface LogLine {
+  at: number;
+  msg: string;
+  retryInMs?: number;
+}
+
+/**
+ * Kills the API server under the running controller and starts it again, `rounds` times, with
+ * `count` annotated Services (and one plain Service per round) in the cluster; see the header.
+ */
+async function runRestart(count: number, rounds: number, kube: PrivateKube): Promise<Record<string, unknown>> {
+  const fileConfig = new KubeConfig();
+  fileConfig.loadFromFile(kube.kubeconfig);
+  const core = new PooledKubeConfig(fileConfig).makeApiClient(CoreV1Api);
+  const namespaces = ['platform', ...Array.from({ length: NAMESPACES }, (_, index) => namespaceOf(index))];
+  for (const name of namespaces) await core.createNamespace({ body: { metadata: { name } } });
+  const plainName = (round: number) => `plain-${round}`;
+  const createdAt = performance.now();
+  await inParallel(
+    Array.from({ length: count }, (_, index) => index),
+    16,
+    (index) =>
+      core.createNamespacedService({
+        namespace: namespaceOf(index),
+        body: { metadata: { name: serviceName(index), annotations: { 'graph-registry.io/name': graphName(index) } }, spec: { ports: [{ name: 'http', port: 8080 }] } },
+      }),
+  );
+  for (let round = 0; round < rounds; round += 1) {
+    await core.createNamespacedService({ namespace: namespaceOf(round), body: { metadata: { name: plainName(round) }, spec: { ports: [{ name: 'http', port: 8080 }] } } });
+  }
+  process.stdout.write(`restart: ${count} Services created in ${seconds(performance.now() - createdAt)} s\n`);
+
+  const registry = await startRegistry();
+  const lines: LogLine[] = [];
+  const controller: ChildProcess = spawn(process.execPath, [...CHART_NODE_OPTIONS, MAIN], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: {
+      PATH: process.env.PATH,
+      KUBECONFIG: kube.kubeconfig,
+      Registry__Url: registry.url,
+      Registry__ApiKey: API_KEY,
+      Controller__LeaseNamespace: 'platform',
+      Management__Port: String(await freePort()),
+      POD_NAME: 'bench',
+      Log__Level: 'info', // the informer's restart lines are info
+    },
+  });
+  createInterface({ input: controller.stdout! }).on('line', (text) => {
+    try {
+      const { msg, retryInMs } = JSON.parse(text) as { msg: string; retryInMs?: number };
+      lines.push({ at: performance.now(), msg, retryInMs });
+    } catch {
+      // not a log line
+    }
+  });
+  const firstAfter = (from: number, msg: string): LogLine | undefined => lines.find((line) => line.at >= from && line.msg === msg);
+  const runs: Array<Record<string, unknown>> = [];
+  try {
+    const startedAt = performance.now();
+    await waitUntil('all registered', () => registry.names.size === count, 600_000);
+    process.stdout.write(`restart: all ${count} registered ${seconds(performance.now() - startedAt)} s after start\n`);
+    for (let round = 0; round < rounds; round += 1) {
+      await sleep(2000);
+      const loadBefore = load();
+      kube.killApiserver();
+      const killedAt = performance.now();
+      // The informer's delays only: the work queue logs its reconciles' retries with retryInMs too.
+      const informerDelays = () => lines.filter((line) => line.at >= killedAt && line.msg === 'informer failed: restarting it').map((line) => line.retryInMs ?? 0);
+      await waitUntil('a backoff past 20 s', () => informerDelays().some((delay) => delay >= GROWN_BACKOFF_MS), 180_000, 100);
+      const backoffMs = Math.max(...informerDelays());
+      const readyAt = await kube.startApiserver();
+      const added = `restart-${round}`;
+      const removed = graphName(round);
+      const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+      await Promise.all([
+        core.patchNamespacedService({ name: plainName(round), namespace: namespaceOf(round), body: { metadata: { annotations: { 'graph-registry.io/name': added } } } }, mergePatch),
+        core.patchNamespacedService({ name: serviceName(round), namespace: namespaceOf(round), body: { metadata: { annotations: { 'graph-registry.io/name': null } } } }, mergePatch),
+      ]);
+      const changedAt = performance.now();
+      const writeAt = (method: string, name: string) => registry.writes.find((write) => write.at >= killedAt && write.method === method && write.name === name)?.at;
+      await waitUntil('the change registered', () => writeAt('POST', added) !== undefined && writeAt('DELETE', removed) !== undefined, 120_000, 5);
+      await waitUntil('the informer watching again', () => firstAfter(killedAt, 'informer listed and watching again after a failure') !== undefined, 30_000);
+      const since = (at: number | undefined) => (at === undefined ? null : Math.round(at - readyAt));
+      const run = {
+        downSeconds: seconds(readyAt - killedAt),
+        backoffMsWhenStarted: backoffMs,
+        fromReadyzMs: {
+          changesMade: since(changedAt),
+          informerRestartedByProbe: since(firstAfter(killedAt, 'API server answers again: restarting the informer now')?.at),
+          watchingAgain: since(firstAfter(killedAt, 'informer listed and watching again after a failure')?.at),
+          addedRegistered: since(writeAt('POST', added)),
+          removedUnregistered: since(writeAt('DELETE', removed)),
+          caughtUp: since(Math.max(writeAt('POST', added)!, writeAt('DELETE', removed)!)),
+        },
+        loadAverage: { beforeKill: loadBefore, atEnd: load() },
+      };
+      process.stdout.write(`restart round ${round + 1}: ${JSON.stringify(run)}\n`);
+      runs.push(run);
+    }
+  } finally {
+    controller.kill('SIGTERM');
+    await once(controller, 'exit');
+    await registry.close();
+  }
+  const caughtUp = runs.map((run) => (run.fromReadyzMs as { caughtUp: number }).caughtUp);
+  return { services: count, namespaces: NAMESPACES, targetCaughtUpMs: 5000, worstCaughtUpMs: Math.max(...caughtUp), rounds: runs };
+}
+
 const results: Record<string, unknown>[] = [];
-for (const count of SIZES) {
+if (chosen.has('scale')) {
+  for (const count of SIZES) {
+    const kube = await startPrivateKube();
+    try {
+      results.push(await runSize(count, kube));
+    } finally {
+      kube.close();
+    }
+  }
+}
+let restart: Record<string, unknown> | undefined;
+if (chosen.has('restart')) {
   const kube = await startPrivateKube();
   try {
-    results.push(await runSize(count, kube));
+    restart = await runRestart(RESTART_SERVICES, RESTART_ROUNDS, kube);
   } finally {
     kube.close();
   }
@@ -283,5 +422,7 @@ for (const count of SIZES) {
 writeResults('graph-controller', {
   note: 'private etcd + kube-apiserver 1.35 of test/infra/kube.sh; the registry on memory://; the controller built, as a process; see bench/graph-controller.bench.ts',
   machine: { cpus: cpus().length, node: process.version },
+  parts: [...chosen],
   runs: results,
+  ...(restart ? { restart } : {}),
 });

@@ -16,7 +16,12 @@ export interface PrivateKube {
   kubeconfig: string;
   token: string;
   etcdPid: number;
+  /** The running apiserver's (it changes with restartApiserver). */
   apiserverPid: number;
+  /** SIGKILLs the apiserver (a SIGTERM'd one drains watches for 60 s); etcd keeps running. */
+  killApiserver(): void;
+  /** Starts the apiserver again (same port, certificates and etcd); resolves when /readyz answers 200, with that moment (performance.now()). */
+  startApiserver(): Promise<number>;
   /** etcd's database file as etcd reports it (`etcd_mvcc_db_total_size_in_bytes`). */
   etcdDbBytes(): Promise<number>;
   close(): void;
@@ -50,13 +55,19 @@ export async function startPrivateKube(): Promise<PrivateKube> {
   };
   try {
     await waitFor('etcd', async () => (await fetch(`${etcdUrl}/health`)).ok, 30_000);
-    const apiserver = spawn('bash', [join(ROOT, 'test/infra/kube.sh'), 'run-apiserver', join(dir, 'apiserver'), String(port), etcdUrl], { stdio: 'ignore' });
-    children.push(apiserver);
     const url = `https://127.0.0.1:${port}`;
     // The admin token of kube.sh's shared state (made by run-apiserver when absent). The apiserver's
     // serving certificate is its own self-signed one: curl -k for readiness only.
     const token = (): string => readFileSync(join(ROOT, '.cache/run/kube/tokens.csv'), 'utf8').split(',')[0]!;
-    await waitFor('kube-apiserver', async () => readyz(url, token()), 90_000);
+    // run-apiserver execs kube-apiserver: the child's pid is the apiserver's.
+    let apiserver: ChildProcess | undefined;
+    const launch = async (): Promise<number> => {
+      apiserver = spawn('bash', [join(ROOT, 'test/infra/kube.sh'), 'run-apiserver', join(dir, 'apiserver'), String(port), etcdUrl], { stdio: 'ignore' });
+      children.push(apiserver);
+      await waitFor('kube-apiserver', async () => readyz(url, token()), 90_000);
+      return performance.now();
+    };
+    await launch();
     const kubeconfig = join(dir, 'kubeconfig');
     writeFileSync(
       kubeconfig,
@@ -75,7 +86,13 @@ export async function startPrivateKube(): Promise<PrivateKube> {
       kubeconfig,
       token: token(),
       etcdPid: etcd.pid!,
-      apiserverPid: apiserver.pid!,
+      get apiserverPid() {
+        return apiserver!.pid!;
+      },
+      killApiserver() {
+        apiserver?.kill('SIGKILL');
+      },
+      startApiserver: launch,
       async etcdDbBytes() {
         const text = await (await fetch(`${etcdUrl}/metrics`)).text();
         return Number(/^etcd_mvcc_db_total_size_in_bytes (\S+)$/m.exec(text)?.[1] ?? Number.NaN);

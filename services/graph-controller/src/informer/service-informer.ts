@@ -56,6 +56,8 @@ interface Member {
   watch: WatchdogWatch;
   synced: boolean;
   failures: number;
+  /** Restarted after a failure and not watching since: the next watch is logged (how soon a restart caught up). */
+  recovering: boolean;
   restartTimer: NodeJS.Timeout | undefined;
   probing: boolean;
   /** Keys an event named since the running check began its list; undefined when none runs. */
@@ -91,6 +93,8 @@ export function createServiceInformer(options: ServiceInformerOptions): ServiceI
         options.onRestart?.('idle');
       },
       onWatching: () => {
+        if (self.recovering) options.logger.info({ scope }, 'informer listed and watching again after a failure');
+        self.recovering = false;
         self.synced = true;
         self.failures = 0;
         if (!syncReported && members.every((target) => target.synced)) {
@@ -107,12 +111,13 @@ export function createServiceInformer(options: ServiceInformerOptions): ServiceI
       });
     }
     informer.on('error', (err: unknown) => restartLater(self, err));
-    return Object.assign(self, { scope, informer, watch, synced: false, failures: 0, restartTimer: undefined, probing: false, touched: undefined });
+    return Object.assign(self, { scope, informer, watch, synced: false, failures: 0, recovering: false, restartTimer: undefined, probing: false, touched: undefined });
   };
 
   function restartLater(target: Member, err: unknown): void {
     if (stopped) return;
     target.failures += 1;
+    target.recovering = true;
     const delay = backoffDelay(target.failures, options.backoff.baseMs, options.backoff.maxMs);
     options.logger.warn({ err, scope: target.scope, retryInMs: delay }, 'informer failed: restarting it');
     options.onRestart?.('error');
