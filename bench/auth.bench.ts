@@ -25,9 +25,9 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Koa from 'koa';
-import { Agent, fetch } from 'undici';
 import { generateSelfSignedCertificate } from '@sp/auth';
 import { requestListener } from '@sp/http';
+import { otpClient, startAuthService, type Bench } from './lib/auth-service.ts';
 import { load, medianOf, type LoadFigures } from './lib/http-load.ts';
 import { createPasswordUser, deleteKeycloakUsers, passwordRounds } from './lib/keycloak-users.ts';
 import { oauth2ProxyBinary, startOAuth2Proxy, type RunningPeer } from './lib/oauth2-proxy-peer.ts';
@@ -45,8 +45,6 @@ const PARTS = new Set((process.env.BENCH_AUTH_PARTS ?? 'forward-auth,otp').split
 const WITH_PEERS = process.env.BENCH_PEERS !== '0';
 
 const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url));
-const authMain = here('../services/auth/dist/main.js');
-const authInstrument = here('../services/auth/dist/instrument.js');
 const cacheMain = here('../services/cache/dist/main.js');
 
 interface Figures extends LoadFigures {
@@ -142,89 +140,18 @@ async function runBatch(count: number, concurrency: number, operation: (i: numbe
   return { opsPerSecond: Number((latencies.length / seconds).toFixed(1)), p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99), calls: latencies.length, errors };
 }
 
-interface Bench {
-  certPath: string;
-  keyPath: string;
-  cachePort: number;
-  infra: Record<string, string>;
-  client: { clientId: string; secret: string };
-}
-
-/** The built auth service as `npm start` runs it, on the real dependencies; Development, so /otp answers with the code. */
-async function startAuthService(bench: Bench, env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string }> {
-  const port = await freePort();
-  const url = `https://127.0.0.1:${port}`;
-  const { infra } = bench;
-  const child = await startChild(
-    process.execPath,
-    ['--enable-source-maps', '--import', authInstrument, authMain],
-    {
-      Auth__Port: String(port),
-      Auth__Host: '127.0.0.1',
-      Auth__PublicBaseUrl: url,
-      Auth__TrustProxy: 'true',
-      // The baselines answer the Authorization header alone (and the recorded figures were taken
-      // before the identity headers of issue 43): the same answer here keeps them comparable.
-      Auth__IdentityHeaders: 'none',
-      Management__Port: String(await freePort()),
-      Tls__CertPath: bench.certPath,
-      Tls__KeyPath: bench.keyPath,
-      Oidc__Realm: infra.KEYCLOAK_REALM!,
-      Oidc__ServerUrl: infra.KEYCLOAK_URL!,
-      Oidc__ClientId: bench.client.clientId,
-      Oidc__ClientSecret: bench.client.secret,
-      Oidc__AdminCredentials__Username: infra.KEYCLOAK_ADMIN_USERNAME!,
-      Oidc__AdminCredentials__Password: infra.KEYCLOAK_ADMIN_PASSWORD!,
-      MessageBroker__BrokerList: infra.KAFKA_BROKERS!,
-      Cache__Url: `127.0.0.1:${bench.cachePort}`,
-      NODE_ENV: 'Development',
-      Otp__ResendCooldownSeconds: '0',
-      Otp__MaxPerPhone: '1000000',
-      Otp__MaxPerIp: '1000000',
-      // The run's numbers are consecutive (one prefix) and far over any sensible SMS budget.
-      Otp__MaxPerPrefix: '1000000',
-      Otp__MaxPerMinute: '1000000',
-      ...env,
-    },
-    /auth service listening/,
-  );
-  return { child, url };
-}
+/**
+ * The auth service without identity headers: the baselines answer the Authorization header alone
+ * (and the recorded figures were taken before the identity headers of issue 43), so the same
+ * answer here keeps them comparable. bench/nginx-forward-auth.bench.ts runs the default.
+ */
+const startAuth = (bench: Bench, env: Record<string, string> = {}) => startAuthService(bench, { Auth__IdentityHeaders: 'none', ...env });
 
 async function startBare(bench: Bench, bearer?: string, plainNode = false): Promise<{ child: ChildProcess; url: string }> {
   const port = await freePort();
   const env: Record<string, string> = { PORT: String(port), CERT_PATH: bench.certPath, KEY_PATH: bench.keyPath, ...(bearer === undefined ? {} : { BEARER: bearer }) };
   const child = await startChild(process.execPath, [fileURLToPath(import.meta.url), '--bare', ...(plainNode ? ['--node'] : [])], env, /listening/);
   return { child, url: `https://127.0.0.1:${port}` };
-}
-
-/** The OTP flow through the auth service: issue (code from the Development answer) and verify. */
-function otpClient(authUrl: string, ca: string) {
-  const dispatcher = new Agent({ connect: { ca }, connections: 16 });
-  const post = async (path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: Record<string, string>; cookie: string | undefined }> => {
-    const response = await fetch(`${authUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body), dispatcher });
-    const text = await response.text();
-    return { status: response.status, body: JSON.parse(text || '{}') as Record<string, string>, cookie: response.headers.getSetCookie()[0]?.split(';')[0] };
-  };
-  return {
-    /** Each call from its own client IP (X-Forwarded-For, trusted in this setup). */
-    async issue(phoneNumber: string, i: number): Promise<string> {
-      const reply = await post('/otp', { phoneNumber }, { 'x-forwarded-for': `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}` });
-      if (reply.status !== 200) throw new Error(`/otp answered ${reply.status} ${JSON.stringify(reply.body)}`);
-      return reply.body.code!;
-    },
-    async verify(phoneNumber: string, code: string): Promise<string> {
-      const reply = await post('/otp/verify', { phoneNumber, code }, { 'x-role-claim': 'client' });
-      if (reply.status !== 200 || reply.cookie === undefined) throw new Error(`/otp/verify answered ${reply.status} ${JSON.stringify(reply.body)}`);
-      return reply.cookie;
-    },
-    async bearerOf(cookie: string): Promise<string> {
-      const response = await fetch(`${authUrl}/auth`, { headers: { cookie }, dispatcher });
-      await response.text();
-      return response.headers.get('authorization')!;
-    },
-    close: () => dispatcher.close(),
-  };
 }
 
 type OtpClient = ReturnType<typeof otpClient>;
@@ -263,12 +190,12 @@ async function startPeers(bench: Bench, ca: string, runId: number, usersToDelete
 /** GET /auth beside its ceilings and (unless BENCH_PEERS=0) oauth2-proxy, in interleaved rounds. */
 async function forwardAuthRounds(bench: Bench, ctx: { authUrl: string; authPid: number; cachePid: number; session: Session; ca: string; runId: number; usersToDelete: string[]; children: ChildProcess[] }): Promise<Record<string, unknown>> {
   const { session } = ctx;
-  const uncached = await startAuthService(bench, { Auth__SessionNearCacheEntries: '0' });
+  const uncached = await startAuth(bench, { Auth__SessionNearCacheEntries: '0' });
   const bare = await startBare(bench);
   const bareWithToken = await startBare(bench, session.bearer);
   const bareNodeWithToken = await startBare(bench, session.bearer, true);
-  const workers = await startAuthService(bench, { Auth__Workers: '2' });
-  const uncachedWorkers = await startAuthService(bench, { Auth__SessionNearCacheEntries: '0', Auth__Workers: '2' });
+  const workers = await startAuth(bench, { Auth__Workers: '2' });
+  const uncachedWorkers = await startAuth(bench, { Auth__SessionNearCacheEntries: '0', Auth__Workers: '2' });
   ctx.children.push(uncached.child, bare.child, bareWithToken.child, bareNodeWithToken.child, workers.child, uncachedWorkers.child);
   const headers = { cookie: session.cookie };
   const targets: Target[] = [
@@ -420,7 +347,7 @@ async function main(): Promise<void> {
   const children: ChildProcess[] = [];
   const cache = await startChild(process.execPath, [cacheMain], { Cache__Port: String(bench.cachePort), Cache__Host: '127.0.0.1', Cache__Capacity: '100000', Management__Port: String(await freePort()) }, /listening/);
   children.push(cache);
-  const auth = await startAuthService(bench);
+  const auth = await startAuth(bench);
   children.push(auth.child);
   const otp = otpClient(auth.url, credentials.cert);
   // +49 151 and 8 digits: 1xxxxxxx for the session, 2… for /otp, 3… for /otp/verify, 7 random digits per run.

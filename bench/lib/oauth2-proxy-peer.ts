@@ -82,6 +82,8 @@ export interface PeerOptions {
   ca: string;
   user: { username: string; password: string };
   redisServerBin: string;
+  /** More command-line flags (e.g. `--reverse-proxy` behind nginx). */
+  extraArgs?: readonly string[];
 }
 
 /**
@@ -116,6 +118,7 @@ export async function startOAuth2Proxy(options: PeerOptions): Promise<RunningPee
     '--request-logging=false',
     '--auth-logging=false',
     ...(redis === undefined ? [] : ['--session-store-type=redis', `--redis-connection-url=${redis.url}`]),
+    ...(options.extraArgs ?? []),
   ];
   // Its log goes to stderr: kept (the last 4 KB) for a failed start, not printed (a Redis-store run
   // logs every request cut short when the load generator closes its connections).

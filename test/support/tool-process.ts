@@ -5,6 +5,8 @@ import { exitOf, processProgress } from './progress.js';
 
 /** A server binary a test runs (Prometheus, the OpenTelemetry Collector), with its output kept for errors. */
 export interface ToolProcess {
+  /** Its process id (for CPU figures), undefined when it could not be spawned. */
+  pid: number | undefined;
   /** The last few KiB it wrote to stdout and stderr. */
   output(): string;
   /** Stops it with `signal` and waits for the exit; safe to call twice. */
@@ -22,6 +24,7 @@ export function startTool(bin: string, args: readonly string[], env: NodeJS.Proc
   const exited = (): boolean => child.exitCode !== null || child.signalCode !== null;
   const output = (): string => chunks.join('').slice(-4000);
   return {
+    pid: child.pid,
     output,
     async stop(signal) {
       if (exited()) return;
