@@ -10,7 +10,7 @@
 // request of the check's process (the auth service plus the cache service; oauth2-proxy) and of the
 // whole path (nginx + check + application). BENCH_ROUNDS (5), BENCH_SECONDS (8).
 // Results: bench/results/nginx-forward-auth.json.
-import type { ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -99,6 +99,8 @@ function summarize(runs: Figures[]): Record<string, number> {
 }
 
 async function main(): Promise<void> {
+  // Debian's nginx, as the forward-auth tests install it (`make up` does not; milliseconds when it is there).
+  execFileSync('bash', [here('../test/infra/proxies.sh'), 'install', 'nginx'], { stdio: ['ignore', 'ignore', 'inherit'] });
   const infra = infraEnv();
   const dir = mkdtempSync(join(tmpdir(), 'nginx-forward-auth-bench-'));
   const credentials = await generateSelfSignedCertificate();
