@@ -75,4 +75,13 @@ describe('session policy', () => {
     expect(renewed.accessToken).toBe('access-300');
     expect(renewed.sessionEndsAtMs).toBe(record.sessionEndsAtMs);
   });
+
+  it("should take the groups of a renewal's ID token, and keep the login's when it brings none", () => {
+    const record = policy.start({ ...owner, groups: ['subscribers'] }, grant(300), T0);
+    const withIdToken = policy.renewed(record, { ...grant(300), groups: ['clients', 'subscribers'] }, T0 + 240_000);
+    expect(withIdToken.groups).toEqual(['clients', 'subscribers']);
+    // Removed from every group in Keycloak: none from then on.
+    expect(policy.renewed(withIdToken, { ...grant(300), groups: [] }, T0 + 480_000).groups).toEqual([]);
+    expect(policy.renewed(record, grant(300), T0 + 240_000).groups).toEqual(['subscribers']);
+  });
 });

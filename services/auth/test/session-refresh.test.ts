@@ -4,7 +4,7 @@ import { sleep } from '../../../test/support/eventually.js';
 import { collectEvents, type EventCollector } from '../../../test/support/kafka.js';
 import { counterValue, startAuth, type RunningAuth } from './support/auth-fixture.js';
 import { cookieValue, type Reply } from './support/https-client.js';
-import { authClient, deleteUsersNamed, introspect, keycloakUrl, revokeAtKeycloak, userinfo } from './support/keycloak.js';
+import { authClient, deleteUsersNamed, introspect, keycloakAdmin, keycloakUrl, revokeAtKeycloak, userinfo } from './support/keycloak.js';
 import { newPhoneNumber } from './support/phones.js';
 import { startTcpProxy } from '../../../test/support/tcp-proxy.js';
 import { runningClock, type TestClock } from '../../../test/support/test-clock.js';
@@ -161,6 +161,27 @@ describe('sessions: the access token renewed behind the TokenId cookie, lifetime
     },
     240_000,
   );
+
+  it("should hand GET /auth the user's Keycloak groups as of the access token's last renewal, not only the login's", async () => {
+    const { auth, clock } = await startOnClock(shortLivedEnvironment);
+    const session = await login(auth);
+    const identity = async (): Promise<{ groups: string[]; role: string[] }> => {
+      const reply = await auth.client.get('/auth', { cookie: session.cookie });
+      expect(reply.status).toBe(200);
+      const list = (name: string): string[] => (reply.headers.get(name) ?? '').split(',').filter(Boolean).sort();
+      return { groups: list('x-auth-request-groups'), role: list('x-auth-request-role') };
+    };
+    expect(await identity()).toEqual({ groups: ['subscribers'], role: ['subscriber'] });
+    const admin = keycloakAdmin();
+    const [user] = await admin.usersNamed(phoneNumbers.at(-1)!);
+    await admin.addToGroup(user!.id, 'clients');
+    // Until the access token is renewed, the session's groups are those it was issued with.
+    expect(await identity()).toEqual({ groups: ['subscribers'], role: ['subscriber'] });
+    // Past the 30 s token's life on the replica's clock: this request waits for the renewal.
+    clock.advance(31_000);
+    expect(await identity()).toEqual({ groups: ['clients', 'subscribers'], role: ['client', 'subscriber'] });
+    expect(await counterValue(auth.registry, 'session_renewals_total', { result: 'renewed' })).toBeGreaterThanOrEqual(1);
+  }, 60_000);
 
   it('should end a session after the idle limit without use, and not while it is used', async () => {
     const { auth, clock } = await startOnClock({ Auth__SessionIdleSeconds: '4', Auth__SessionMaxSeconds: '600' });

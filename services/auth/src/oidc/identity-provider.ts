@@ -23,8 +23,12 @@ export interface LoginTokens {
   idpSessionId?: string | undefined;
 }
 
-/** What a refresh grant brings: a new access token and, when the provider rotates it, a new refresh token. */
-export type RenewedTokens = Pick<LoginTokens, 'accessToken' | 'refreshToken' | 'expiresInSeconds' | 'refreshExpiresInSeconds' | 'requestedAtMs'>;
+/**
+ * What a refresh grant brings: a new access token and, when the provider rotates it, a new refresh
+ * token; with a new ID token (Keycloak sends one for an `openid` login), the user's groups as they
+ * are now (undefined without one: the session keeps those it had).
+ */
+export type RenewedTokens = Pick<LoginTokens, 'accessToken' | 'refreshToken' | 'expiresInSeconds' | 'refreshExpiresInSeconds' | 'requestedAtMs'> & { groups?: string[] };
 
 /** The parameters of a browser login: PKCE challenge, state and nonce. */
 export interface AuthorizationRequest {

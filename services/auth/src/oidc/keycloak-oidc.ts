@@ -32,13 +32,18 @@ function refreshExpiresIn(grant: Grant): number | undefined {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
 }
 
+const groupsOf = (claims: oidc.IDToken): string[] => (Array.isArray(claims.groups) ? claims.groups.filter((group): group is string => typeof group === 'string') : []);
+
 function toRenewedTokens(grant: Grant, requestedAtMs: number): RenewedTokens {
+  // A refresh grant's ID token (checked by openid-client) carries the groups as they are now.
+  const claims = grant.claims();
   return {
     requestedAtMs,
     accessToken: grant.access_token,
     refreshToken: grant.refresh_token,
     expiresInSeconds: grant.expiresIn() ?? 300,
     refreshExpiresInSeconds: refreshExpiresIn(grant),
+    ...(claims === undefined ? {} : { groups: groupsOf(claims) }),
   };
 }
 
@@ -50,7 +55,7 @@ function toLoginTokens(grant: Grant, requestedAtMs: number): LoginTokens {
     subject: claims.sub,
     phoneNumber: typeof claims.phone_number === 'string' ? claims.phone_number : undefined,
     locale: typeof claims.locale === 'string' ? claims.locale : undefined,
-    groups: Array.isArray(claims.groups) ? claims.groups.filter((group): group is string => typeof group === 'string') : [],
+    groups: groupsOf(claims),
     idpSessionId: typeof claims.sid === 'string' ? claims.sid : undefined,
   };
 }

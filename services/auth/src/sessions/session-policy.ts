@@ -74,6 +74,8 @@ export function createSessionPolicy(lifetimes: Pick<SessionLifetimes, 'idleSecon
     start: (owner, tokens, now) => withRenewAt({ ...owner, ...tokenFields(tokens, now), createdAtMs: now, sessionEndsAtMs: now + maxMs, lastSeenAtMs: now }),
     renewed(record, tokens, now) {
       const next: Omit<TokenRecord, 'renewAtMs'> = { ...record, ...tokenFields(tokens, now, record.refreshToken), lastSeenAtMs: now };
+      // The identity headers' groups follow Keycloak at each renewal, not only at the next login.
+      if (tokens.groups !== undefined) next.groups = tokens.groups;
       // The previous refresh token's expiry does not carry over to a new one that states none.
       if (tokens.refreshExpiresInSeconds === undefined || tokens.refreshExpiresInSeconds === 0) delete next.refreshExpiresAtMs;
       return withRenewAt(next);

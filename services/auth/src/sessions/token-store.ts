@@ -13,8 +13,8 @@ export interface TokenRecord {
   subject: string;
   phoneNumber: string;
   /**
-   * The user's Keycloak groups at login (the ID token's `groups` claim), for GET /auth's identity
-   * headers. Absent in records of earlier versions.
+   * The user's Keycloak groups (the ID token's `groups` claim) at login, updated at each renewal
+   * of the access token, for GET /auth's identity headers. Absent in records of earlier versions.
    */
   groups?: string[];
   /** Access token expiry: GET /auth never hands the token out from then on. */

@@ -66,6 +66,15 @@ export function keycloakAdmin() {
     async groupsOf(userId: string): Promise<string[]> {
       return ((await (await call(`/users/${userId}/groups`)).json()) as Array<{ name: string }>).map((group) => group.name);
     },
+    /** Adds the user to the realm's top-level group of that name. */
+    async addToGroup(userId: string, groupName: string): Promise<void> {
+      const groups = (await (await call(`/groups?${new URLSearchParams({ search: groupName, exact: 'true' }).toString()}`)).json()) as Array<{ id: string; name: string }>;
+      const group = groups.find((candidate) => candidate.name === groupName);
+      if (group === undefined) throw new Error(`no group ${groupName} in the realm`);
+      const response = await call(`/users/${userId}/groups/${group.id}`, { method: 'PUT' });
+      await response.body?.cancel();
+      if (response.status !== 204) throw new Error(`adding ${userId} to ${groupName}: ${response.status}`);
+    },
     /** Users whose phoneNumber attribute is exactly the number, whatever their username. */
     async usersWithPhone(phoneNumber: string): Promise<KeycloakUser[]> {
       const users = (await (await call(`/users?${new URLSearchParams({ q: `phoneNumber:${phoneNumber}`, briefRepresentation: 'false' }).toString()}`)).json()) as KeycloakUser[];
