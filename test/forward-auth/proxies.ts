@@ -8,7 +8,7 @@ import { freePort } from '../support/free-port.js';
 import { infra } from '../support/infra.js';
 import { startTool, type ToolProcess } from '../support/tool-process.js';
 
-const docs = fileURLToPath(new URL('../../docs/forward-auth/', import.meta.url));
+export const docs = fileURLToPath(new URL('../../docs/forward-auth/', import.meta.url));
 
 /** What a proxy of the tests stands in front of. */
 export interface ProxyTargets {
@@ -32,7 +32,7 @@ export interface RunningProxy {
 export type StartProxy = (targets: ProxyTargets) => Promise<RunningProxy>;
 
 /** `text` with each `[from, to]` replaced, failing when a `from` is not there exactly once (the documented file changed). */
-function replaceExactly(text: string, replacements: ReadonlyArray<readonly [string, string]>): string {
+export function replaceExactly(text: string, replacements: ReadonlyArray<readonly [string, string]>): string {
   let result = text;
   for (const [from, to] of replacements) {
     const count = result.split(from).length - 1;
@@ -42,7 +42,7 @@ function replaceExactly(text: string, replacements: ReadonlyArray<readonly [stri
   return result;
 }
 
-function scratch(name: string, targets: ProxyTargets): { dir: string; certFile: string; keyFile: string } {
+function scratch(name: string, targets: Pick<ProxyTargets, 'cert' | 'key'>): { dir: string; certFile: string; keyFile: string } {
   const dir = mkdtempSync(join(tmpdir(), `forward-auth-${name}-`));
   const certFile = join(dir, 'cert.pem');
   const keyFile = join(dir, 'key.pem');
@@ -51,11 +51,11 @@ function scratch(name: string, targets: ProxyTargets): { dir: string; certFile: 
   return { dir, certFile, keyFile };
 }
 
-/** Waits until the proxy serves the public sign-in page through to the upstream. */
-async function ready(baseUrl: string, ca: string, process: ToolProcess): Promise<void> {
+/** Waits until the proxy serves `path` (the public sign-in page) through to the upstream. */
+async function ready(baseUrl: string, ca: string, process: ToolProcess, path = '/sign-in'): Promise<void> {
   const dispatcher = new Agent({ connect: { ca } });
   try {
-    await eventually(() => fetch(`${baseUrl}/sign-in`, { dispatcher, signal: AbortSignal.timeout(2000) }).then((answer) => answer.status === 200, () => false), 20_000, `the proxy at ${baseUrl}`);
+    await eventually(() => fetch(`${baseUrl}${path}`, { dispatcher, signal: AbortSignal.timeout(2000) }).then((answer) => answer.status === 200, () => false), 20_000, `the proxy at ${baseUrl}`);
   } catch (err) {
     await process.stop('SIGKILL');
     throw new Error(`${(err as Error).message}:\n${process.output()}`);
@@ -66,22 +66,29 @@ async function ready(baseUrl: string, ca: string, process: ToolProcess): Promise
 
 /**
  * Debian's nginx running docs/forward-auth/nginx.conf as documented, with only its lines marked
- * `test:` changed (addresses, port, certificate files), included in a main configuration of the
- * test's own (no daemon, files in a scratch folder).
+ * `test:` changed (addresses, port, certificate files).
  */
-export const startNginx: StartProxy = async (targets) => {
-  const { dir, certFile, keyFile } = scratch('nginx', targets);
-  const documented = readFileSync(join(docs, 'nginx.conf'), 'utf8');
-  const site = replaceExactly(documented, [
-    ['server auth.internal:5555;', targets.authPorts.map((port) => `server 127.0.0.1:${port};`).join('\n    ')],
-    ['server app.internal:8080;', `server 127.0.0.1:${targets.upstreamPort};`],
-    ['listen 443 ssl;', `listen 127.0.0.1:${targets.port} ssl;`],
-    ['/etc/nginx/tls/app.example.com.crt', certFile],
-    ['/etc/nginx/tls/app.example.com.key', keyFile],
-    ['/etc/nginx/tls/auth-ca.crt', certFile],
-    ['proxy_ssl_name auth.internal;', 'proxy_ssl_name localhost;'],
-  ]);
-  writeFileSync(join(dir, 'site.conf'), site);
+export const startNginx: StartProxy = (targets) =>
+  runNginx('nginx', targets, ({ certFile, keyFile }) =>
+    replaceExactly(readFileSync(join(docs, 'nginx.conf'), 'utf8'), [
+      ['server auth.internal:5555;', targets.authPorts.map((port) => `server 127.0.0.1:${port};`).join('\n    ')],
+      ['server app.internal:8080;', `server 127.0.0.1:${targets.upstreamPort};`],
+      ['listen 443 ssl;', `listen 127.0.0.1:${targets.port} ssl;`],
+      ['/etc/nginx/tls/app.example.com.crt', certFile],
+      ['/etc/nginx/tls/app.example.com.key', keyFile],
+      ['/etc/nginx/tls/auth-ca.crt', certFile],
+      ['proxy_ssl_name auth.internal;', 'proxy_ssl_name localhost;'],
+    ]),
+  );
+
+/**
+ * Debian's nginx (one worker) with a site configuration, included in a main configuration of the
+ * test's own (no daemon, files in a scratch folder); `site` gets the files of `targets`'
+ * certificate and key. Ready once `readyPath` answers 200 through it.
+ */
+export async function runNginx(name: string, targets: Pick<ProxyTargets, 'port' | 'cert' | 'key'>, site: (files: { certFile: string; keyFile: string }) => string, readyPath = '/sign-in'): Promise<RunningProxy> {
+  const { dir, certFile, keyFile } = scratch(name, targets);
+  writeFileSync(join(dir, 'site.conf'), site({ certFile, keyFile }));
   const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((name) => `  ${name}_temp_path ${join(dir, name)};`).join('\n');
   writeFileSync(
     join(dir, 'nginx.conf'),
@@ -89,9 +96,9 @@ export const startNginx: StartProxy = async (targets) => {
   );
   const process = startTool(infra('NGINX_BIN'), ['-p', `${dir}/`, '-c', join(dir, 'nginx.conf'), '-e', 'stderr']);
   const baseUrl = `https://127.0.0.1:${targets.port}`;
-  await ready(baseUrl, targets.cert, process);
+  await ready(baseUrl, targets.cert, process, readyPath);
   return { baseUrl, process, stop: () => process.stop('SIGTERM') };
-};
+}
 
 /**
  * Caddy running docs/forward-auth/Caddyfile as documented, its `{$…}` placeholders set through the
