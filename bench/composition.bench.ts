@@ -14,43 +14,13 @@ import { composeServices, compositionHasErrors } from '@theguild/federation-comp
 import { composeSubgraphs } from '../services/graph-registry/src/federation/composition.ts';
 import { medianOf } from './lib/http-load.ts';
 import { writeResults } from './lib/stats.ts';
+import { subgraphSdl } from './lib/subgraph-sdl.ts';
 
 const SIZES = (process.env.BENCH_COMPOSITION_SIZES ?? '10,20,30,40,50,60,70,100,200').split(',').map(Number);
 const RUNS = Number(process.env.BENCH_COMPOSITION_RUNS ?? 3);
 const CEILING_MS = Number(process.env.BENCH_COMPOSITION_CEILING_MS ?? 15_000);
 
 type Shape = 'shared' | 'own';
-
-/** Subgraph i: an entity `Product` all share (`shared`) or `Product{i}` of its own (`own`), and an entity of its own referring to it. */
-function subgraphSdl(shape: Shape, i: number): string {
-  const product = shape === 'shared' ? 'Product' : `Product${i}`;
-  return `extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key", "@shareable"])
-
-type ${product} @key(fields: "id") {
-  id: ID!
-  field${i}: Int
-  name: String @shareable
-}
-
-type Thing${i} @key(fields: "id") {
-  id: ID!
-  label: String
-  amount: Float
-  tags: [String!]!
-  product: ${product}
-}
-
-input ThingFilter${i} {
-  label: String
-  minAmount: Float
-}
-
-type Query {
-  thing${i}(id: ID!): Thing${i}
-  things${i}(filter: ThingFilter${i}, first: Int = 20): [Thing${i}!]!
-}
-`;
-}
 
 function timed(run: () => void): number {
   const started = performance.now();
@@ -66,7 +36,7 @@ interface SizeFigures {
 }
 
 function measure(shape: Shape, size: number): SizeFigures {
-  const subgraphs = Array.from({ length: size }, (_, k) => ({ name: `sub${k + 1}`, url: `http://sub${k + 1}.bench.svc:4000/graphql`, sdl: subgraphSdl(shape, k + 1) }));
+  const subgraphs = Array.from({ length: size }, (_, k) => ({ name: `sub${k + 1}`, url: `http://sub${k + 1}.bench.svc:4000/graphql`, sdl: subgraphSdl(k + 1, { shared: shape === 'shared' }) }));
   // The previous public schema: the report compares against the supergraph of one subgraph fewer.
   const before = composeServices(subgraphs.slice(0, -1).map((subgraph) => ({ name: subgraph.name, url: subgraph.url, typeDefs: parse(subgraph.sdl) })));
   const previousApi = compositionHasErrors(before) ? undefined : before.publicSdl;

@@ -16,6 +16,7 @@ import { closeGracefully, listen, requestListener } from '@sp/http';
 import { createGraphRegistryApp, createGraphStore } from '@sp/graph-registry';
 import { load, medianOf, type LoadFigures } from './lib/http-load.ts';
 import { infraEnv, writeResults } from './lib/stats.ts';
+import { subgraphSdl } from './lib/subgraph-sdl.ts';
 
 const SIZES = [10, 50, 200] as const;
 const PUBLISHES_EACH = Number(process.env.BENCH_PUBLISHES ?? 5);
@@ -26,41 +27,6 @@ const API_KEY = 'bench-key-0123456789abcdef0123456789';
 const CDN_KEY = 'bench-cdn-key-0123456789abcdef0123';
 /** A Redis database of this benchmark's own: the registry's keys have fixed names. */
 const DATABASE = 14;
-
-/**
- * Subgraph i: an entity of its own (`Thing{i}` with a root field), and fields it adds to the one
- * entity every subgraph shares (`Product`), so composition merges across all of them. `revision`
- * changes a description: a new schema each publish, the same shape.
- */
-function subgraphSdl(i: number, revision = 0): string {
-  return `extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key", "@shareable"])
-
-type Product @key(fields: "id") {
-  id: ID!
-  "Field of subgraph ${i}, revision ${revision}."
-  field${i}: Int
-  name: String @shareable
-}
-
-type Thing${i} @key(fields: "id") {
-  id: ID!
-  label: String
-  amount: Float
-  tags: [String!]!
-  product: Product
-}
-
-input ThingFilter${i} {
-  label: String
-  minAmount: Float
-}
-
-type Query {
-  thing${i}(id: ID!): Thing${i}
-  things${i}(filter: ThingFilter${i}, first: Int = 20): [Thing${i}!]!
-}
-`;
-}
 
 interface Registry {
   base: string;
@@ -90,7 +56,7 @@ async function publish(registry: Registry, i: number, revision: number): Promise
     if (registered.status !== 204) throw new Error(`POST /sub${i} answered ${registered.status}`);
   }
   const started = performance.now();
-  const answer = await fetch(`${registry.base}/sub${i}/schema`, { method: 'POST', headers: { ...headers, 'content-type': 'application/graphql' }, body: subgraphSdl(i, revision) });
+  const answer = await fetch(`${registry.base}/sub${i}/schema`, { method: 'POST', headers: { ...headers, 'content-type': 'application/graphql' }, body: subgraphSdl(i, { revision }) });
   const elapsed = performance.now() - started;
   if (answer.status !== 201) throw new Error(`POST /sub${i}/schema answered ${answer.status} ${await answer.text()}`);
   return elapsed;
