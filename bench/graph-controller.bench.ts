@@ -124,6 +124,15 @@ const serviceName = (index: number) => `svc-${index}`;
 const namespaceOf = (index: number) => `bench-gc-${index % NAMESPACES}`;
 const graphName = (index: number) => `g-${index}`;
 
+
+/** The controller from its build as the chart runs it (its Node options), against `kubeconfig` and the bench's registry. */
+function startController(kubeconfig: string, registryUrl: string, options: { nodeOptions?: string[]; stdout: 'ignore' | 'pipe'; env: Record<string, string> }): ChildProcess {
+  return spawn(process.execPath, [...CHART_NODE_OPTIONS, ...(options.nodeOptions ?? []), MAIN], {
+    stdio: ['ignore', options.stdout, 'inherit'],
+    env: { PATH: process.env.PATH, KUBECONFIG: kubeconfig, Registry__Url: registryUrl, Registry__ApiKey: API_KEY, Controller__LeaseNamespace: 'platform', POD_NAME: 'bench', ...options.env },
+  });
+}
+
 async function runSize(count: number, kube: PrivateKube): Promise<Record<string, unknown>> {
   const fileConfig = new KubeConfig();
   fileConfig.loadFromFile(kube.kubeconfig);
@@ -151,20 +160,7 @@ async function runSize(count: number, kube: PrivateKube): Promise<Record<string,
   const serverCpuAtStart = { apiserver: cpuMicros(kube.apiserverPid), etcd: cpuMicros(kube.etcdPid), bench: process.cpuUsage() };
   const startedAt = performance.now();
   const profile = process.env.BENCH_GC_CPU_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_GC_CPU_PROFILE}`] : [];
-  const controller: ChildProcess = spawn(process.execPath, [...CHART_NODE_OPTIONS, ...profile, MAIN], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-    env: {
-      PATH: process.env.PATH,
-      KUBECONFIG: kube.kubeconfig,
-      Registry__Url: registry.url,
-      Registry__ApiKey: API_KEY,
-      Controller__LeaseNamespace: 'platform',
-      Controller__ResyncSeconds: String(resyncSeconds),
-      Management__Port: String(managementPort),
-      POD_NAME: 'bench',
-      Log__Level: 'warn',
-    },
-  });
+  const controller = startController(kube.kubeconfig, registry.url, { nodeOptions: profile, stdout: 'ignore', env: { Controller__ResyncSeconds: String(resyncSeconds), Management__Port: String(managementPort), Log__Level: 'warn' } });
   const pid = controller.pid!;
   let peakRss = 0;
   const rssTimer = setInterval(() => (peakRss = Math.max(peakRss, rssBytes(pid))), 250);
@@ -325,19 +321,8 @@ async function runRestart(count: number, rounds: number, kube: PrivateKube): Pro
 
   const registry = await startRegistry();
   const lines: LogLine[] = [];
-  const controller: ChildProcess = spawn(process.execPath, [...CHART_NODE_OPTIONS, MAIN], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: {
-      PATH: process.env.PATH,
-      KUBECONFIG: kube.kubeconfig,
-      Registry__Url: registry.url,
-      Registry__ApiKey: API_KEY,
-      Controller__LeaseNamespace: 'platform',
-      Management__Port: String(await freePort()),
-      POD_NAME: 'bench',
-      Log__Level: 'info', // the informer's restart lines are info
-    },
-  });
+  // Log__Level info: the informer's restart lines are info.
+  const controller = startController(kube.kubeconfig, registry.url, { stdout: 'pipe', env: { Management__Port: String(await freePort()), Log__Level: 'info' } });
   createInterface({ input: controller.stdout! }).on('line', (text) => {
     try {
       const { msg, retryInMs } = JSON.parse(text) as { msg: string; retryInMs?: number };
