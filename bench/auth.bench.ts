@@ -28,7 +28,7 @@ import Koa from 'koa';
 import { generateSelfSignedCertificate } from '@sp/auth';
 import { requestListener } from '@sp/http';
 import { otpClient, startAuthService, type Bench } from './lib/auth-service.ts';
-import { load, medianOf, type LoadFigures } from './lib/http-load.ts';
+import { load, medianOf, type LoadFigures, roundsHeader } from './lib/http-load.ts';
 import { createPasswordUser, deleteKeycloakUsers, passwordRounds } from './lib/keycloak-users.ts';
 import { oauth2ProxyBinary, startOAuth2Proxy, type RunningPeer } from './lib/oauth2-proxy-peer.ts';
 import { cpuMicros, drive, freePort, infraEnv, infraPid, percentile, treeCpuMicros, startChild, stopChild, writeResults, type RunFigures } from './lib/stats.ts';
@@ -355,16 +355,11 @@ async function main(): Promise<void> {
   const phone = (i: number, base: number): string => `+49151${String(base + ((runId + i) % 10_000_000))}`;
   const usersToDelete: string[] = [];
   try {
+    const header = roundsHeader('auth GET /auth with a valid TokenId cookie vs a bare Koa HTTPS server answering a constant and vs oauth2-proxy /oauth2/auth; OTP login throughput', { connections: CONNECTIONS, warmUpSeconds: WARM_UP_SECONDS, durationSeconds: DURATION_SECONDS, rounds: ROUNDS });
     const results: Record<string, unknown> = {
-      benchmark: 'auth GET /auth with a valid TokenId cookie vs a bare Koa HTTPS server answering a constant and vs oauth2-proxy /oauth2/auth; OTP login throughput',
-      date: new Date().toISOString(),
-      machine: { cpus: cpus().length, node: process.version, loadAverage: loadavg().map((value) => Number(value.toFixed(2))) },
+      ...header,
       setup: {
-        connections: CONNECTIONS,
-        warmUpSeconds: WARM_UP_SECONDS,
-        durationSeconds: DURATION_SECONDS,
-        rounds: ROUNDS,
-        summary: 'median of interleaved rounds (the order alternates)',
+        ...header.setup,
         tls: 'same self-signed EC P-256 certificate, TLS 1.2+ (TLS 1.3 negotiated), keep-alive connections',
         processes: 'auth service, cache service (memory backend), bare servers, oauth2-proxy (+ its private Redis) and autocannon each in their own process on 2 shared cores; Kafka and Keycloak (JVMs) idle during the /auth runs',
         targets: {

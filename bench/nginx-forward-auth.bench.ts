@@ -13,13 +13,13 @@
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateSelfSignedCertificate } from '@sp/auth';
 import { runNginx, startNginx, type RunningProxy } from '../test/forward-auth/proxies.ts';
 import { otpClient, startAuthService, type Bench } from './lib/auth-service.ts';
-import { load, medianOf, type LoadFigures } from './lib/http-load.ts';
+import { load, medianOf, type LoadFigures, roundsHeader } from './lib/http-load.ts';
 import { createPasswordUser, deleteKeycloakUsers } from './lib/keycloak-users.ts';
 import { oauth2ProxyBinary, startOAuth2Proxy, type RunningPeer } from './lib/oauth2-proxy-peer.ts';
 import { cpuMicros, freePort, infraEnv, startChild, stopChild, treeCpuMicros, writeResults } from './lib/stats.ts';
@@ -182,16 +182,11 @@ async function main(): Promise<void> {
       }
     }
     const perRound = (value: (ours: Figures, theirs: Figures) => number): number => round3(medianOf(runs.auth.map((run, i) => value(run, runs.oauth2Proxy[i]!))));
+    const header = roundsHeader('authenticated requests through nginx auth_request: nginx + the auth service vs nginx + oauth2-proxy (cookie store)', { connections: CONNECTIONS, warmUpSeconds: WARM_UP_SECONDS, durationSeconds: DURATION_SECONDS, rounds: ROUNDS });
     const results = {
-      benchmark: 'authenticated requests through nginx auth_request: nginx + the auth service vs nginx + oauth2-proxy (cookie store)',
-      date: new Date().toISOString(),
-      machine: { cpus: cpus().length, node: process.version, loadAverage: loadavg().map((value) => Number(value.toFixed(2))) },
+      ...header,
       setup: {
-        connections: CONNECTIONS,
-        warmUpSeconds: WARM_UP_SECONDS,
-        durationSeconds: DURATION_SECONDS,
-        rounds: ROUNDS,
-        summary: 'median of interleaved rounds (the order alternates)',
+        ...header.setup,
         request: `GET ${PAGE} with the session cookie, keep-alive HTTPS to nginx (one worker); nginx to the check over verified TLS with keep-alive, to the application over HTTP with keep-alive`,
         auth: 'docs/forward-auth/nginx.conf; the auth service as deployed (near cache on, identity headers Authorization + X-Auth-Request-User/-Phone/-Groups/-Role), the cache service (memory backend) as its session store',
         oauth2Proxy: 'bench/lib/nginx-oauth2-proxy.conf; oauth2-proxy v7.15.6, cookie session store, --reverse-proxy --set-xauthrequest --pass-access-token, the same Keycloak realm',

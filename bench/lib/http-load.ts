@@ -5,6 +5,7 @@ import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { cpus, loadavg } from 'node:os';
 
 export interface LoadRequest {
   url: string;
@@ -63,4 +64,17 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     unexpected,
   };
   process.send!(figures);
+}
+
+/**
+ * What every interleaved-rounds HTTP bench's results file opens with: what it measured, when, on
+ * which machine (cores, Node, load average), and the round settings its medians come from.
+ */
+export function roundsHeader(benchmark: string, rounds: { connections: number; warmUpSeconds: number; durationSeconds: number; rounds: number }): Record<string, unknown> & { setup: Record<string, unknown> } {
+  return {
+    benchmark,
+    date: new Date().toISOString(),
+    machine: { cpus: cpus().length, node: process.version, loadAverage: loadavg().map((value) => Number(value.toFixed(2))) },
+    setup: { ...rounds, summary: 'median of interleaved rounds (the order alternates)' },
+  };
 }
