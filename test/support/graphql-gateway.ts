@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { json } from 'node:stream/consumers';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { buildSchema, execute as executeDocument, Kind, parse, validate, type DocumentNode, type GraphQLError, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
+import { listen } from '@sp/http';
 import type { Client, PaymentConfirmation, Plan, PlanSubscription, PriceTier } from '../../services/webhooks/src/gateway/gateway-port.js';
 import { infra } from './infra.js';
 
@@ -439,14 +439,8 @@ export async function startGraphqlGateway(options: GraphqlGatewayOptions = {}): 
   const server: Server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => sendJson(res, 400, { errors: [{ message: err instanceof Error ? err.message : String(err) }] }));
   });
-  const listenOn = (port: number): Promise<number> =>
-    new Promise((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, '127.0.0.1', () => {
-        server.off('error', reject);
-        resolve((server.address() as AddressInfo).port);
-      });
-    });
+  // On loopback, as every fixture: the platform's own listen (@sp/http).
+  const listenOn = (wanted: number): Promise<number> => listen(server, wanted, '127.0.0.1');
   const stop = (): Promise<void> =>
     new Promise((resolve) => {
       if (!server.listening) return resolve();

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { json } from 'node:stream/consumers';
 import { buildSchema, defaultFieldResolver, execute, Kind, parse, visit, type DocumentNode, type GraphQLFieldResolver, type GraphQLSchema, type GraphQLTypeResolver } from 'graphql';
+import { listen } from '@sp/http';
 import { createPreparer, describe, sendJson, type ReceivedOperation } from './graphql-gateway.js';
 
 /** A representation of an entity as a gateway sends it to `_entities`: its type and key fields. */
@@ -157,14 +157,8 @@ export async function startSubgraphServer(options: SubgraphServerOptions): Promi
   const server: Server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => sendJson(res, 400, { errors: [{ message: err instanceof Error ? err.message : String(err) }] }));
   });
-  const listenOn = (wanted: number): Promise<number> =>
-    new Promise<number>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(wanted, '127.0.0.1', () => {
-        server.off('error', reject);
-        resolve((server.address() as AddressInfo).port);
-      });
-    });
+  // On loopback, as every fixture: the platform's own listen (@sp/http).
+  const listenOn = (wanted: number): Promise<number> => listen(server, wanted, '127.0.0.1');
   const shut = (): Promise<void> =>
     new Promise((resolve) => {
       if (!server.listening) return resolve();

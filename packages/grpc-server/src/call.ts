@@ -348,7 +348,6 @@ export class Call implements StreamingCallPort, UnaryCall<unknown>, MessageSink 
     stream.end();
   }
 
-
   private sendTrailers(): void {
     const { stream } = this;
     stream.sendTrailers(this.trailers);
@@ -356,7 +355,6 @@ export class Call implements StreamingCallPort, UnaryCall<unknown>, MessageSink 
     // would go out first and the trailers never.
     if (!this.requestEnded) setImmediate(resetStream, stream, this.resetCode);
   }
-
 
   private readonly written = (): void => {
     if (this.unsentMessages > 0 && this.unsentMessages-- === MAX_UNSENT_BEFORE_PAUSE && this.pausedBytes > 0) this.resume();

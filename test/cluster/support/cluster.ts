@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { repoRoot } from '../../deploy/support/service-config.js';
+import { sleep } from '../../support/eventually.js';
 
 const run = promisify(execFile);
 
@@ -82,7 +83,7 @@ export async function holdClusterTier(waitMs: number): Promise<() => Promise<voi
       throw new Error(`another checkout's cluster still runs after ${Math.round(waitMs / 1000)} s (${CLUSTER_LOCK}.owner names it)`);
     }
     if (!said) console.log(`the cluster tier waits for another checkout's cluster to go down: ${ownerOf(CLUSTER_LOCK)}`);
-    await new Promise((resolve) => setTimeout(resolve, 5000));
+    await sleep(5000);
   }
   return async () => {
     holder.stdin.end();
