@@ -40,8 +40,10 @@ toolchain:
 # --prefer-offline: the lock file pins every version, so npm's machine-wide cache (~/.npm) serves
 # what it holds without asking the registry again (a second clone's install: 105 s instead of 143 s
 # on a loaded machine, measured).
+# A fresh clone copies node_modules from the machine-wide tool cache when another clone installed
+# the same inputs (test/infra/npm.sh: seconds instead of minutes).
 $(NPM_STAMP): package.json package-lock.json $(wildcard packages/*/package.json services/*/package.json patches/*.patch) | toolchain
-	npm install --no-audit --no-fund --prefer-offline
+	@bash test/infra/npm.sh install root
 	@touch $@
 
 install: toolchain $(NPM_STAMP)

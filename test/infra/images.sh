@@ -224,13 +224,8 @@ drop_service_images() {
 # five (about 1 GB): the three newest of each service stay
 # (other clones on this machine may be on other commits), older ones go.
 drop_old_archives() {
-  local service old
-  for service in "${SERVICES[@]}"; do
-    [ -d "$SHARED/image-$service" ] || continue
-    for old in $(ls -1dt "$SHARED/image-$service"/*/ 2> /dev/null | tail -n +4); do
-      rm -rf "${old%/}"
-    done
-  done
+  local service
+  for service in "${SERVICES[@]}"; do drop_old_entries "image-$service" 3; done
 }
 
 case "${1:-}" in

@@ -42,11 +42,11 @@ step_nginx() { infra proxies.sh install nginx; }
 step_caddy() { infra proxies.sh install caddy; }
 # Hive Gateway, the GraphQL gateway of `make up` and of the federation tests: gateway/ is an npm
 # project of its own (graphql 16; the workspaces use 17), installed from its lock file (prebuilt,
-# seconds from npm's cache), again only when the lock file changes.
+# seconds from npm's cache or another clone's copy: npm.sh), again only when the lock file changes.
 step_hive_gateway() {
   local stamp="$ROOT/gateway/node_modules/.installed"
   [ -f "$stamp" ] && [ "$stamp" -nt "$ROOT/gateway/package-lock.json" ] && return 0
-  (cd "$ROOT/gateway" && npm ci --no-audit --no-fund --prefer-offline) && touch "$stamp"
+  infra npm.sh install gateway && touch "$stamp"
 }
 
 # The Makefile's, as steps beside the installs.

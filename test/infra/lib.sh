@@ -307,6 +307,16 @@ cached() {
   mkdir -p "$(dirname "$stamp")" && touch "$stamp"
 }
 
+# drop_old_entries TOOL KEEP: the KEEP newest entries of TOOL stay, older ones go (other clones on
+# this machine may be on other commits, and an entry can be large: an image, a node_modules tree).
+drop_old_entries() {
+  local old
+  [ -d "$SHARED/$1" ] || return 0
+  for old in $(ls -1dt "$SHARED/$1"/*/ 2> /dev/null | tail -n +$(($2 + 1))); do
+    rm -rf "${old%/}"
+  done
+}
+
 # java_id JAVA: which Java JAVA is (its path and its JDK's release file), for keys.
 java_id() {
   local java
