@@ -3,7 +3,8 @@
 // `restricted`, the services reached through `kubectl port-forward` as docs/deployment.md tells
 // users to debug (an OTP login against auth in Production, whose Keycloak speaks https with a
 // certificate of the suite's own CA, a registry lookup, a signed Stripe event and an SMS command), the
-// in-cluster graph controller registering annotated Services, the chart's NetworkPolicies enforced
+// forward-auth through a Pod of Debian's nginx running docs/forward-auth/nginx.conf in front of auth
+// and an application, the in-cluster graph controller registering annotated Services, the chart's NetworkPolicies enforced
 // (kube-network-policies, test/infra/cluster.sh), `helm upgrade` and `helm uninstall`; and the
 // machine put back as it was, after the suite and after an `up` interrupted with Ctrl-C.
 // One cluster runs per machine, so this one file does it all in order.
@@ -15,6 +16,7 @@ import { getCACertificates, setDefaultCACertificates } from 'node:tls';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Agent, request } from 'undici';
 import { stringify } from 'yaml';
 import { demoData, localSecrets, localUrls } from '../../scripts/local-platform.js';
 import { generateSelfSignedCertificate } from '../../services/auth/src/tls.js';
@@ -23,11 +25,14 @@ import { realmClientSecret } from '../e2e/test-platform.js';
 import { DEFAULT_TOPICS, runJourney, stepRecord, SMS_WEBHOOK_PATH, PAYMENT_WEBHOOK_PATH, type JourneyPlan, type JourneyRecord } from '../e2e/journey.js';
 import { http, sharedKeycloakAdmin } from '../e2e/journey-support.js';
 import { eventually, sleep } from '../support/eventually.js';
+import { API, BROWSER, forged, identityAt, PAGE_PATH } from '../forward-auth/client-requests.js';
+import type { SeenRequest } from '../forward-auth/demo-upstream.js';
 import { gatewayContractSdl } from '../support/graphql-gateway.js';
 import { infra } from '../support/infra.js';
 import { prepareCharts, type Charts } from '../deploy/support/helm.js';
-import { clusterScript, clusterSh, grpcHealth, holdClusterTier, imageReferences, kube, machineState, type Kube, type PortForward } from './support/cluster.js';
+import { clusterScript, clusterSh, grpcHealth, holdClusterTier, imageReferences, kube, machineState, restrictedContainer, type Kube, type PortForward } from './support/cluster.js';
 import { startClusterDependencies, type ClusterDependencies } from './support/dependencies.js';
+import { PROXY, PROXY_LABELS, PROXY_PORT, startForwardAuthProxy, stopForwardAuthProxy } from './support/forward-auth-proxy.js';
 
 const RELEASE = 'sp';
 const namespace = `sp-e2e-${randomUUID().slice(0, 8)}`;
@@ -42,7 +47,10 @@ const secrets = {
 };
 /** Where Stripe and Twilio would call the webhooks service; Twilio signs this URL, not the port-forward's. */
 const WEBHOOKS_PUBLIC_URL = 'https://webhooks.sp-e2e.test';
+/** The application's host: the forward-auth proxy serves it, and auth under its /sso/ (docs/forward-auth.md). */
 const ALLOWED_REDIRECT = 'https://app.sp-e2e.test';
+/** The auth Service's name in the cluster, which its certificate carries: the proxy verifies it. */
+const AUTH_HOST = `${RELEASE}-auth.${namespace}.svc.cluster.local`;
 const run = randomUUID().slice(0, 8);
 const plan: JourneyPlan = {
   // A fresh valid German mobile number (libphonenumber refuses the 555 numbers), so runs never meet.
@@ -66,10 +74,10 @@ let deps: ClusterDependencies | undefined;
 let authCa: string;
 let scratch: string;
 
-/** The tag images.sh gave a service's image (content key). */
+/** The tag images.sh gave an image of the platform's (a service's, or the nginx one) (content key). */
 function imageTag(service: string): string {
   const reference = imageReferences()[`subscription-platform/${service}`];
-  if (!reference) throw new Error(`no image for ${service}: run test/infra/images.sh services`);
+  if (!reference) throw new Error(`no image for ${service}: run test/infra/images.sh all`);
   return reference.slice(reference.lastIndexOf(':') + 1);
 }
 
@@ -108,13 +116,19 @@ function values(extra: Record<string, unknown> = {}): string {
         // Production: Keycloak over https, its certificate signed by the suite's CA, which auth
         // trusts through the caBundle Secret (NODE_EXTRA_CA_CERTS).
         environment: 'Production',
-        publicBaseUrl: 'https://auth.sp-e2e.test',
+        // Behind the forward-auth proxy, under /sso/ of the application's host (docs/forward-auth.md).
+        publicBaseUrl: `${ALLOWED_REDIRECT}/sso`,
         allowedRedirectUris: [ALLOWED_REDIRECT],
+        trustProxy: true,
         oidc: { ...oidc, serverUrl: deps!.keycloakHttps.url, clientId: 'platform-auth', adminUsername: infra('KEYCLOAK_ADMIN_USERNAME') },
         caBundle: { secretName: 'keycloak-ca' },
         kafka: { brokers: [deps!.kafkaBrokers] },
         tls: { existingSecret: 'auth-tls' },
-        networkPolicy: { metricsFrom, egress: { destinations: { kafka: toNode([ports.kafka]), keycloak: toNode([ports.keycloakHttps]) } } },
+        networkPolicy: {
+          metricsFrom,
+          extraIngressFrom: [{ podSelector: { matchLabels: PROXY_LABELS } }],
+          egress: { destinations: { kafka: toNode([ports.kafka]), keycloak: toNode([ports.keycloakHttps]) } },
+        },
       },
       webhooks: {
         enabled: true,
@@ -144,7 +158,7 @@ function values(extra: Record<string, unknown> = {}): string {
 
 /** The Secrets docs/deployment.md tells users to create before installing, under the keys the charts name. */
 async function createSecrets(): Promise<void> {
-  const { cert, key } = await generateSelfSignedCertificate();
+  const { cert, key } = await generateSelfSignedCertificate([AUTH_HOST]);
   authCa = cert;
   const secret = (name: string, stringData: Record<string, string>, type = 'Opaque') => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, type, stringData });
   const list = {
@@ -207,14 +221,13 @@ const supportScript = (name: string): string => readFileSync(fileURLToPath(new U
 
 /** A pod of the cache image running one of the support scripts with node, restricted as the namespace demands. */
 async function startScriptPod(name: string, labels: Record<string, string>, script: string, args: readonly string[], env: Record<string, string> = {}): Promise<void> {
-  const restricted = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } };
   const container = {
     name: 'probe',
     image: `localhost/subscription-platform/cache:${imageTag('cache')}`,
     imagePullPolicy: 'Never',
     command: ['node', '-e', script, ...args],
     env: Object.entries(env).map(([key, value]) => ({ name: key, value })),
-    securityContext: restricted,
+    securityContext: restrictedContainer,
   };
   const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace, labels }, spec: { restartPolicy: 'Never', containers: [container] } };
   await cluster!.kubectl(['apply', '-f', '-'], JSON.stringify(pod));
@@ -473,6 +486,116 @@ describe('the umbrella chart on the cluster', () => {
       expect(announcement.draftReply).toMatch(/Text CONFIRM to send it/);
       expect(announcement.confirmReply).toBe('Your announcement was sent to 2 subscribers.');
       expect(announcement.notifications.map((event) => [event.key, event.value.locale]).sort()).toEqual(demoData.subscribers.map(({ phoneNumber, locale }) => [phoneNumber, locale]));
+    });
+
+    describe('and through the nginx Pod of docs/forward-auth/nginx.conf, by kubectl port-forward to it', () => {
+      const UPSTREAM = 'forward-auth-upstream';
+      const appHost = new URL(ALLOWED_REDIRECT).host;
+      const page = `${ALLOWED_REDIRECT}${PAGE_PATH}`;
+      const signIn = (rd: string): string => `${ALLOWED_REDIRECT}/sso/signin?rd=${encodeURIComponent(rd)}`;
+      let proxy: PortForward;
+      let dispatcher: Agent;
+
+      /** A request to the proxy for the application's host (the Host a browser sends; X-Original-URL is made of it), its status and Location. */
+      const send = async (path: string, headers: Record<string, string>, method: 'GET' | 'POST' = 'GET'): Promise<{ status: number; location: string | null }> => {
+        const answer = await request(`https://127.0.0.1:${proxy.port}${path}`, { method, headers: { ...headers, host: appHost }, dispatcher });
+        await answer.body.dump();
+        const location = answer.headers.location;
+        return { status: answer.statusCode, location: typeof location === 'string' ? location : null };
+      };
+      /** Every request that reached the application, oldest first (one line of its log each). */
+      const reached = async (): Promise<SeenRequest[]> =>
+        (await cluster!.kubectl(['-n', namespace, 'logs', UPSTREAM]))
+          .split('\n')
+          .filter((line) => line.startsWith('{'))
+          .map((line) => JSON.parse(line) as SeenRequest);
+      /** The requests that reached the application after the first `before`, once `count` have. */
+      const reachedSince = async (before: number, count: number): Promise<SeenRequest[]> => {
+        let since: SeenRequest[] = [];
+        await settles(async () => {
+          since = (await reached()).slice(before);
+          expect(since.length).toBeGreaterThanOrEqual(count);
+        }, 30_000);
+        return since;
+      };
+      /** Nothing but the public sign-in page, asked for last, reached the application since `before`: the requests before it stopped at the proxy. */
+      const expectNothingReachedSince = async (before: number): Promise<void> => {
+        expect(await send('/sign-in', API)).toEqual({ status: 200, location: null });
+        expect((await reachedSince(before, 1)).map(({ url }) => url)).toEqual(['/sign-in']);
+      };
+
+      beforeAll(async () => {
+        const { cert, key } = await generateSelfSignedCertificate([appHost]);
+        dispatcher = new Agent({ connect: { ca: cert } });
+        await startScriptPod(UPSTREAM, {}, supportScript('echo-upstream.cjs'), []);
+        await cluster!.kubectl(['-n', namespace, 'wait', `pod/${UPSTREAM}`, '--for=condition=Ready', '--timeout=120s']);
+        const upstream = await cluster!.json<Pod>(['-n', namespace, 'get', 'pod', UPSTREAM]);
+        await startForwardAuthProxy(cluster!, {
+          namespace,
+          image: `localhost/subscription-platform/nginx:${imageTag('nginx')}`,
+          authHost: AUTH_HOST,
+          authPort: 5555,
+          upstream: `${upstream.status.podIP}:8080`,
+          tls: { cert, key, authCa },
+        });
+        proxy = await cluster!.portForward(namespace, `pod/${PROXY}`, PROXY_PORT);
+        // The application's own sign-in page passes the proxy without a session: once it answers, both are up.
+        await settles(async () => void expect((await send('/sign-in', API)).status).toBe(200), 60_000);
+      }, 300_000);
+
+      afterAll(async () => {
+        await proxy?.close();
+        await dispatcher?.close();
+        await stopForwardAuthProxy(cluster!, namespace);
+        await cluster!.kubectl(['-n', namespace, 'delete', 'pod', UPSTREAM, '--ignore-not-found', '--wait']);
+      }, 120_000);
+
+      it('should answer an API client without a session with 401, whatever identity or forwarding headers it forges, and send nothing to the application', async () => {
+        const before = (await reached()).length;
+        for (const headers of [API, { accept: '*/*' }, { ...API, ...forged(page), authorization: 'Bearer forged' }]) {
+          expect(await send(PAGE_PATH, headers)).toEqual({ status: 401, location: null });
+        }
+        await expectNothingReachedSince(before);
+      }, 60_000);
+
+      it('should send a browser without a session to /sso/signin?rd=<page> and on to Keycloak with …/sso/redirect, never to a foreign page', async () => {
+        const before = (await reached()).length;
+        for (const headers of [BROWSER, { ...BROWSER, ...forged(page) }]) {
+          expect(await send(PAGE_PATH, headers)).toEqual({ status: 302, location: signIn(page) });
+        }
+        await expectNothingReachedSince(before);
+        const signin = await send(`/sso/signin?rd=${encodeURIComponent(page)}`, BROWSER);
+        expect(signin.status).toBe(302);
+        const keycloak = new URL(signin.location!);
+        expect(`${keycloak.origin}${keycloak.pathname}`).toBe(`${deps!.keycloakHttps.url}/realms/${infra('KEYCLOAK_REALM')}/protocol/openid-connect/auth`);
+        expect(keycloak.searchParams.get('client_id')).toBe('platform-auth');
+        expect(keycloak.searchParams.get('redirect_uri')).toBe(`${ALLOWED_REDIRECT}/sso/redirect`);
+        expect(await send(`/sso/signin?rd=${encodeURIComponent('https://evil.example/')}`, BROWSER)).toEqual({ status: 400, location: null });
+      }, 60_000);
+
+      it("should hand the application the journey's session: its identity headers and a Bearer token, whatever the client forged", async () => {
+        const login = stepRecord(record, 'login');
+        const cookie = `TokenId=${login.cookie.value}`;
+        const before = (await reached()).length;
+        expect(await send(PAGE_PATH, { ...API, ...forged(page), cookie, authorization: 'Bearer forged' })).toEqual({ status: 200, location: null });
+        const [seen, ...more] = await reachedSince(before, 1);
+        expect(more).toEqual([]);
+        expect(seen!.url).toBe(PAGE_PATH);
+        expect(identityAt(seen)).toEqual({ user: login.keycloakUser!.id, phone: plan.phoneNumber, groups: 'clients', role: 'client', bearer: true, underscored: [] });
+        // Headers that rewrite the path in some frameworks: a client's never reach the application.
+        expect([seen!.headers['x-original-url'], seen!.headers['x-rewrite-url']]).toEqual([undefined, undefined]);
+        // With the session, the sign-in entry sends the browser straight back to the page.
+        expect(await send(`/sso/signin?rd=${encodeURIComponent(page)}`, { ...BROWSER, cookie })).toEqual({ status: 302, location: page });
+      }, 60_000);
+
+      it('should refuse that session through the proxy at once once it logged out through the proxy', async () => {
+        const cookie = `TokenId=${stepRecord(record, 'login').cookie.value}`;
+        expect((await send('/sso/logout', { cookie }, 'POST')).status).toBe(204);
+        const before = (await reached()).length;
+        for (let i = 0; i < 3; i++) expect(await send(PAGE_PATH, { ...API, cookie })).toEqual({ status: 401, location: null });
+        expect(await send(PAGE_PATH, { ...BROWSER, cookie })).toEqual({ status: 302, location: signIn(page) });
+        await expectNothingReachedSince(before);
+      }, 60_000);
     });
   });
 

@@ -9,40 +9,9 @@ import { newPhoneNumber } from '../../services/auth/test/support/phones.js';
 import { startReplicaPair, type ReplicaPair } from '../../services/auth/test/support/replica-pair.js';
 import { freePort } from '../support/free-port.js';
 import { startAll } from '../support/start-all.js';
-import { startDemoUpstream, type DemoUpstream, type SeenRequest } from './demo-upstream.js';
+import { API, BROWSER, forged, identityAt, PAGE_PATH } from './client-requests.js';
+import { startDemoUpstream, type DemoUpstream } from './demo-upstream.js';
 import type { RunningProxy, StartProxy } from './proxies.js';
-
-/** What a browser's top-level navigation sends (Chromium's). */
-const BROWSER = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8' };
-const API = { accept: 'application/json' };
-/** A page with a query that a naive `rd=` would cut at its `&`. */
-const PAGE_PATH = '/orders/7?tab=items&from=2026-01-01';
-
-/** Headers a client writes to pass for someone else, or to steer the check. */
-const forged = (page: string): Record<string, string> => ({
-  'x-auth-request-user': 'admin',
-  'x-auth-request-phone': '+15550000000',
-  'x-auth-request-groups': 'clients,admins',
-  'x-auth-request-role': 'client',
-  x_auth_request_user: 'admin',
-  'x-original-url': `${page}-forged`,
-  'x-original-method': 'GET',
-  'x-rewrite-url': '/admin',
-  'x-forwarded-method': 'GET',
-  'x-forwarded-proto': 'https',
-  'x-forwarded-host': 'evil.example',
-  'x-forwarded-uri': '/phish',
-  'x-forwarded-for': '203.0.113.9',
-});
-
-const identityAt = (request: SeenRequest | undefined): Record<string, unknown> => ({
-  user: request?.headers['x-auth-request-user'],
-  phone: request?.headers['x-auth-request-phone'],
-  groups: request?.headers['x-auth-request-groups'],
-  role: request?.headers['x-auth-request-role'],
-  bearer: typeof request?.headers.authorization === 'string' && request.headers.authorization.startsWith('Bearer eyJ'),
-  underscored: Object.keys(request?.headers ?? {}).filter((name) => name.includes('_')),
-});
 
 /**
  * The forward-auth journey through one real reverse proxy, configured by its file in

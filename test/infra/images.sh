@@ -9,12 +9,16 @@
 #   test/infra/images.sh pause      the pod sandbox image: a static C program that waits for a signal
 #   test/infra/images.sh services [SERVICE...]
 #                                   the service images from the one Dockerfile (buildah bud)
+#   test/infra/images.sh nginx      the forward-auth proxy of the cluster suite (docs/forward-auth.md):
+#                                   Debian's nginx in a bookworm rootfs from mmdebstrap, run as
+#                                   www-data (uid 33), its site files from /etc/nginx/conf.d
 #   test/infra/images.sh all        all of the above
 #   test/infra/images.sh key SERVICE  the content key of a service's image
 #
 # Each image is a docker-archive tar (image.tar) in an entry of the machine-wide tool cache
 # (lib.sh: cached), keyed by content: the base and pause images by the functions that make them
-# and the Node and npm versions; a service image by the Dockerfile, the lock file and the sources
+# and the Node and npm versions; the nginx image by its function and the nginx version apt would
+# install; a service image by the Dockerfile, the lock file and the sources
 # in its build context. cluster.sh imports them into containerd; IMAGES_ENV
 # (.cache/images/images.env, this clone's) maps names to them. buildah's storage is in the tool
 # cache too (one build at a time on the machine: it is shared), so nothing is written to
@@ -157,6 +161,64 @@ pause() {
   record "$PAUSE_IMAGE" "$ENTRY/image.tar"
 }
 
+# make_nginx DIR NAME VERSION: Debian's nginx VERSION (its auth_request module is built in) in a
+# bookworm rootfs from the machine's own Debian mirrors (bookworm-security included, as apt on the
+# machine sees it), as image NAME. It runs as www-data (uid 33), never root: a main configuration
+# of its own (Debian's starts as root and writes under /run and /var) keeps the pid file and the
+# temporary files under /tmp, logs to the container's output, and includes the site files of
+# /etc/nginx/conf.d, which a Pod mounts (a ConfigMap). Debian's default site (port 80) goes.
+make_nginx() {
+  local dir=$1 name=$2 version=$3 work
+  apt_install mmdebstrap buildah runc
+  work=$(mktemp -d "$dir/.work.XXXXXX")
+  cat > "$work/nginx.conf" <<'CONF'
+# The cluster suite's nginx (test/infra/images.sh nginx): as www-data, writing only under /tmp.
+daemon off;
+worker_processes 1;
+pid /tmp/nginx.pid;
+error_log stderr warn;
+events { worker_connections 512; }
+http {
+  access_log /dev/stdout;
+  client_body_temp_path /tmp/client_body;
+  proxy_temp_path /tmp/proxy;
+  fastcgi_temp_path /tmp/fastcgi;
+  uwsgi_temp_path /tmp/uwsgi;
+  scgi_temp_path /tmp/scgi;
+  include /etc/nginx/conf.d/*.conf;
+}
+CONF
+  log "making $name: Debian $SUITE rootfs (mmdebstrap), nginx $version"
+  mmdebstrap --quiet --variant=apt --mode=root --include="nginx=$version" \
+    --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
+    --dpkgopt='path-exclude=/usr/share/locale/*' \
+    --customize-hook="cp $work/nginx.conf \"\$1/etc/nginx/nginx.conf\"" \
+    --customize-hook='rm -f "$1"/etc/nginx/sites-enabled/* && chroot "$1" nginx -V 2>&1 | grep -q -- --with-http_auth_request_module' \
+    --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*' \
+    "$SUITE" "$work/rootfs.tar" \
+    "deb http://deb.debian.org/debian $SUITE main" "deb http://deb.debian.org/debian $SUITE-updates main" \
+    "deb http://deb.debian.org/debian-security $SUITE-security main" \
+    || die "mmdebstrap failed"
+  local ctr
+  ctr=$(buildah_ from --quiet scratch)
+  buildah_ add --quiet "$ctr" "$work/rootfs.tar" / > /dev/null
+  buildah_ config --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    --user 33:33 --port 8443 --cmd '["nginx", "-e", "stderr"]' "$ctr"
+  buildah_ commit --quiet --rm "$ctr" "$name" > /dev/null
+  rm -rf "$work"
+  archive "$dir" "$name"
+}
+
+nginx_image() {
+  local version key name
+  version=$(deb_version nginx)
+  key=$(input_key "$SUITE" "$(declare -f make_nginx)")
+  name="localhost/$IMAGE_PREFIX/nginx:$(input_key "$version" "$key")"
+  cached image-nginx "$version" "$key" "the nginx image: Debian $SUITE (mmdebstrap), nginx $version" in_storage make_nginx "$name" "$version"
+  record "$IMAGE_PREFIX/nginx" "$name"
+  record "$name" "$ENTRY/image.tar"
+}
+
 # The content a service image is made of: the Dockerfile, .dockerignore, the manifests, the lock
 # file, and every tracked or new file of its build context (what COPY takes) but the other
 # services' (the build stage compiles them too, but nothing of them lands in this image), hashed:
@@ -232,7 +294,8 @@ case "${1:-}" in
   base) base ;;
   pause) pause ;;
   services) shift; services "$@" ;;
-  all) pause; base; services ;;
+  nginx) nginx_image ;;
+  all) pause; base; nginx_image; services ;;
   key) service_key "$2" ;;
-  *) die "usage: $0 base|pause|services [SERVICE...]|all|key SERVICE" ;;
+  *) die "usage: $0 base|pause|nginx|services [SERVICE...]|all|key SERVICE" ;;
 esac

@@ -91,6 +91,15 @@ export async function holdClusterTier(waitMs: number): Promise<() => Promise<voi
   };
 }
 
+/** A container's securityContext as Pod Security `restricted` demands it (the suite's namespace enforces it). */
+export const restrictedContainer = {
+  allowPrivilegeEscalation: false,
+  capabilities: { drop: ['ALL'] },
+  runAsNonRoot: true,
+  runAsUser: 1000,
+  seccompProfile: { type: 'RuntimeDefault' },
+};
+
 /** The machine state the cluster changes (cluster.sh snapshot), as lines. */
 export async function machineState(): Promise<string[]> {
   const { code, stdout, stderr } = await clusterSh(['snapshot']);
