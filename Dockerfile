@@ -79,4 +79,10 @@ USER 1000:1000
 EXPOSE 9464
 # No HEALTHCHECK: Kubernetes probes the management port (/livez, /readyz) and, for the cache,
 # the gRPC health protocol. node is PID 1 and handles SIGTERM itself (graceful shutdown).
+# The same command line as each service's `npm start`, one rule for the five: `--enable-source-maps`,
+# so every stack a service logs or Node prints names TypeScript lines. Weighed for the cache, whose
+# Node formats a stack for each stream a client resets with an error code (a reset storm: 10,000
+# streams): its CPU with and without the flag in interleaved rounds was the same within the noise
+# (bench/cache-variants.bench.ts; docs/benchmarks.md, "Hostile clients"). Those stacks hold only
+# Node's own frames, which the source maps pass over.
 ENTRYPOINT ["node", "--enable-source-maps", "--import", "./dist/instrument.js", "dist/main.js"]

@@ -43,16 +43,30 @@ export interface ServiceVariant {
   heapOptions?: string[];
   /** `node dist/main.js` instead of npm start's command line (no instrument file, no source maps). */
   mainAlone?: boolean;
+  /** `--enable-source-maps` on (true) or off (false) whatever npm start's command line says. */
+  sourceMaps?: boolean;
+  /** Variables of DEPLOYED_ENV left out (to compare a setting of the chart's environment with its absence). */
+  withoutEnv?: string[];
+}
+
+const SOURCE_MAPS = '--enable-source-maps';
+
+/** npm start's arguments with `--enable-source-maps` as the variant wants it (unchanged when it does not say). */
+function withSourceMaps(args: string[], sourceMaps: boolean | undefined): string[] {
+  if (sourceMaps === undefined) return args;
+  const rest = args.filter((arg) => arg !== SOURCE_MAPS);
+  return sourceMaps ? [SOURCE_MAPS, ...rest] : rest;
 }
 
 /** The cache service as deployed (DEPLOYED_ENV, then `env`), with `nodeOptions` (profiling) added to the deployed ones. */
 export async function startCacheService(env: Record<string, string>, nodeOptions: string[] = [], variant: ServiceVariant = {}): Promise<Server> {
   const port = await freePort();
   const { cwd, args } = npmStart('cache');
+  const deployedEnv = Object.fromEntries(Object.entries(DEPLOYED_ENV).filter(([name]) => !(variant.withoutEnv ?? []).includes(name)));
   const child = await startChild(
     process.execPath,
-    [...(variant.heapOptions ?? DEPLOYED_NODE_OPTIONS), ...nodeOptions, ...(variant.mainAlone === true ? ['dist/main.js'] : args)],
-    { ...DEPLOYED_ENV, Cache__Port: String(port), Cache__Host: '127.0.0.1', Management__Port: String(await freePort()), ...env },
+    [...(variant.heapOptions ?? DEPLOYED_NODE_OPTIONS), ...nodeOptions, ...(variant.mainAlone === true ? ['dist/main.js'] : withSourceMaps(args, variant.sourceMaps))],
+    { ...deployedEnv, Cache__Port: String(port), Cache__Host: '127.0.0.1', Management__Port: String(await freePort()), ...env },
     /listening/,
     cwd,
   );

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Go-built tools for local runs and tests: test/infra/gotools.sh install [stripe-mock|helm|grpcurl]
-# (no tool = all). grpcurl is the outside view of the cache service's reflection contract.
+# Go-built tools for local runs and tests: test/infra/gotools.sh install [stripe-mock|helm|grpcurl|ghz]
+# (no tool = all). grpcurl is the outside view of the cache service's reflection contract; ghz is
+# grpc-go's client driving the cache's transport (the cache's client-compatibility test).
 #
 # Built with `go install <module>/<cmd>@<pinned version>` from the Go module proxy (GitHub
 # release downloads are not reachable from every machine) into the machine-wide tool cache
@@ -8,7 +9,7 @@
 # .cache/bin/<tool> points at the entry's binary. When the entry is there, nothing is built, so a
 # repeat install takes milliseconds.
 #
-# Writes to .cache/run/infra.env: STRIPE_MOCK_BIN, HELM_BIN, GRPCURL_BIN (the .cache/bin/<tool> symlinks).
+# Writes to .cache/run/infra.env: STRIPE_MOCK_BIN, HELM_BIN, GRPCURL_BIN, GHZ_BIN (the .cache/bin/<tool> symlinks).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # Pinned versions (newest tags on proxy.golang.org when pinned). To bump: change the
@@ -16,6 +17,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 STRIPE_MOCK_VERSION=v0.203.0
 HELM_VERSION=v4.3.1
 GRPCURL_VERSION=v1.9.4
+# The newest ghz the proxy serves (v0.121.0, 2025-12-07; `go list -m -versions` lists only up to v0.93.0).
+GHZ_VERSION=v0.121.0
 
 BIN="$CACHE/bin"
 
@@ -28,6 +31,11 @@ ldflags_stripe_mock() {
 ldflags_grpcurl() {
   # grpcurl's .goreleaser.yml: -X main.version=v{{.Version}}.
   printf '%s' "-s -w -X main.version=$GRPCURL_VERSION"
+}
+
+ldflags_ghz() {
+  # ghz's .goreleaser.yml sets no ldflags: GoReleaser's default, -X main.version={{.Version}}.
+  printf '%s' "-s -w -X main.version=${GHZ_VERSION#v}"
 }
 
 ldflags_helm() {
@@ -50,6 +58,7 @@ build_tool() {
     stripe-mock) flags=$(ldflags_stripe_mock) ;;
     helm) flags=$(ldflags_helm) ;;
     grpcurl) flags=$(ldflags_grpcurl) ;;
+    ghz) flags=$(ldflags_ghz) ;;
   esac
   log "go install -trimpath -ldflags '$flags' $pkg@$version ($("$GO" env GOVERSION))"
   GOBIN="$dir" "$GO" install -trimpath -ldflags "$flags" "$pkg@$version"
@@ -88,15 +97,21 @@ install_grpcurl() {
     "$GRPCURL_VERSION" GRPCURL_BIN -version
 }
 
+install_ghz() {
+  install_tool ghz github.com/bojand/ghz/cmd/ghz \
+    "$GHZ_VERSION" GHZ_BIN --version
+}
+
 case "${1:-}" in
   install)
     case "${2:-all}" in
       stripe-mock) install_stripe_mock ;;
       helm) install_helm ;;
       grpcurl) install_grpcurl ;;
-      all) install_stripe_mock; install_helm; install_grpcurl ;;
-      *) die "unknown tool '$2' (stripe-mock|helm|grpcurl)" ;;
+      ghz) install_ghz ;;
+      all) install_stripe_mock; install_helm; install_grpcurl; install_ghz ;;
+      *) die "unknown tool '$2' (stripe-mock|helm|grpcurl|ghz)" ;;
     esac
     ;;
-  *) die "usage: $0 install [stripe-mock|helm|grpcurl]" ;;
+  *) die "usage: $0 install [stripe-mock|helm|grpcurl|ghz]" ;;
 esac
