@@ -554,6 +554,30 @@ describe('Hive Gateway (graph-registry.hiveGateway)', () => {
     expect(callers).toEqual(['webhooks']);
   });
 
+  it("should let the webhooks reach the gateway with the documented values: hive-gateway in their NetworkPolicy's toComponents", async () => {
+    type Egress = K8sObject & { spec: { egress?: Array<{ ports?: Array<{ port: number | string }>; to?: Array<{ podSelector?: { matchLabels: Record<string, string> } }> }> } };
+    const dir = mkdtempSync(join(tmpdir(), 'sp-gateway-'));
+    try {
+      const values = join(dir, 'values.yaml');
+      const toComponents = [{ component: 'cache', port: 7777 }, { component: 'hive-gateway', port: 4000 }];
+      writeFileSync(values, JSON.stringify({ webhooks: { networkPolicy: { egress: { toComponents } } } }));
+      const objects = await charts.render({ values: [join(charts.umbrella, 'ci', 'full-values.yaml'), values] });
+      const gatewayLabels = forComponent<Deployment>(objects, 'Deployment', 'hive-gateway')!.spec.template.metadata.labels;
+      const webhooks = ofKind<Egress>(objects, 'NetworkPolicy').find((policy) => policy.metadata.name === 'sp-webhooks')!;
+      const toGateway = webhooks.spec.egress!.filter((rule) => rule.to?.some((peer) => peer.podSelector !== undefined && selects(peer.podSelector.matchLabels, gatewayLabels)));
+      expect(toGateway.map((rule) => rule.ports)).toEqual([[{ port: 4000, protocol: 'TCP' }]]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("should pull the gateway's image from global.imageRegistry when set, as every image of the platform", async () => {
+    const objects = await charts.render({ values: [join(charts.umbrella, 'ci', 'full-values.yaml')], set: ['global.imageRegistry=mirror.example.com'] });
+    const images = ofKind<Deployment>(objects, 'Deployment').map((deployment) => containerOf(deployment).image);
+    expect(images).toContain('mirror.example.com/graphql-hive/gateway:2.15.1');
+    expect(images.every((image) => image.startsWith('mirror.example.com/'))).toBe(true);
+  });
+
   it('should deploy nothing of it by default, and refuse it without CDN keys for the registry', async () => {
     expect(forComponent(await scenario('production-values.yaml'), 'Deployment', 'hive-gateway')).toBeUndefined();
     const result = await charts.helm(['template', 'sp', charts.umbrella, '-f', join(charts.umbrella, 'ci', 'minimal-values.yaml'), '--set', 'graph-registry.hiveGateway.enabled=true']);

@@ -26,7 +26,8 @@ const port: JsonSchema = { type: 'integer', minimum: 1, maximum: 65535 };
 const quantity: JsonSchema = { type: ['string', 'number'], pattern: '^[0-9]+(\\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$' };
 const intOrPercent: JsonSchema = { type: ['integer', 'string'], pattern: '^([0-9]+%?)?$' };
 const httpUrlOrEmpty: JsonSchema = { type: 'string', pattern: '^(https?://[^\\s/?#]+.*)?$' };
-const components = ['cache', 'auth', 'graph-registry', 'webhooks', 'graph-controller'];
+/** The components of a release a NetworkPolicy names: the five services and the registry's optional Hive Gateway (hiveGateway.enabled). */
+const components = ['cache', 'auth', 'graph-registry', 'webhooks', 'graph-controller', 'hive-gateway'];
 const resourceList: JsonSchema = { type: 'object', additionalProperties: quantity };
 const positive: JsonSchema = { type: 'integer', minimum: 1 };
 
