@@ -87,7 +87,10 @@ describe('the Dockerfile', () => {
     const production = runs.filter((r) => r.stage === 'production').map((r) => r.args);
     expect(production).toContainEqual(expect.stringMatching(/npm install --omit=dev --workspace "services\/\$\{SERVICE\}" --include-workspace-root=false/));
     expect(runs.filter((r) => /\bnpm ci\b/.test(r.args))).toEqual([]);
-    expect(readFileSync(join(repoRoot, 'Makefile'), 'utf8')).toMatch(/^\tnpm install /m);
+    // The Makefile's install runs test/infra/npm.sh's root project, whose command is npm install.
+    expect(readFileSync(join(repoRoot, 'Makefile'), 'utf8')).toMatch(/^\t@bash test\/infra\/npm\.sh install root$/m);
+    const rootProject = /^\s*root\)$([\s\S]*?);;$/m.exec(readFileSync(join(repoRoot, 'test/infra/npm.sh'), 'utf8'))?.[1];
+    expect(rootProject).toMatch(/^\s*INSTALL=\(npm install /m);
   });
 
   it('should keep local installs, builds, state and secrets out of the build context', () => {
