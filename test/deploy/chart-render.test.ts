@@ -381,17 +381,17 @@ describe('rendered Services, NetworkPolicies, monitors and permissions', () => {
     }
   });
 
-  it('should let only the auth and webhooks pods reach the cache gRPC port, and the controller the registry', async () => {
+  it("should let only the auth and webhooks pods reach the cache gRPC port, and the controller the registry (and each the chart's test Pod)", async () => {
     type Policy = K8sObject & { spec: { ingress: { ports: { port: string }[]; from?: { podSelector?: { matchLabels: Record<string, string> } }[] }[] } };
     const objects = await scenario('minimal-values.yaml');
     const callers = (target: string, port: string): (string | undefined)[] =>
       forComponent<Policy>(objects, 'NetworkPolicy', target)!
         .spec.ingress.filter((rule) => rule.ports.some((p) => p.port === port))
-        .flatMap((rule) => (rule.from ?? [{}]).map((peer) => peer.podSelector?.matchLabels['app.kubernetes.io/name'] ?? 'anyone'));
-    expect(callers('cache', 'grpc').sort()).toEqual(['auth', 'webhooks']);
-    expect(callers('graph-registry', 'http')).toEqual(['graph-controller']);
-    expect(callers('auth', 'https')).toEqual(['ingress-nginx']);
-    expect(callers('webhooks', 'http')).toEqual(['ingress-nginx']);
+        .flatMap((rule) => (rule.from ?? [{}]).map((peer) => (peer.podSelector?.matchLabels['subscription-platform.io/test'] !== undefined ? 'helm test' : (peer.podSelector?.matchLabels['app.kubernetes.io/name'] ?? 'anyone'))));
+    expect(callers('cache', 'grpc').sort()).toEqual(['auth', 'helm test', 'webhooks']);
+    expect(callers('graph-registry', 'http')).toEqual(['graph-controller', 'helm test']);
+    expect(callers('auth', 'https')).toEqual(['ingress-nginx', 'helm test']);
+    expect(callers('webhooks', 'http')).toEqual(['ingress-nginx', 'helm test']);
   });
 
   it('should allow DNS and each service its dependencies on the way out', async () => {

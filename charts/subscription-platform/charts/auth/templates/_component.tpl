@@ -122,3 +122,14 @@ auth.resources.requests.cpu: {{ $requests.cpu }} is less than one CPU, too littl
 auth.locales.default: {{ .Values.locales.default | quote }} is not one of locales.supported
 {{- end }}
 {{- end -}}
+
+{{/* The chart test's checks (platform-lib/templates/_test.tpl). */}}
+{{- define "auth.testChecks" -}}
+- name: ready (/readyz of the management port)
+  url: http://{{ include "platform-lib.fullname" . }}:{{ .Values.service.ports.metrics }}/readyz
+  status: 200
+- name: GET /auth without a session cookie is refused
+  url: https://{{ include "platform-lib.fullname" . }}:{{ .Values.service.ports.api }}/auth
+  insecure: true
+  status: 401
+{{- end -}}

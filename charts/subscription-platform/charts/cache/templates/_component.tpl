@@ -89,3 +89,12 @@ cache.redis.notifyKeyspaceEvents: {{ .Values.redis.notifyKeyspaceEvents | quote 
 cache.redis.url: {{ .Values.redis.url | quote }} must start with redis://, rediss://, redis+sentinel:// or redis+cluster://
 {{- end }}
 {{- end -}}
+
+{{/* The chart test's checks (platform-lib/templates/_test.tpl). */}}
+{{- define "cache.testChecks" -}}
+- name: ready (/readyz of the management port)
+  url: http://{{ include "platform-lib.fullname" . }}:{{ .Values.service.ports.metrics }}/readyz
+  status: 200
+- name: the gRPC health check of the API port answers SERVING
+  grpcHealth: {{ include "platform-lib.fullname" . }}:{{ .Values.service.ports.api }}
+{{- end -}}

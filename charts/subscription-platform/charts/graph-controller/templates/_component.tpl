@@ -67,3 +67,14 @@ graph-controller.backoff.maxMs: must not be less than backoff.baseMs
 graph-controller.serviceAccount.automountServiceAccountToken: must be true: the controller talks to the Kubernetes API with its service account
 {{- end }}
 {{- end -}}
+
+{{/* The chart test's checks (platform-lib/templates/_test.tpl). */}}
+{{- define "graph-controller.testChecks" -}}
+- name: ready (/readyz of the management port)
+  url: http://{{ include "platform-lib.fullname" . }}:{{ .Values.service.ports.metrics }}/readyz
+  status: 200
+- name: its metrics, with the build-info gauge
+  url: http://{{ include "platform-lib.fullname" . }}:{{ .Values.service.ports.metrics }}/metrics
+  status: 200
+  bodyIncludes: subscription_platform_build_info
+{{- end -}}

@@ -53,3 +53,17 @@ graph-registry.cdn.existingSecretKey: is required while hiveGateway.enabled is t
 graph-registry.hiveGateway.pollingInterval: {{ .Values.hiveGateway.pollingInterval | quote }} is not a duration such as 10s or 1m
 {{- end }}
 {{- end -}}
+
+{{/* The chart test's checks (platform-lib/templates/_test.tpl). */}}
+{{- define "graph-registry.testChecks" -}}
+- name: ready (/readyz of the management port)
+  url: http://{{ include "platform-lib.fullname" . }}:{{ .Values.service.ports.metrics }}/readyz
+  status: 200
+- name: the graph list, asked with the API key
+  url: http://{{ include "platform-lib.fullname" . }}:{{ .Values.service.ports.api }}/
+  headers:
+    x-api-key: ${MONITOR_API_KEY}
+  env: [MONITOR_API_KEY]
+  status: 200
+  bodyIncludes: '"graphs"'
+{{- end -}}

@@ -1,8 +1,8 @@
 {{/*
 NetworkPolicy. Ingress: the API port only from the components of this release that call it
-(networkPolicy.allowedComponents), the ingress controller for public components, and extra peers;
-the management port from networkPolicy.metricsFrom (any source when empty: it serves metrics and
-probes, no data). Egress (when networkPolicy.egress.enabled): DNS, the API ports of the components
+(networkPolicy.allowedComponents), the ingress controller for public components, extra peers and
+the chart test's Pod; the management port from networkPolicy.metricsFrom and the chart test's Pod
+(any source when metricsFrom is empty: it serves metrics and probes, no data). Egress (when networkPolicy.egress.enabled): DNS, the API ports of the components
 this one calls, the OTLP collector when tracing is on, and named destinations (Kafka, Redis,
 Keycloak...) by port, narrowed to peers when `to` is set.
 */}}
@@ -40,7 +40,6 @@ spec:
   ingress:
     {{- if $component.apiPort }}
     {{- $ingressController := $np.ingressController | default dict }}
-    {{- if or $np.allowExternal $np.allowedComponents $np.extraIngressFrom $ingressController.enabled }}
     # The API port.
     - ports:
         - port: {{ $component.apiPort.name }}
@@ -61,8 +60,9 @@ spec:
         {{- with $np.extraIngressFrom }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
+        # The chart test's Pod (helm test).
+        - {{ include "platform-lib.testPeer" $ | nindent 10 | trim }}
       {{- end }}
-    {{- end }}
     {{- end }}
     # The management port: /metrics for Prometheus, /livez and /readyz.
     - ports:
@@ -71,6 +71,8 @@ spec:
       {{- with $np.metricsFrom }}
       from:
         {{- toYaml . | nindent 8 }}
+        # The chart test's Pod (helm test).
+        - {{ include "platform-lib.testPeer" $ | nindent 10 | trim }}
       {{- end }}
   {{- if $np.egress.enabled }}
   egress:

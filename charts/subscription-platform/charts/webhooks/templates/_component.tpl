@@ -84,3 +84,19 @@ Announcements__DraftTtlMs: {{ .Values.announcements.draftTtlMs | int64 | quote }
 {{- include "platform-lib.validateHttpUrls" (dict "chart" "webhooks" "values" (dict "publicBaseUrl" .Values.publicBaseUrl "paymentProvider.apiUrl" .Values.paymentProvider.apiUrl "graphqlApiUrl" .Values.graphqlApiUrl "localizationApiUrl" .Values.localizationApiUrl "authApiUrl" .Values.authApiUrl "links.accountUrl" .Values.links.accountUrl "links.billingPortalUrl" .Values.links.billingPortalUrl "links.clientLinkBaseUri" .Values.links.clientLinkBaseUri "oidc.serverUrl" .Values.oidc.serverUrl)) }}
 {{- include "platform-lib.validateStore" (dict "chart" "webhooks" "store" .Values.store "replicas" (include "platform-lib.multipleReplicas" .)) }}
 {{- end -}}
+
+{{/* The chart test's checks (platform-lib/templates/_test.tpl). */}}
+{{- define "webhooks.testChecks" -}}
+- name: ready (/readyz of the management port)
+  url: http://{{ include "platform-lib.fullname" . }}:{{ .Values.service.ports.metrics }}/readyz
+  status: 200
+- name: an unsigned Stripe event is refused by the signature check
+  url: http://{{ include "platform-lib.fullname" . }}:{{ .Values.service.ports.api }}/api/PaymentProviderWebhookHandler?code=${WEBHOOKS_API_KEY}
+  method: POST
+  headers:
+    content-type: application/json
+  body: '{"id":"evt_helm_test","object":"event","type":"checkout.session.completed","created":0,"livemode":false,"data":{"object":{}}}'
+  env: [WEBHOOKS_API_KEY]
+  status: 400
+  bodyIncludes: invalid signature
+{{- end -}}
