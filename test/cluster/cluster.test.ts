@@ -10,47 +10,42 @@
 // One cluster runs per machine, so this one file does it all in order.
 import { spawn } from 'node:child_process';
 import { randomBytes, randomInt, randomUUID } from 'node:crypto';
-import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { getCACertificates, setDefaultCACertificates } from 'node:tls';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Agent, request } from 'undici';
-import { stringify } from 'yaml';
-import { demoData, localSecrets, localUrls } from '../../scripts/local-platform.js';
+import { demoData, localSecrets } from '../../scripts/local-platform.js';
 import { generateSelfSignedCertificate } from '../../services/auth/src/tls.js';
 import { deleteUsersNamed } from '../../services/auth/test/support/keycloak.js';
-import { realmClientSecret } from '../e2e/test-platform.js';
-import { DEFAULT_TOPICS, runJourney, stepRecord, SMS_WEBHOOK_PATH, PAYMENT_WEBHOOK_PATH, type JourneyPlan, type JourneyRecord } from '../e2e/journey.js';
-import { http, sharedKeycloakAdmin } from '../e2e/journey-support.js';
+import { runJourney, stepRecord, SMS_WEBHOOK_PATH, PAYMENT_WEBHOOK_PATH, type JourneyPlan, type JourneyRecord } from '../e2e/journey.js';
+import { http } from '../e2e/journey-support.js';
 import { eventually, sleep } from '../support/eventually.js';
 import { API, BROWSER, forged, identityAt, PAGE_PATH } from '../forward-auth/client-requests.js';
 import type { SeenRequest } from '../forward-auth/demo-upstream.js';
 import { gatewayContractSdl } from '../support/graphql-gateway.js';
 import { infra } from '../support/infra.js';
-import { prepareCharts, type Charts } from '../deploy/support/helm.js';
-import { clusterScript, clusterSh, grpcHealth, holdClusterTier, imageReferences, kube, machineState, restrictedContainer, type Kube, type PortForward } from './support/cluster.js';
-import { startClusterDependencies, type ClusterDependencies } from './support/dependencies.js';
+import { clusterScript, clusterSh, grpcHealth, machineState } from './support/cluster.js';
 import { PROXY, PROXY_LABELS, PROXY_PORT, startForwardAuthProxy, stopForwardAuthProxy } from './support/forward-auth-proxy.js';
+import {
+  ALLOWED_REDIRECT,
+  CACHE_CLIENT,
+  COMPONENTS,
+  enterClusterTier,
+  imageTag,
+  ready,
+  RELEASE,
+  SCRAPER,
+  startClusterPlatform,
+  supportScript,
+  TIER_TIMEOUT_MS,
+  type ClusterPlatform,
+  type ClusterTier,
+  type Pod,
+  type ProbeCounts,
+} from './support/platform.js';
 
-const RELEASE = 'sp';
 const namespace = `sp-e2e-${randomUUID().slice(0, 8)}`;
-const registryApiKey = randomUUID();
-const COMPONENTS = ['cache', 'auth', 'graph-registry', 'webhooks', 'graph-controller'] as const;
-/** What the user puts in the Secrets the charts name (existingSecret): none of it is a chart value. */
-const secrets = {
-  webhooksApiKey: randomBytes(24).toString('base64url'),
-  stripeApiKey: `sk_test_${randomBytes(12).toString('hex')}`,
-  stripeWebhookSecret: `whsec_${randomBytes(24).toString('base64url')}`,
-  twilioAuthToken: randomBytes(16).toString('hex'),
-};
-/** Where Stripe and Twilio would call the webhooks service; Twilio signs this URL, not the port-forward's. */
-const WEBHOOKS_PUBLIC_URL = 'https://webhooks.sp-e2e.test';
-/** The application's host: the forward-auth proxy serves it, and auth under its /sso/ (docs/forward-auth.md). */
-const ALLOWED_REDIRECT = 'https://app.sp-e2e.test';
-/** The auth Service's name in the cluster, which its certificate carries: the proxy verifies it. */
-const AUTH_HOST = `${RELEASE}-auth.${namespace}.svc.cluster.local`;
 const run = randomUUID().slice(0, 8);
 const plan: JourneyPlan = {
   // A fresh valid German mobile number (libphonenumber refuses the 555 numbers), so runs never meet.
@@ -61,154 +56,27 @@ const plan: JourneyPlan = {
   announcement: `Demo Fitness: the cluster run ${run} moves yoga to 7 pm`,
 };
 
-interface Pod {
-  metadata: { name: string; labels?: Record<string, string> };
-  spec: { containers: Array<{ image: string; ports?: Array<{ name?: string; containerPort: number }> }> };
-  status: { phase: string; podIP?: string; conditions?: Array<{ type: string; status: string }> };
-}
-
-let before: string[];
-let cluster: Kube | undefined;
-let charts: Charts | undefined;
-let deps: ClusterDependencies | undefined;
-let authCa: string;
+let platform: ClusterPlatform | undefined;
+let tier: ClusterTier | undefined;
 let scratch: string;
+const cluster = (): ClusterPlatform['cluster'] => platform!.cluster;
+const deps = (): ClusterPlatform['deps'] => platform!.deps;
+const helm = (args: readonly string[]): Promise<string> => platform!.helm(args);
+const pods = (): ReturnType<ClusterPlatform['pods']> => platform!.pods();
+const registryGraphs = (): Promise<Record<string, string>> => platform!.registryGraphs();
 
-/** The tag images.sh gave an image of the platform's (a service's, or the nginx one) (content key). */
-function imageTag(service: string): string {
-  const reference = imageReferences()[`subscription-platform/${service}`];
-  if (!reference) throw new Error(`no image for ${service}: run test/infra/images.sh all`);
-  return reference.slice(reference.lastIndexOf(':') + 1);
-}
-
-/** Egress to the node address on these ports: the services' dependencies outside the cluster. */
-const toNode = (ports: readonly number[]) => ({ enabled: true, ports, to: [{ ipBlock: { cidr: `${infra('CLUSTER_NODE_IP')}/32` } }] });
-
-/** Labels of the pods the NetworkPolicies let in: a Prometheus scraping the management ports, a client of the cache. */
-const SCRAPER = { 'sp-e2e/scrapes-metrics': 'true' };
-const CACHE_CLIENT = { 'sp-e2e/cache-client': 'true' };
-/** Every component's management port only from the scraper (networkPolicy.metricsFrom; empty would admit any pod). */
-const metricsFrom = [{ podSelector: { matchLabels: SCRAPER } }];
-
-function values(extra: Record<string, unknown> = {}): string {
-  const image = (service: string) => ({ image: { tag: imageTag(service), pullPolicy: 'Never' } });
-  const { ports } = deps!;
-  const oidc = { serverUrl: deps!.keycloakUrl, realm: infra('KEYCLOAK_REALM') };
-  const file = join(scratch, `values-${randomUUID().slice(0, 6)}.yaml`);
-  writeFileSync(
-    file,
-    stringify({
-      global: { imageRegistry: 'localhost' },
-      cache: { ...image('cache'), logLevel: 'info', networkPolicy: { metricsFrom, extraIngressFrom: [{ podSelector: { matchLabels: CACHE_CLIENT } }] } },
-      'graph-registry': {
-        enabled: true,
-        ...image('graph-registry'),
-        networkPolicy: { metricsFrom },
-        existingSecret: 'graph-registry-secrets',
-        store: { url: 'memory://' },
-        service: { graphAnnotations: { enabled: true, name: 'graph-registry', port: 'http', path: '/', scheme: 'http' } },
-      },
-      'graph-controller': { enabled: true, ...image('graph-controller'), networkPolicy: { metricsFrom }, existingSecret: 'graph-registry-secrets', watchNamespaces: [namespace] },
-      auth: {
-        enabled: true,
-        ...image('auth'),
-        existingSecret: 'auth-secrets',
-        // Production: Keycloak over https, its certificate signed by the suite's CA, which auth
-        // trusts through the caBundle Secret (NODE_EXTRA_CA_CERTS).
-        environment: 'Production',
-        // Behind the forward-auth proxy, under /sso/ of the application's host (docs/forward-auth.md).
-        publicBaseUrl: `${ALLOWED_REDIRECT}/sso`,
-        allowedRedirectUris: [ALLOWED_REDIRECT],
-        trustProxy: true,
-        oidc: { ...oidc, serverUrl: deps!.keycloakHttps.url, clientId: 'platform-auth', adminUsername: infra('KEYCLOAK_ADMIN_USERNAME') },
-        caBundle: { secretName: 'keycloak-ca' },
-        kafka: { brokers: [deps!.kafkaBrokers] },
-        tls: { existingSecret: 'auth-tls' },
-        networkPolicy: {
-          metricsFrom,
-          extraIngressFrom: [{ podSelector: { matchLabels: PROXY_LABELS } }],
-          egress: { destinations: { kafka: toNode([ports.kafka]), keycloak: toNode([ports.keycloakHttps]) } },
-        },
-      },
-      webhooks: {
-        enabled: true,
-        ...image('webhooks'),
-        existingSecret: 'webhooks-secrets',
-        publicBaseUrl: WEBHOOKS_PUBLIC_URL,
-        paymentProvider: { apiUrl: deps!.stripeApiUrl },
-        smsProvider: { accountSid: localSecrets.twilioAccountSid },
-        graphqlApiUrl: deps!.gatewayUrl,
-        localizationApiUrl: deps!.localizationUrl,
-        store: { existingSecretKey: 'STORE_URL' },
-        kafka: { brokers: [deps!.kafkaBrokers] },
-        links: { accountUrl: localUrls.account, billingPortalUrl: localUrls.billingPortal, clientLinkBaseUri: localUrls.clientBase },
-        oidc: { ...oidc, clientId: infra('KEYCLOAK_SERVICES_CLIENT_ID') },
-        networkPolicy: {
-          metricsFrom,
-          egress: {
-            destinations: { kafka: toNode([ports.kafka]), keycloak: toNode([ports.keycloak]), redis: toNode([ports.redis]), apis: toNode(ports.apis) },
-          },
-        },
-      },
-      ...extra,
-    }),
-  );
-  return file;
-}
-
-/** The Secrets docs/deployment.md tells users to create before installing, under the keys the charts name. */
-async function createSecrets(): Promise<void> {
-  const { cert, key } = await generateSelfSignedCertificate([AUTH_HOST]);
-  authCa = cert;
-  const secret = (name: string, stringData: Record<string, string>, type = 'Opaque') => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, type, stringData });
-  const list = {
-    apiVersion: 'v1',
-    kind: 'List',
-    items: [
-      secret('graph-registry-secrets', { MONITOR_API_KEY: registryApiKey }),
-      secret('auth-secrets', { Oidc__ClientSecret: realmClientSecret('platform-auth'), Oidc__AdminCredentials__Password: infra('KEYCLOAK_ADMIN_PASSWORD') }),
-      secret('auth-tls', { 'tls.crt': cert, 'tls.key': key }, 'kubernetes.io/tls'),
-      secret('keycloak-ca', { 'ca.crt': deps!.keycloakHttps.caPem }),
-      secret('webhooks-secrets', {
-        WEBHOOKS_API_KEY: secrets.webhooksApiKey,
-        PAYMENT_PROVIDER_API_KEY: secrets.stripeApiKey,
-        PAYMENT_PROVIDER_WEBHOOKS_SECRET: secrets.stripeWebhookSecret,
-        SMS_PROVIDER_AUTH_TOKEN: secrets.twilioAuthToken,
-        Oidc__ClientSecret: infra('KEYCLOAK_SERVICES_CLIENT_SECRET'),
-        STORE_URL: deps!.redisUrl,
-      }),
-    ],
-  };
-  await cluster!.kubectl(['apply', '-f', '-'], JSON.stringify(list));
-}
-
-async function helm(args: readonly string[]): Promise<string> {
-  const result = await charts!.helm([...args, '--kubeconfig', cluster!.kubeconfig]);
-  if (result.code !== 0) throw new Error(`helm ${args.join(' ')}: ${result.stderr}`);
-  return result.stdout;
-}
-
-async function pods(): Promise<Pod[]> {
-  return (await cluster!.json<{ items: Pod[] }>(['-n', namespace, 'get', 'pods'])).items;
-}
-
-const ready = (pod: Pod): boolean => pod.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
-
-/** The registry's graphs, asked through a port-forward to its Service. */
-async function registryGraphs(): Promise<Record<string, string>> {
-  const forward = await cluster!.portForward(namespace, `svc/${RELEASE}-graph-registry`, 5145);
-  try {
-    const answer = await fetch(`http://127.0.0.1:${forward.port}/`, { headers: { 'x-api-key': registryApiKey } });
-    expect(answer.status).toBe(200);
-    return ((await answer.json()) as { graphs: Record<string, string> }).graphs;
-  } finally {
-    await forward.close();
-  }
-}
+/**
+ * The suite's values: auth behind the forward-auth proxy, under /sso/ of the application's host
+ * (docs/forward-auth.md), trusting the proxy's forwarding headers and letting the proxy's Pod in.
+ */
+const values = (): string =>
+  platform!.values({
+    auth: { publicBaseUrl: `${ALLOWED_REDIRECT}/sso`, trustProxy: true, networkPolicy: { extraIngressFrom: [{ podSelector: { matchLabels: PROXY_LABELS } }] } },
+  });
 
 /** The cache's gRPC health check through `kubectl port-forward svc/<release>-cache`, as a user debugging it runs it. */
 async function expectCacheServingThroughForward(): Promise<void> {
-  const forward = await cluster!.portForward(namespace, `svc/${RELEASE}-cache`, 7777);
+  const forward = await cluster().portForward(namespace, `svc/${RELEASE}-cache`, 7777);
   try {
     expect(await grpcHealth(`127.0.0.1:${forward.port}`)).toBe('SERVING');
   } finally {
@@ -217,25 +85,9 @@ async function expectCacheServingThroughForward(): Promise<void> {
 }
 
 const PROBE = 'health-probe';
-const supportScript = (name: string): string => readFileSync(fileURLToPath(new URL(`./support/${name}`, import.meta.url)), 'utf8');
-
-/** A pod of the cache image running one of the support scripts with node, restricted as the namespace demands. */
-async function startScriptPod(name: string, labels: Record<string, string>, script: string, args: readonly string[], env: Record<string, string> = {}): Promise<void> {
-  const container = {
-    name: 'probe',
-    image: `localhost/subscription-platform/cache:${imageTag('cache')}`,
-    imagePullPolicy: 'Never',
-    command: ['node', '-e', script, ...args],
-    env: Object.entries(env).map(([key, value]) => ({ name: key, value })),
-    securityContext: restrictedContainer,
-  };
-  const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace, labels }, spec: { restartPolicy: 'Never', containers: [container] } };
-  await cluster!.kubectl(['apply', '-f', '-'], JSON.stringify(pod));
-}
-
 /** A client of the cache inside the cluster: grpc-health-probe.cjs checking ADDRESS by its Service name. */
 async function startHealthProbe(address: string): Promise<void> {
-  await startScriptPod(PROBE, CACHE_CLIENT, supportScript('grpc-health-probe.cjs'), [], { ADDRESS: address });
+  await platform!.startScriptPod(PROBE, CACHE_CLIENT, 'grpc-health-probe.cjs', [], { ADDRESS: address });
 }
 
 /** host:port → "connected", "timeout" (a policy dropped the SYN) or an error code, as tcp-probe.cjs prints it. */
@@ -243,28 +95,26 @@ type Reach = Record<string, string>;
 
 /** What a new pod with these labels reaches of the targets (tcp-probe.cjs in a pod of its own). */
 async function reachFromPod(name: string, labels: Record<string, string>, targets: readonly string[]): Promise<Reach> {
-  await startScriptPod(name, labels, supportScript('tcp-probe.cjs'), [JSON.stringify(targets)]);
+  await platform!.startScriptPod(name, labels, 'tcp-probe.cjs', [JSON.stringify(targets)]);
   try {
-    await cluster!.kubectl(['-n', namespace, 'wait', `pod/${name}`, '--for=jsonpath={.status.phase}=Succeeded', '--timeout=120s']);
-    return JSON.parse(await cluster!.kubectl(['-n', namespace, 'logs', name])) as Reach;
+    await cluster().kubectl(['-n', namespace, 'wait', `pod/${name}`, '--for=jsonpath={.status.phase}=Succeeded', '--timeout=120s']);
+    return JSON.parse(await cluster().kubectl(['-n', namespace, 'logs', name])) as Reach;
   } finally {
-    await cluster!.kubectl(['-n', namespace, 'delete', 'pod', name, '--ignore-not-found', '--wait']);
+    await cluster().kubectl(['-n', namespace, 'delete', 'pod', name, '--ignore-not-found', '--wait']);
   }
 }
 
 /** What a component's own pod reaches of the targets (tcp-probe.cjs through kubectl exec). */
 async function reachFromComponent(component: string, targets: readonly string[]): Promise<Reach> {
-  const output = await cluster!.kubectl(['-n', namespace, 'exec', `deploy/${RELEASE}-${component}`, '--', 'node', '-e', supportScript('tcp-probe.cjs'), JSON.stringify(targets)]);
+  const output = await cluster().kubectl(['-n', namespace, 'exec', `deploy/${RELEASE}-${component}`, '--', 'node', '-e', supportScript('tcp-probe.cjs'), JSON.stringify(targets)]);
   return JSON.parse(output) as Reach;
 }
 
 const outcomes = (targets: readonly string[], outcome: string): Reach => Object.fromEntries(targets.map((target) => [target, outcome]));
 
 /** The probe's counts so far (its last line of output; none before it has started). */
-async function probeCounts(): Promise<{ ok: number; failed: string[] }> {
-  const line = (await cluster!.kubectl(['-n', namespace, 'logs', PROBE, '--tail', '1'])).trim();
-  if (line === '') return { ok: 0, failed: [] };
-  return JSON.parse(line) as { ok: number; failed: string[] };
+async function probeCounts(): Promise<ProbeCounts> {
+  return platform!.probeCounts(PROBE);
 }
 
 /** Retries a check of expectations once a second (each try may start a port-forward) until it passes. */
@@ -283,30 +133,19 @@ async function settles(check: () => Promise<void>, timeoutMs: number): Promise<v
   );
 }
 
-// The longest another checkout's cluster suite is waited for (its own run takes about 6 minutes).
-const TIER_WAIT_MS = 1_800_000;
-let releaseTier: (() => Promise<void>) | undefined;
-
 beforeAll(async () => {
   scratch = mkdtempSync(join(tmpdir(), 'sp-cluster-'));
-  // `make test` builds the cluster's commands and images while the other tiers run: this waits for
-  // that install (its locks) and finds everything built, or builds what is missing (cold: the
-  // longest builds of the project; cached per machine after).
-  const install = await clusterSh(['install'], 5_400_000);
-  if (install.code !== 0) throw new Error(`cluster.sh install failed: ${install.stderr}`);
-  // Another checkout's cluster suite on this machine (its `make test` beside this one) runs first.
-  releaseTier = await holdClusterTier(TIER_WAIT_MS);
-  before = await machineState();
-}, 5_460_000 + TIER_WAIT_MS);
+  tier = await enterClusterTier();
+}, TIER_TIMEOUT_MS);
 
 afterAll(async () => {
   // Whatever happened above, nothing of the cluster stays running.
-  await deps?.close();
   await deleteUsersNamed([plan.phoneNumber]).catch(() => undefined);
-  await clusterSh(['down']);
-  await releaseTier?.();
-  charts?.close();
-  rmSync(scratch, { recursive: true, force: true });
+  if (platform !== undefined) await platform.stop(tier);
+  else {
+    await clusterSh(['down']);
+    await tier?.release();
+  }
 }, 120_000);
 
 describe('an `up` interrupted with Ctrl-C', () => {
@@ -323,34 +162,25 @@ describe('an `up` interrupted with Ctrl-C', () => {
       });
       void exited.then(() => reject(new Error(`cluster.sh up ended before the control plane ran: ${stderr}`)));
     });
-    expect(await machineState()).not.toEqual(before);
+    expect(await machineState()).not.toEqual(tier!.before);
     process.kill(-child.pid!, 'SIGINT');
     expect(await exited).toBe(130);
     expect(stderr).toContain('up interrupted or failed: restoring the machine');
-    expect(await machineState()).toEqual(before);
+    expect(await machineState()).toEqual(tier!.before);
   }, 600_000);
 });
 
 describe('the umbrella chart on the cluster', () => {
   beforeAll(async () => {
-    const up = await clusterSh(['up']);
-    if (up.code !== 0) throw new Error(`cluster.sh up failed: ${up.stderr}`);
-    cluster = kube(infra('CLUSTER_KUBECONFIG'));
-    charts = await prepareCharts();
-    await cluster.kubectl(['create', 'namespace', namespace]);
-    await cluster.kubectl(['label', 'namespace', namespace, 'pod-security.kubernetes.io/enforce=restricted', 'pod-security.kubernetes.io/enforce-version=latest']);
-    deps = await startClusterDependencies(infra('CLUSTER_NODE_IP'), scratch);
-    // The suite checks the journey's Keycloak users over https too: this process trusts the CA.
-    setDefaultCACertificates([...getCACertificates('default'), deps.keycloakHttps.caPem]);
-    await createSecrets();
-    await helm(['install', RELEASE, charts.umbrella, '-n', namespace, '-f', values(), '--wait', '--timeout', '180s']);
+    platform = await startClusterPlatform(scratch, namespace);
+    await helm(['install', RELEASE, platform.charts.umbrella, '-n', namespace, '-f', values(), '--wait', '--timeout', '180s']);
   }, 900_000);
 
   it('should refuse a second cluster on the same machine, naming the one that runs', async () => {
     const second = await clusterSh(['up']);
     expect(second.code).not.toBe(0);
     expect(second.stderr).toMatch(/another cluster runs on this machine/);
-    expect(await cluster!.kubectl(['get', 'node', '-o', 'jsonpath={.items[0].status.conditions[?(@.type=="Ready")].status}'])).toBe('True');
+    expect(await cluster().kubectl(['get', 'node', '-o', 'jsonpath={.items[0].status.conditions[?(@.type=="Ready")].status}'])).toBe('True');
   }, 120_000);
 
   it('should run every component Ready under Pod Security restricted, from the images built here', async () => {
@@ -362,13 +192,20 @@ describe('the umbrella chart on the cluster', () => {
       const component = pod.metadata.labels!['app.kubernetes.io/name']!;
       expect(pod.spec.containers[0]!.image).toBe(`localhost/subscription-platform/${component}:${imageTag(component)}`);
     }
-    const label = await cluster!.kubectl(['get', 'namespace', namespace, '-o', 'jsonpath={.metadata.labels.pod-security\\.kubernetes\\.io/enforce}']);
+    const label = await cluster().kubectl(['get', 'namespace', namespace, '-o', 'jsonpath={.metadata.labels.pod-security\\.kubernetes\\.io/enforce}']);
     expect(label).toBe('restricted');
   });
 
+  it('should pass its chart tests (helm test): every component ready and answering one real request through its Service', async () => {
+    const output = await platform!.helmTest();
+    for (const component of COMPONENTS) expect(output).toMatch(new RegExp(`TEST SUITE:\\s+${RELEASE}-${component}-test[\\s\\S]*?Phase:\\s+Succeeded`));
+    // A passing test Pod is deleted (helm.sh/hook-delete-policy hook-succeeded): nothing stays for helm uninstall to leave behind.
+    expect((await pods()).filter((pod) => pod.metadata.name.endsWith('-test'))).toEqual([]);
+  }, 300_000);
+
   it('should refuse a pod without the restricted securityContext in that namespace: the policy is enforced, not just labelled', async () => {
     const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'unrestricted', namespace }, spec: { containers: [{ name: 'c', image: 'localhost/pause:static-1' }] } };
-    await expect(cluster!.kubectl(['apply', '-f', '-'], JSON.stringify(pod))).rejects.toThrow(/violates PodSecurity "restricted:latest"/);
+    await expect(cluster().kubectl(['apply', '-f', '-'], JSON.stringify(pod))).rejects.toThrow(/violates PodSecurity "restricted:latest"/);
   });
 
   it('should answer the gRPC health check of the cache through kubectl port-forward', async () => {
@@ -376,13 +213,13 @@ describe('the umbrella chart on the cluster', () => {
   }, 60_000);
 
   it('should register and look up a graph in the registry through kubectl port-forward, refusing a wrong key', async () => {
-    const forward = await cluster!.portForward(namespace, `svc/${RELEASE}-graph-registry`, 5145);
+    const forward = await cluster().portForward(namespace, `svc/${RELEASE}-graph-registry`, 5145);
     try {
       const base = `http://127.0.0.1:${forward.port}`;
       const name = `e2e-${randomUUID().slice(0, 8)}`;
-      const put = await fetch(`${base}/${name}`, { method: 'POST', headers: { 'x-api-key': registryApiKey, 'content-type': 'text/plain' }, body: 'http://example.test/graphql' });
+      const put = await fetch(`${base}/${name}`, { method: 'POST', headers: { 'x-api-key': platform!.secrets.registryApiKey, 'content-type': 'text/plain' }, body: 'http://example.test/graphql' });
       expect(put.status).toBe(204);
-      const got = await fetch(`${base}/${name}`, { headers: { 'x-api-key': registryApiKey } });
+      const got = await fetch(`${base}/${name}`, { headers: { 'x-api-key': platform!.secrets.registryApiKey } });
       expect(got.status).toBe(200);
       expect(await got.text()).toContain('http://example.test/graphql');
       expect((await fetch(`${base}/${name}`, { headers: { 'x-api-key': 'wrong' } })).status).toBe(401);
@@ -392,47 +229,29 @@ describe('the umbrella chart on the cluster', () => {
   }, 60_000);
 
   describe('a user journey through kubectl port-forward', () => {
-    const forwards: PortForward[] = [];
     let record: JourneyRecord;
     let webhooksAddress: string;
 
-
-    const forward = async (service: string, port: number): Promise<string> => {
-      const opened = await cluster!.portForward(namespace, `svc/${RELEASE}-${service}`, port);
-      forwards.push(opened);
-      return `127.0.0.1:${opened.port}`;
-    };
-
     beforeAll(async () => {
-      const [auth, registry, webhooks] = await Promise.all([forward('auth', 5555), forward('graph-registry', 5145), forward('webhooks', 5000)]);
-      webhooksAddress = webhooks;
-      record = await runJourney(
-        {
-          auth: { url: `https://${auth}`, ca: authCa },
-          registry: { url: `http://${registry}`, apiKey: registryApiKey },
-          webhooks: { url: `http://${webhooks}`, publicBaseUrl: WEBHOOKS_PUBLIC_URL, apiKey: secrets.webhooksApiKey, stripeWebhookSecret: secrets.stripeWebhookSecret, twilioAuthToken: secrets.twilioAuthToken, twilioAccountSid: localSecrets.twilioAccountSid },
-          stripe: { apiUrl: deps!.stripeApiUrl, apiKey: secrets.stripeApiKey },
-          kafka: { brokers: [deps!.kafkaBrokers], topics: DEFAULT_TOPICS },
-          keycloak: { ...sharedKeycloakAdmin(), url: deps!.keycloakHttps.url },
-        },
-        plan,
-      );
+      const targets = await platform!.journeyTargets();
+      webhooksAddress = new URL(targets.webhooks.url).host;
+      record = await runJourney(targets, plan);
     }, 180_000);
 
     afterAll(async () => {
-      await Promise.all(forwards.map((opened) => opened.close()));
+      await platform!.closeForwards();
     });
 
     it('should run auth in Production against the https Keycloak', async () => {
-      const config = await cluster!.json<{ data: Record<string, string> }>(['-n', namespace, 'get', 'configmap', `${RELEASE}-auth`]);
-      expect(config.data).toMatchObject({ ASPNETCORE_ENVIRONMENT: 'Production', Oidc__ServerUrl: deps!.keycloakHttps.url });
+      const config = await cluster().json<{ data: Record<string, string> }>(['-n', namespace, 'get', 'configmap', `${RELEASE}-auth`]);
+      expect(config.data).toMatchObject({ ASPNETCORE_ENVIRONMENT: 'Production', Oidc__ServerUrl: deps().keycloakHttps.url });
     });
 
     it('should complete every step, or name the pods whose logs tell why', async () => {
       const failures = record.failures.map(({ step, title, error }) => `${step}. ${title}: ${error.message}`);
       if (failures.length > 0) {
         for (const component of ['auth', 'webhooks']) {
-          failures.push(`${component}: ${await cluster!.kubectl(['-n', namespace, 'logs', `deploy/${RELEASE}-${component}`, '--tail', '15']).catch((error: Error) => error.message)}`);
+          failures.push(`${component}: ${await cluster().kubectl(['-n', namespace, 'logs', `deploy/${RELEASE}-${component}`, '--tail', '15']).catch((error: Error) => error.message)}`);
         }
       }
       expect(failures).toEqual([]);
@@ -457,15 +276,15 @@ describe('the umbrella chart on the cluster', () => {
 
     it('should take a signed Stripe event: one PaymentConfirmation and one PlanSubscription through the gateway, PaymentConfirmedEvent on Kafka', () => {
       const payment = stepRecord(record, 'payment');
-      const gateway = deps!.gateway;
+      const gateway = deps().gateway;
       expect(gateway.mutations().map((operation) => operation.fields)).toEqual([['createPaymentConfirmation'], ['createPlanSubscription']]);
-      expect(gateway.data.paymentConfirmations).toEqual([expect.objectContaining({ checkoutSessionId: payment.checkoutSessionId, clientId: deps!.client.id, amount: 1000 })]);
-      expect(payment.paymentConfirmedEvent.value).toMatchObject({ checkoutSessionId: payment.checkoutSessionId, clientId: deps!.client.id, paymentConfirmationId: gateway.data.paymentConfirmations[0]!.id });
+      expect(gateway.data.paymentConfirmations).toEqual([expect.objectContaining({ checkoutSessionId: payment.checkoutSessionId, clientId: deps().client.id, amount: 1000 })]);
+      expect(payment.paymentConfirmedEvent.value).toMatchObject({ checkoutSessionId: payment.checkoutSessionId, clientId: deps().client.id, paymentConfirmationId: gateway.data.paymentConfirmations[0]!.id });
     });
 
     it('should refuse, through the same forward, a Stripe event signed with another secret and an SMS signed with another token', async () => {
       const webhooks = `http://${webhooksAddress}`;
-      const query = `?code=${encodeURIComponent(secrets.webhooksApiKey)}`;
+      const query = `?code=${encodeURIComponent(platform!.secrets.webhooksApiKey)}`;
       const forged = await http(`${webhooks}${PAYMENT_WEBHOOK_PATH}${query}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'stripe-signature': `t=${Math.floor(Date.now() / 1000)},v1=${randomBytes(32).toString('hex')}` },
@@ -478,7 +297,7 @@ describe('the umbrella chart on the cluster', () => {
         body: new URLSearchParams({ From: demoData.client.phoneNumber, Body: 'CONFIRM', AccountSid: localSecrets.twilioAccountSid, MessageSid: `SM${run}` }).toString(),
       });
       expect(sms.status).toBe(403);
-      expect(deps!.gateway.mutations()).toHaveLength(2);
+      expect(deps().gateway.mutations()).toHaveLength(2);
     });
 
     it('should run the SMS announcement command: drafted, confirmed and sent to both subscribers in their locales', () => {
@@ -505,7 +324,7 @@ describe('the umbrella chart on the cluster', () => {
       };
       /** Every request that reached the application, oldest first (one line of its log each). */
       const reached = async (): Promise<SeenRequest[]> =>
-        (await cluster!.kubectl(['-n', namespace, 'logs', UPSTREAM]))
+        (await cluster().kubectl(['-n', namespace, 'logs', UPSTREAM]))
           .split('\n')
           .filter((line) => line.startsWith('{'))
           .map((line) => JSON.parse(line) as SeenRequest);
@@ -527,18 +346,18 @@ describe('the umbrella chart on the cluster', () => {
       beforeAll(async () => {
         const { cert, key } = await generateSelfSignedCertificate([appHost]);
         dispatcher = new Agent({ connect: { ca: cert } });
-        await startScriptPod(UPSTREAM, {}, supportScript('echo-upstream.cjs'), []);
-        await cluster!.kubectl(['-n', namespace, 'wait', `pod/${UPSTREAM}`, '--for=condition=Ready', '--timeout=120s']);
-        const upstream = await cluster!.json<Pod>(['-n', namespace, 'get', 'pod', UPSTREAM]);
-        await startForwardAuthProxy(cluster!, {
+        await platform!.startScriptPod(UPSTREAM, {}, 'echo-upstream.cjs', []);
+        await cluster().kubectl(['-n', namespace, 'wait', `pod/${UPSTREAM}`, '--for=condition=Ready', '--timeout=120s']);
+        const upstream = await cluster().json<Pod>(['-n', namespace, 'get', 'pod', UPSTREAM]);
+        await startForwardAuthProxy(cluster(), {
           namespace,
           image: `localhost/subscription-platform/nginx:${imageTag('nginx')}`,
-          authHost: AUTH_HOST,
+          authHost: platform!.authHost,
           authPort: 5555,
           upstream: `${upstream.status.podIP}:8080`,
-          tls: { cert, key, authCa },
+          tls: { cert, key, authCa: platform!.authCa },
         });
-        proxy = await cluster!.portForward(namespace, `pod/${PROXY}`, PROXY_PORT);
+        proxy = await cluster().portForward(namespace, `pod/${PROXY}`, PROXY_PORT);
         // The application's own sign-in page passes the proxy without a session: once it answers, both are up.
         await settles(async () => void expect((await send('/sign-in', API)).status).toBe(200), 60_000);
       }, 300_000);
@@ -546,8 +365,8 @@ describe('the umbrella chart on the cluster', () => {
       afterAll(async () => {
         await proxy?.close();
         await dispatcher?.close();
-        await stopForwardAuthProxy(cluster!, namespace);
-        await cluster!.kubectl(['-n', namespace, 'delete', 'pod', UPSTREAM, '--ignore-not-found', '--wait']);
+        await stopForwardAuthProxy(cluster(), namespace);
+        await cluster().kubectl(['-n', namespace, 'delete', 'pod', UPSTREAM, '--ignore-not-found', '--wait']);
       }, 120_000);
 
       it('should answer an API client without a session with 401, whatever identity or forwarding headers it forges, and send nothing to the application', async () => {
@@ -567,7 +386,7 @@ describe('the umbrella chart on the cluster', () => {
         const signin = await send(`/sso/signin?rd=${encodeURIComponent(page)}`, BROWSER);
         expect(signin.status).toBe(302);
         const keycloak = new URL(signin.location!);
-        expect(`${keycloak.origin}${keycloak.pathname}`).toBe(`${deps!.keycloakHttps.url}/realms/${infra('KEYCLOAK_REALM')}/protocol/openid-connect/auth`);
+        expect(`${keycloak.origin}${keycloak.pathname}`).toBe(`${deps().keycloakHttps.url}/realms/${infra('KEYCLOAK_REALM')}/protocol/openid-connect/auth`);
         expect(keycloak.searchParams.get('client_id')).toBe('platform-auth');
         expect(keycloak.searchParams.get('redirect_uri')).toBe(`${ALLOWED_REDIRECT}/sso/redirect`);
         expect(await send(`/sso/signin?rd=${encodeURIComponent('https://evil.example/')}`, BROWSER)).toEqual({ status: 400, location: null });
@@ -612,7 +431,7 @@ describe('the umbrella chart on the cluster', () => {
     }, 300_000);
 
     it("should keep auth's egress to the destinations listed for it: Kafka, the https Keycloak and the cache, not the plain-http Keycloak, Redis, the APIs or the registry", async () => {
-      const { ports } = deps!;
+      const { ports } = deps();
       const atNode = (port: number): string => `${infra('CLUSTER_NODE_IP')}:${port}`;
       const listed = [atNode(ports.kafka), atNode(ports.keycloakHttps), `${RELEASE}-cache:7777`];
       const unlisted = [atNode(ports.keycloak), atNode(ports.redis), ...ports.apis.map(atNode), `${RELEASE}-graph-registry:5145`];
@@ -631,11 +450,11 @@ describe('the umbrella chart on the cluster', () => {
       metadata: { name: 'example-graph', namespace, annotations: { 'graph-registry.io/name': 'example-graph', 'graph-registry.io/port': '4000' } },
       spec: { selector: { app: 'example-graph' }, ports: [{ name: 'http', port: 4000 }] },
     };
-    await cluster!.kubectl(['apply', '-f', '-'], JSON.stringify(service));
+    await cluster().kubectl(['apply', '-f', '-'], JSON.stringify(service));
     try {
       await settles(async () => void expect((await registryGraphs())['example-graph']).toMatch(/^http:\/\/example-graph\..*:4000\/graphql$/), 60_000);
     } finally {
-      await cluster!.kubectl(['-n', namespace, 'delete', 'service', 'example-graph', '--ignore-not-found']);
+      await cluster().kubectl(['-n', namespace, 'delete', 'service', 'example-graph', '--ignore-not-found']);
     }
     await settles(async () => void expect(Object.keys(await registryGraphs())).not.toContain('example-graph'), 60_000);
   }, 180_000);
@@ -645,7 +464,7 @@ describe('the umbrella chart on the cluster', () => {
     await startHealthProbe(`${RELEASE}-cache:7777`);
     try {
       await settles(async () => void expect((await probeCounts()).ok).toBeGreaterThan(0), 60_000);
-      await helm(['upgrade', RELEASE, charts!.umbrella, '-n', namespace, '-f', values({}), '--set', 'cache.logLevel=debug', '--wait', '--timeout', '180s']);
+      await helm(['upgrade', RELEASE, platform!.charts.umbrella, '-n', namespace, '-f', values(), '--set', 'cache.logLevel=debug', '--wait', '--timeout', '180s']);
       await settles(async () => {
         const cacheAfter = (await pods()).filter((pod) => pod.metadata.labels?.['app.kubernetes.io/name'] === 'cache');
         expect(cacheAfter.map((pod) => pod.metadata.name).some((name) => cacheBefore.includes(name))).toBe(false);
@@ -656,7 +475,7 @@ describe('the umbrella chart on the cluster', () => {
       await settles(async () => void expect((await probeCounts()).ok).toBeGreaterThan(rolled + 20), 60_000);
       expect((await probeCounts()).failed).toEqual([]);
     } finally {
-      await cluster!.kubectl(['-n', namespace, 'delete', 'pod', PROBE, '--ignore-not-found', '--wait']);
+      await cluster().kubectl(['-n', namespace, 'delete', 'pod', PROBE, '--ignore-not-found', '--wait']);
     }
     await expectCacheServingThroughForward();
   }, 300_000);
@@ -664,7 +483,7 @@ describe('the umbrella chart on the cluster', () => {
   it("should leave nothing of the release after helm uninstall but the user's Secrets and the controller's records the docs name", async () => {
     await helm(['uninstall', RELEASE, '-n', namespace, '--wait', '--timeout', '120s']);
     await settles(async () => void expect(await pods()).toEqual([]), 60_000);
-    const left = await cluster!.kubectl(['-n', namespace, 'get', 'all,configmap,secret,serviceaccount,role,rolebinding,lease,networkpolicy,poddisruptionbudget', '-o', 'name']);
+    const left = await cluster().kubectl(['-n', namespace, 'get', 'all,configmap,secret,serviceaccount,role,rolebinding,lease,networkpolicy,poddisruptionbudget', '-o', 'name']);
     // kube-root-ca.crt and the default ServiceAccount belong to the namespace; the Lease and the
     // ownership records (up to 64 shards `<lease>-owners-NN`) are the graph controller's own
     // (docs/deployment.md, "Try it on a local cluster").
@@ -676,13 +495,14 @@ describe('the umbrella chart on the cluster', () => {
         `lease.coordination.k8s.io/${RELEASE}-graph-controller`,
         'secret/auth-secrets',
         'secret/auth-tls',
+        'secret/cache-secrets',
         'secret/graph-registry-secrets',
         'secret/keycloak-ca',
         'secret/webhooks-secrets',
         'serviceaccount/default',
       ].sort(),
     );
-    const clusterScoped = await cluster!.kubectl(['get', 'clusterrole,clusterrolebinding', '-l', `app.kubernetes.io/instance=${RELEASE}`, '-o', 'name']);
+    const clusterScoped = await cluster().kubectl(['get', 'clusterrole,clusterrolebinding', '-l', `app.kubernetes.io/instance=${RELEASE}`, '-o', 'name']);
     expect(clusterScoped.trim()).toBe('');
   }, 180_000);
 });
@@ -691,6 +511,6 @@ describe('after cluster.sh down', () => {
   it('should leave sysctls, iptables rules, mounts, network namespaces and the bridge as they were', async () => {
     const down = await clusterSh(['down']);
     expect(down.code).toBe(0);
-    expect(await machineState()).toEqual(before);
+    expect(await machineState()).toEqual(tier!.before);
   }, 120_000);
 });

@@ -134,6 +134,21 @@ export async function keycloakUsers(settings: KeycloakAdminSettings, username: s
   );
 }
 
+/** Creates a user with a password (and a phoneNumber attribute) through the realm's admin API; its id. */
+export async function keycloakCreateUser(settings: KeycloakAdminSettings, user: { username: string; password: string; phoneNumber: string }): Promise<string> {
+  const { admin, headers } = await realmAdmin(settings);
+  const representation = { username: user.username, enabled: true, attributes: { phoneNumber: [user.phoneNumber] }, credentials: [{ type: 'password', value: user.password, temporary: false }] };
+  const answer = await http(`${admin}/users`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(representation) });
+  check(answer.status === 201, `creating ${user.username} in Keycloak: ${statusLine(answer)}`);
+  return answer.headers.get('location')!.split('/').pop()!;
+}
+
+/** Deletes a user through the realm's admin API. */
+export async function keycloakDeleteUser(settings: KeycloakAdminSettings, userId: string): Promise<void> {
+  const { admin, headers } = await realmAdmin(settings);
+  await http(`${admin}/users/${encodeURIComponent(userId)}`, { method: 'DELETE', headers });
+}
+
 /** The admin of the shared Keycloak (test/infra/keycloak.sh), for the journey's look-up of provisioned users. */
 export function sharedKeycloakAdmin(): KeycloakAdminSettings {
   return { url: infra('KEYCLOAK_URL'), realm: infra('KEYCLOAK_REALM'), username: infra('KEYCLOAK_ADMIN_USERNAME'), password: infra('KEYCLOAK_ADMIN_PASSWORD') };

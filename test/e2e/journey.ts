@@ -306,11 +306,12 @@ async function stripeCheckout(ctx: Context): Promise<PaymentRecord> {
 
 // Step 5 -------------------------------------------------------------------------------------
 
-async function sendSms(ctx: Context, body: string): Promise<{ answer: HttpAnswer; reply: string; sid: string }> {
-  const { url, publicBaseUrl, apiKey, twilioAuthToken, twilioAccountSid } = ctx.targets.webhooks;
+/** A text from `from` to the webhooks service as Twilio sends it (signed): the answer, its TwiML reply and the MessageSid. */
+export async function smsToWebhooks(webhooks: JourneyTargets['webhooks'], from: string, body: string): Promise<{ answer: HttpAnswer; reply: string; sid: string }> {
+  const { url, publicBaseUrl, apiKey, twilioAuthToken, twilioAccountSid } = webhooks;
   const query = `?code=${encodeURIComponent(apiKey)}`;
   const sid = `SM${randomUUID().replace(/-/g, '')}`;
-  const params = { ToCountry: 'US', SmsMessageSid: sid, NumMedia: '0', From: ctx.plan.client.phoneNumber, To: '+15559990000', Body: body, AccountSid: twilioAccountSid, MessageSid: sid, NumSegments: '1', ApiVersion: '2010-04-01' };
+  const params = { ToCountry: 'US', SmsMessageSid: sid, NumMedia: '0', From: from, To: '+15559990000', Body: body, AccountSid: twilioAccountSid, MessageSid: sid, NumSegments: '1', ApiVersion: '2010-04-01' };
   const signature = twilio.getExpectedTwilioSignature(twilioAuthToken, `${publicBaseUrl}${SMS_WEBHOOK_PATH}${query}`, params);
   const answer = await http(`${url}${SMS_WEBHOOK_PATH}${query}`, {
     method: 'POST',
@@ -319,8 +320,13 @@ async function sendSms(ctx: Context, body: string): Promise<{ answer: HttpAnswer
   });
   const reply = answer.status === 200 ? twimlMessage(answer.text) : undefined;
   check(reply !== undefined, `the SMS webhook answered ${statusLine(answer)}`);
-  ctx.saw(`SMS from ${ctx.plan.client.phoneNumber} "${body}" (signed, X-Twilio-Signature) → 200, reply "${reply}"`);
   return { answer, reply, sid };
+}
+
+async function sendSms(ctx: Context, body: string): Promise<{ answer: HttpAnswer; reply: string; sid: string }> {
+  const sent = await smsToWebhooks(ctx.targets.webhooks, ctx.plan.client.phoneNumber, body);
+  ctx.saw(`SMS from ${ctx.plan.client.phoneNumber} "${body}" (signed, X-Twilio-Signature) → 200, reply "${sent.reply}"`);
+  return sent;
 }
 
 async function announcement(ctx: Context): Promise<AnnouncementRecord> {

@@ -9,6 +9,7 @@
 #   test/infra/cluster.sh down       stop all of it and restore the machine as it was before `up`
 #   test/infra/cluster.sh run CMD…   up, run CMD, down, also when CMD fails or is interrupted
 #   test/infra/cluster.sh snapshot   the machine state the cluster changes (compared by the suite)
+#   test/infra/cluster.sh import ARCHIVE…  docker archives into the running node's containerd
 #
 # Everything listens on a bridge this script makes (BRIDGE, 10.244.0.1/24): the apiserver, the
 # kubelet, the node IP and the pods (CNI bridge + host-local). Pods cannot send anything off the
@@ -415,6 +416,17 @@ import_images() {
   timing "images imported" "$t0"
 }
 
+# import ARCHIVE...: docker archives (images another build made: the previous release's, for the
+# upgrade test) into the running node's containerd, under the names they carry. The next `up`
+# prunes them with the other service images that are not this clone's current ones.
+import_archives() {
+  local file
+  [ -S "$CTR_SOCK" ] || die "no cluster runs here (no $CTR_SOCK): cluster.sh up first"
+  for file in "$@"; do
+    ctr --address "$CTR_SOCK" -n k8s.io images import --no-unpack=false "$file" > /dev/null || die "importing $file failed"
+  done
+}
+
 # The content store survives `down`, so each source change would leave its five service images
 # there for good (10 GB on one developer's machine): every reference (the name, and the sha256:
 # one the CRI adds) to a service image that is not the current one goes, and containerd's garbage
@@ -624,5 +636,6 @@ case "${1:-}" in
   run) shift; run "$@" ;;
   snapshot) snapshot ;;
   expose) shift; expose "$@" ;;
-  *) die "usage: $0 install|up|down|run CMD...|snapshot|expose PORT..." ;;
+  import) shift; import_archives "$@" ;;
+  *) die "usage: $0 install|up|down|run CMD...|snapshot|expose PORT...|import ARCHIVE..." ;;
 esac

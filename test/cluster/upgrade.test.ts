@@ -1,0 +1,309 @@
+// An upgrade of a running installation with live data in it, on the single-node cluster: the
+// previous release (release/previous; its images and chart built from that commit of this clone by
+// scripts/release/previous.sh, cached per machine) installed as docs/deployment.md says, with the
+// state an installation has — an OTP session and an OIDC session at auth, graphs and schema
+// versions in the registry, Stripe events in the webhooks' event log, an announcement drafted and
+// not yet confirmed — then `helm upgrade` to this version while clients in the cluster keep asking
+// (the sessions at auth, the cache's health): no request and no probe fails during the rollout,
+// and everything is still there and still works after it, `helm test` included. Then
+// `helm rollback` to the previous release, and the same checks.
+// The platform's state lives in Redis (the cache's entries, auth's sessions among them; the
+// registry; the webhooks' log and drafts), as in an installation that is upgraded in place.
+import { randomBytes, randomInt, randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { demoData } from '../../scripts/local-platform.js';
+import { signInWithKeycloakForm } from '../support/keycloak-form-login.js';
+import { runJourney, smsToWebhooks, type JourneyPlan, type JourneyRecord, type JourneyTargets } from '../e2e/journey.js';
+import { http, httpsClient, keycloakCreateUser, keycloakDeleteUser } from '../e2e/journey-support.js';
+import { eventually, sleep } from '../support/eventually.js';
+import { gatewayContractSdl } from '../support/graphql-gateway.js';
+import { repoRoot } from '../deploy/support/service-config.js';
+import { clusterSh, infraSh } from './support/cluster.js';
+import {
+  ALLOWED_REDIRECT,
+  CACHE_CLIENT,
+  COMPONENTS,
+  enterClusterTier,
+  imageTag,
+  persistentStores,
+  ready,
+  RELEASE,
+  startClusterPlatform,
+  TIER_TIMEOUT_MS,
+  type ClusterPlatform,
+  type ClusterTier,
+  type Pod,
+} from './support/platform.js';
+
+const namespace = `sp-upgrade-${randomUUID().slice(0, 8)}`;
+const run = randomUUID().slice(0, 8);
+const version = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version;
+const plan: JourneyPlan = {
+  phoneNumber: `+49151${randomInt(10_000_000, 100_000_000)}`,
+  graph: { name: `upgrade-${run}`, url: 'http://graphql.sp-e2e.test/graphql', schema: `# the upgrade run ${run}, version 1\n${gatewayContractSdl}` },
+  client: demoData.client,
+  subscribers: demoData.subscribers,
+  announcement: `Demo Fitness: the upgrade run ${run} is live`,
+};
+const oidcUser = { username: `upgrade-${run}`, password: randomBytes(12).toString('base64url'), phoneNumber: `+49152${randomInt(10_000_000, 100_000_000)}` };
+/** Labels of the pod asking auth with the sessions' cookies (auth's NetworkPolicy lets it in, below). */
+const SESSION_CLIENT = { 'sp-e2e/session-client': 'true' };
+const CACHE_PROBE = 'cache-probe';
+const SESSION_PROBE = 'session-probe';
+const ROLLOUT_TIMEOUT = '300s';
+
+/** The previous release as scripts/release/previous.sh built it: its chart, and each service's image archive and tag. */
+interface PreviousRelease {
+  version: string;
+  chart: string;
+  archives: string[];
+  tags: Record<string, string>;
+}
+
+async function buildPreviousRelease(): Promise<PreviousRelease> {
+  const built = await infraSh(join(repoRoot, 'scripts/release/previous.sh'), [], 5_400_000);
+  if (built.code !== 0) throw new Error(`scripts/release/previous.sh failed:\n${built.stderr.split('\n').slice(-30).join('\n')}`);
+  const dir = built.stdout.trim().split('\n').pop()!;
+  const previousVersion = /^version=(.+)$/m.exec(readFileSync(join(repoRoot, 'release/previous'), 'utf8'))![1]!;
+  const images = Object.fromEntries(
+    readFileSync(join(dir, 'images.env'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+  );
+  return {
+    version: previousVersion,
+    chart: join(dir, `subscription-platform-${previousVersion}.tgz`),
+    archives: COMPONENTS.map((service) => join(dir, `${service}.tar`)),
+    tags: Object.fromEntries(COMPONENTS.map((service) => [service, images[service]!.slice(images[service]!.lastIndexOf(':') + 1)])),
+  };
+}
+
+let scratch: string;
+let tier: ClusterTier | undefined;
+let platform: ClusterPlatform | undefined;
+let previous: PreviousRelease;
+let oidcUserId: string | undefined;
+
+/** The state made through the previous release, and what each check compares with. */
+interface LiveState {
+  journey: JourneyRecord;
+  sessions: { otp: string; oidc: string };
+  graphs: Record<string, string>;
+  schema: string;
+  events: unknown[];
+  /** The text of the announcement drafted and not yet confirmed. */
+  draft: string;
+}
+let live: LiveState;
+
+const values = (tags?: Record<string, string>): string =>
+  platform!.values(
+    {
+      ...persistentStores(platform!),
+      auth: { networkPolicy: { extraIngressFrom: [{ podSelector: { matchLabels: SESSION_CLIENT } }] } },
+      webhooks: { adminApi: { existingSecretKey: 'WEBHOOKS_ADMIN_API_KEY' } },
+    },
+    tags,
+  );
+
+/** A browser's OIDC login through auth (login, Keycloak's own form, back to /redirect): the TokenId cookie's value. */
+async function oidcLogin(auth: JourneyTargets['auth']): Promise<string> {
+  const client = httpsClient(auth.url, auth.ca);
+  try {
+    const started = await client.request(`/login?${new URLSearchParams({ redirectUri: ALLOWED_REDIRECT }).toString()}`);
+    if (started.status !== 302) throw new Error(`GET /login answered ${started.status}: ${started.text}`);
+    const binding = started.cookies[0]!.split(';')[0]!;
+    const back = await signInWithKeycloakForm(started.headers.get('location')!, oidcUser.username, oidcUser.password);
+    const finished = await client.request(`${back.pathname}${back.search}`, { headers: { cookie: binding } });
+    const tokenId = finished.cookies.find((cookie) => cookie.startsWith('TokenId='));
+    if (finished.status !== 302 || tokenId === undefined) throw new Error(`GET /redirect answered ${finished.status} without a TokenId cookie: ${finished.text}`);
+    return tokenId.slice('TokenId='.length, tokenId.indexOf(';'));
+  } finally {
+    await client.close();
+  }
+}
+
+/** GET /auth with each session's cookie, through a fresh forward: the statuses. */
+async function sessionStatuses(targets: JourneyTargets): Promise<{ otp: number; oidc: number }> {
+  const client = httpsClient(targets.auth.url, targets.auth.ca);
+  try {
+    const ask = async (cookie: string): Promise<number> => (await client.request('/auth', { headers: { cookie: `TokenId=${cookie}` } })).status;
+    return { otp: await ask(live.sessions.otp), oidc: await ask(live.sessions.oidc) };
+  } finally {
+    await client.close();
+  }
+}
+
+async function registrySchema(targets: JourneyTargets): Promise<string> {
+  return (await http(`${targets.registry.url}/schema`, { headers: { 'x-api-key': targets.registry.apiKey } })).text;
+}
+
+/** The webhooks' event log as the admin API lists it (newest first). */
+async function eventLog(targets: JourneyTargets): Promise<unknown[]> {
+  const answer = await http(`${targets.webhooks.url}/api/events?limit=100`, { headers: { 'x-api-key': platform!.secrets.webhooksAdminApiKey } });
+  if (answer.status !== 200) throw new Error(`GET /api/events answered ${answer.status}: ${answer.text}`);
+  return (JSON.parse(answer.text) as { events: unknown[] }).events;
+}
+
+/** The forwards opened again (the pods they reached are gone after a rollout) and what the services hold now. */
+async function stateNow(): Promise<{ targets: JourneyTargets; sessions: { otp: number; oidc: number }; graphs: Record<string, string>; schema: string; events: unknown[] }> {
+  await platform!.closeForwards();
+  const targets = await platform!.journeyTargets();
+  return { targets, sessions: await sessionStatuses(targets), graphs: await platform!.registryGraphs(), schema: await registrySchema(targets), events: await eventLog(targets) };
+}
+
+/** The probes' counts (in-cluster clients of the cache and of auth with the sessions). */
+async function probes(): Promise<{ cache: { ok: number; failed: string[] }; sessions: { ok: number; failed: string[] } }> {
+  return { cache: await platform!.probeCounts(CACHE_PROBE), sessions: await platform!.probeCounts(SESSION_PROBE) };
+}
+
+/** Kubelet probe failures (Unhealthy events) in the namespace since `since`. */
+async function probeFailuresSince(since: number): Promise<string[]> {
+  const events = await platform!.cluster.json<{ items: Array<{ reason: string; message: string; involvedObject: { name: string }; lastTimestamp?: string; eventTime?: string }> }>(['-n', namespace, 'get', 'events']);
+  return events.items
+    .filter((event) => event.reason === 'Unhealthy' && Date.parse(event.lastTimestamp ?? event.eventTime ?? '') >= since - 1000)
+    .map((event) => `${event.involvedObject.name}: ${event.message}`);
+}
+
+/** Every component's pods Ready on the given tags, and no other pod of them left. */
+async function rolledTo(tags: (service: string) => string): Promise<void> {
+  await eventually(
+    async () => {
+      const pods = (await platform!.pods()).filter((pod: Pod) => (COMPONENTS as readonly string[]).includes(pod.metadata.labels?.['app.kubernetes.io/name'] ?? ''));
+      const done = pods.every((pod) => ready(pod) && pod.spec.containers[0]!.image.endsWith(`:${tags(pod.metadata.labels!['app.kubernetes.io/name']!)}`));
+      if (!done) await sleep(1000);
+      return done && new Set(pods.map((pod) => pod.metadata.labels!['app.kubernetes.io/name'])).size === COMPONENTS.length;
+    },
+    180_000,
+    'every component rolled',
+  );
+}
+
+/**
+ * A helm command that rolls the pods (upgrade or rollback) while the probes ask: no failed request
+ * and no failed kubelet probe from its start until the old pods are gone and 20 more answers came.
+ */
+async function rollWhileProbing(roll: () => Promise<unknown>, tags: (service: string) => string): Promise<void> {
+  await platform!.startScriptPod(CACHE_PROBE, CACHE_CLIENT, 'grpc-health-probe.cjs', [], { ADDRESS: `${RELEASE}-cache:7777` });
+  await platform!.startScriptPod(SESSION_PROBE, SESSION_CLIENT, 'session-probe.cjs', [], { URL: `https://${RELEASE}-auth:5555/auth`, COOKIES: JSON.stringify([live.sessions.otp, live.sessions.oidc]) });
+  try {
+    await eventually(async () => {
+      const counts = await probes().catch(() => undefined);
+      if (counts === undefined || counts.cache.ok === 0 || counts.sessions.ok === 0) await sleep(1000);
+      return counts !== undefined && counts.cache.ok > 0 && counts.sessions.ok > 0;
+    }, 60_000);
+    // Both probes answered before the roll: a failure from here on is the roll's.
+    expect(await probes()).toEqual({ cache: expect.objectContaining({ failed: [] }), sessions: expect.objectContaining({ failed: [] }) });
+    const since = Date.now();
+    await roll();
+    await rolledTo(tags);
+    const rolled = await probes();
+    await eventually(async () => {
+      const counts = await probes();
+      if (counts.cache.ok <= rolled.cache.ok + 20 || counts.sessions.ok <= rolled.sessions.ok + 20) await sleep(1000);
+      return counts.cache.ok > rolled.cache.ok + 20 && counts.sessions.ok > rolled.sessions.ok + 20;
+    }, 60_000);
+    const counts = await probes();
+    expect({ cache: counts.cache.failed, sessions: counts.sessions.failed, kubeletProbes: await probeFailuresSince(since) }).toEqual({ cache: [], sessions: [], kubeletProbes: [] });
+  } finally {
+    await platform!.cluster.kubectl(['-n', namespace, 'delete', 'pod', CACHE_PROBE, SESSION_PROBE, '--ignore-not-found', '--wait']);
+  }
+}
+
+/** The checks after a roll: every session, the registry, the event log as before, and the waiting draft CONFIRMed. */
+async function expectStateKeptAndDraftConfirmed(): Promise<void> {
+  const now = await stateNow();
+  expect(now.sessions).toEqual({ otp: 200, oidc: 200 });
+  expect(now.graphs).toEqual(live.graphs);
+  expect(now.schema).toBe(live.schema);
+  // The events logged before, as they were (the newest first; none added by the roll).
+  expect(now.events).toEqual(live.events);
+  const confirmed = await smsToWebhooks(now.targets.webhooks, plan.client.phoneNumber, 'CONFIRM');
+  expect(confirmed.reply).toBe(`Your announcement was sent to ${plan.subscribers.length} subscribers.`);
+  // The next draft, left for the next roll.
+  live.draft = `${plan.announcement}, draft after the roll ${Date.now()}`;
+  expect((await smsToWebhooks(now.targets.webhooks, plan.client.phoneNumber, live.draft)).reply).toMatch(/Text CONFIRM to send it/);
+}
+
+/** `helm list`'s line of the release: its chart (name-version) and app version. */
+async function listed(): Promise<{ chart: string; app_version: string; status: string }> {
+  const releases = JSON.parse(await platform!.helm(['list', '-n', namespace, '-o', 'json'])) as Array<{ name: string; chart: string; app_version: string; status: string }>;
+  const release = releases.find((candidate) => candidate.name === RELEASE)!;
+  return { chart: release.chart, app_version: release.app_version, status: release.status };
+}
+
+beforeAll(async () => {
+  scratch = mkdtempSync(join(tmpdir(), 'sp-upgrade-'));
+  tier = await enterClusterTier();
+  previous = await buildPreviousRelease();
+}, TIER_TIMEOUT_MS + 5_400_000);
+
+afterAll(async () => {
+  if (oidcUserId !== undefined) await keycloakDeleteUser(platform!.keycloak, oidcUserId).catch(() => undefined);
+  if (platform !== undefined) await platform.stop(tier);
+  else {
+    await clusterSh(['down']);
+    await tier?.release();
+  }
+}, 120_000);
+
+describe('an upgrade from the previous release with live state in it', () => {
+  beforeAll(async () => {
+    platform = await startClusterPlatform(scratch, namespace);
+    const imported = await clusterSh(['import', ...previous.archives]);
+    if (imported.code !== 0) throw new Error(`cluster.sh import failed: ${imported.stderr}`);
+    await platform.helm(['install', RELEASE, previous.chart, '-n', namespace, '-f', values(previous.tags), '--wait', '--timeout', ROLLOUT_TIMEOUT]);
+    const targets = await platform.journeyTargets();
+    const journey = await runJourney(targets, plan);
+    oidcUserId = await keycloakCreateUser(platform.keycloak, oidcUser);
+    const oidc = await oidcLogin(targets.auth);
+    // A second schema version of the registry's graph.
+    const schema = plan.graph.schema.replace('version 1', 'version 2');
+    const stored = await http(`${targets.registry.url}/schema`, { method: 'POST', headers: { 'x-api-key': targets.registry.apiKey, 'content-type': 'application/graphql' }, body: schema });
+    if (stored.status !== 201) throw new Error(`POST /schema (version 2) answered ${stored.status}: ${stored.text}`);
+    const draft = `${plan.announcement}, drafted before the upgrade`;
+    const drafted = await smsToWebhooks(targets.webhooks, plan.client.phoneNumber, draft);
+    if (!/Text CONFIRM to send it/.test(drafted.reply)) throw new Error(`the draft's reply: ${drafted.reply}`);
+    live = {
+      journey,
+      sessions: { otp: journey.login?.cookie.value ?? '', oidc },
+      graphs: await platform.registryGraphs(),
+      schema: await registrySchema(targets),
+      events: await eventLog(targets),
+      draft,
+    };
+  }, 900_000);
+
+  it('should run the previous release and hold the live state made through it', async () => {
+    expect(live.journey.failures.map(({ step, title, error }) => `${step}. ${title}: ${error.message}`)).toEqual([]);
+    expect(await listed()).toEqual({ chart: `subscription-platform-${previous.version}`, app_version: previous.version, status: 'deployed' });
+    expect((await stateNow()).sessions).toEqual({ otp: 200, oidc: 200 });
+    expect(live.graphs[plan.graph.name]).toBe(plan.graph.url);
+    expect(live.schema).toContain(`the upgrade run ${run}, version 2`);
+    expect(live.events).toContainEqual(expect.objectContaining({ id: live.journey.payment?.eventId }));
+  }, 120_000);
+
+  it('should upgrade to this version while clients ask: no failed request or probe, every session, the registry and the event log kept, the draft CONFIRMed', async () => {
+    await rollWhileProbing(() => platform!.helm(['upgrade', RELEASE, platform!.charts.umbrella, '-n', namespace, '-f', values(), '--wait', '--timeout', ROLLOUT_TIMEOUT]), imageTag);
+    expect(await listed()).toEqual({ chart: `subscription-platform-${version}`, app_version: version, status: 'deployed' });
+    await expectStateKeptAndDraftConfirmed();
+    live.events = await eventLog((await stateNow()).targets);
+  }, 900_000);
+
+  it('should pass helm test after the upgrade', async () => {
+    const output = await platform!.helmTest();
+    for (const component of COMPONENTS) expect(output).toMatch(new RegExp(`TEST SUITE:\\s+${RELEASE}-${component}-test[\\s\\S]*?Phase:\\s+Succeeded`));
+  }, 300_000);
+
+  it('should roll back to the previous release the same way: no failed request or probe, the state kept, the draft made on this version CONFIRMed', async () => {
+    await rollWhileProbing(() => platform!.helm(['rollback', RELEASE, '1', '-n', namespace, '--wait', '--timeout', ROLLOUT_TIMEOUT]), (service) => previous.tags[service]!);
+    expect(await listed()).toEqual({ chart: `subscription-platform-${previous.version}`, app_version: previous.version, status: 'deployed' });
+    await expectStateKeptAndDraftConfirmed();
+    // The previous release's chart has no tests: helm test passes with none.
+    await platform!.helmTest();
+  }, 900_000);
+});
