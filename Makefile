@@ -76,12 +76,14 @@ test-only: build
 # infra.sh). Then, while the unit and integration tiers run, the single-node cluster's commands and
 # images build in the background at the lowest CPU priority (cold: the longest builds of all, reused
 # after: keyed by version and content); the cluster tier runs last and waits for them
-# (test/jest/sequencer.cjs, test/cluster/cluster.test.ts). Its screen output: .cache/logs/cluster-install.screen.
+# (test/jest/sequencer.cjs, test/cluster/cluster.test.ts). The previous release's images and chart
+# (the upgrade test's; scripts/release/previous.sh, cached per machine by commit) build after them.
+# Its screen output: .cache/logs/cluster-install.screen.
 test: toolchain
 	@$(INFRA) install test lint
 	@$(INFRA) up
 	@$(INFRA) disk
-	@mkdir -p .cache/logs; nice -n 19 bash test/infra/cluster.sh install > .cache/logs/cluster-install.screen 2>&1 & cluster=$$!; \
+	@mkdir -p .cache/logs; { nice -n 19 bash test/infra/cluster.sh install && nice -n 19 bash scripts/release/previous.sh > /dev/null; } > .cache/logs/cluster-install.screen 2>&1 & cluster=$$!; \
 	  status=0; npm test --silent || status=$$?; \
 	  wait $$cluster || { echo "the cluster install failed: .cache/logs/cluster-install.screen"; tail -n 30 .cache/logs/cluster-install.screen; }; \
 	  $(INFRA) down > .cache/run/down.log 2>&1; \

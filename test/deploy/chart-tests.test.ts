@@ -14,7 +14,7 @@ import { ofKind, selects, type Container, type Deployment, type PodSpec } from '
 import { services } from './support/service-config.js';
 
 type Pod = K8sObject & { spec: PodSpec & { restartPolicy: string } };
-type Peer = { podSelector?: { matchLabels: Record<string, string> } };
+type Peer = { podSelector?: { matchLabels?: Record<string, string> }; namespaceSelector?: unknown };
 type Policy = K8sObject & { spec: { podSelector: { matchLabels: Record<string, string> }; ingress: { ports: { port: string }[]; from?: Peer[] }[] } };
 
 interface Check {
@@ -123,7 +123,7 @@ describe('the chart tests, rendered', () => {
       const component = pod.metadata.labels!['subscription-platform.io/test']!;
       const policy = ofKind<Policy>(objects, 'NetworkPolicy').find((candidate) => candidate.spec.podSelector.matchLabels['app.kubernetes.io/name'] === component);
       if (policy === undefined) continue;
-      const admitted = policy.spec.ingress.filter((rule) => rule.from === undefined || rule.from.some((peer) => peer.podSelector !== undefined && selects(peer.podSelector.matchLabels, pod.metadata.labels)));
+      const admitted = policy.spec.ingress.filter((rule) => rule.from === undefined || rule.from.some((peer) => peer.namespaceSelector === undefined && peer.podSelector !== undefined && selects(peer.podSelector.matchLabels ?? {}, pod.metadata.labels)));
       expect({ component, ports: admitted.flatMap((rule) => rule.ports.map((port) => port.port)).sort() }).toEqual({
         component,
         ports: (component === 'graph-controller' ? ['management'] : ['management', { cache: 'grpc', auth: 'https' }[component] ?? 'http']).sort(),
