@@ -238,8 +238,9 @@ async function listed(): Promise<{ chart: string; app_version: string; status: s
 
 beforeAll(async () => {
   scratch = mkdtempSync(join(tmpdir(), 'sp-upgrade-'));
-  tier = await enterClusterTier();
+  // Before the tier: another checkout's (or this run's cluster.test.ts) cluster runs meanwhile.
   previous = await buildPreviousRelease();
+  tier = await enterClusterTier();
 }, TIER_TIMEOUT_MS + 5_400_000);
 
 afterAll(async () => {
