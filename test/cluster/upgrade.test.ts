@@ -161,11 +161,15 @@ async function probes(): Promise<{ cache: { ok: number; failed: string[] }; sess
   return { cache: await platform!.probeCounts(CACHE_PROBE), sessions: await platform!.probeCounts(SESSION_PROBE) };
 }
 
-/** Kubelet probe failures (Unhealthy events) in the namespace since `since`. */
+/**
+ * Kubelet probe failures (Unhealthy events) in the namespace since `since`: liveness and readiness.
+ * A new pod's startup probe may fail while the process is still starting (that is what it waits
+ * for; the pod takes no traffic and is not restarted meanwhile), so those are not counted.
+ */
 async function probeFailuresSince(since: number): Promise<string[]> {
   const events = await platform!.cluster.json<{ items: Array<{ reason: string; message: string; involvedObject: { name: string }; lastTimestamp?: string; eventTime?: string }> }>(['-n', namespace, 'get', 'events']);
   return events.items
-    .filter((event) => event.reason === 'Unhealthy' && Date.parse(event.lastTimestamp ?? event.eventTime ?? '') >= since - 1000)
+    .filter((event) => event.reason === 'Unhealthy' && !event.message.startsWith('Startup probe failed') && Date.parse(event.lastTimestamp ?? event.eventTime ?? '') >= since - 1000)
     .map((event) => `${event.involvedObject.name}: ${event.message}`);
 }
 
