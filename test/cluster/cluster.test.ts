@@ -10,7 +10,7 @@
 // One cluster runs per machine, so this one file does it all in order.
 import { spawn } from 'node:child_process';
 import { randomBytes, randomInt, randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -145,6 +145,7 @@ afterAll(async () => {
   else {
     await clusterSh(['down']);
     await tier?.release();
+    rmSync(scratch, { recursive: true, force: true });
   }
 }, 120_000);
 

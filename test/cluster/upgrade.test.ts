@@ -10,7 +10,7 @@
 // The platform's state lives in Redis (the cache's entries, auth's sessions among them; the
 // registry; the webhooks' log and drafts), as in an installation that is upgraded in place.
 import { randomBytes, randomInt, randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -253,6 +253,7 @@ afterAll(async () => {
   else {
     await clusterSh(['down']);
     await tier?.release();
+    rmSync(scratch, { recursive: true, force: true });
   }
 }, 120_000);
 
