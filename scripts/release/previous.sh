@@ -23,7 +23,8 @@ git -C "$ROOT" cat-file -e "$COMMIT^{commit}" 2> /dev/null || die "the previous 
 
 # build_previous DIR: the images and chart of COMMIT into DIR.
 build_previous() {
-  local dir=$1 work service name archive
+  local dir=$1 service name archive
+  # Not local: the EXIT trap runs after this function returned (cached runs it in a subshell).
   work=$(mktemp -d)
   # The worktree is registered in the clone's .git: removed on every way out.
   trap 'git -C "$ROOT" worktree remove --force "$work/src" > /dev/null 2>&1 || true; rm -rf "$work"' EXIT
