@@ -25,7 +25,7 @@ import { API, BROWSER, forged, identityAt, PAGE_PATH } from '../forward-auth/cli
 import type { SeenRequest } from '../forward-auth/demo-upstream.js';
 import { gatewayContractSdl } from '../support/graphql-gateway.js';
 import { infra } from '../support/infra.js';
-import { clusterScript, clusterSh, grpcHealth, machineState } from './support/cluster.js';
+import { clusterScript, clusterSh, grpcHealth, machineState, type PortForward } from './support/cluster.js';
 import { PROXY, PROXY_LABELS, PROXY_PORT, startForwardAuthProxy, stopForwardAuthProxy } from './support/forward-auth-proxy.js';
 import {
   ALLOWED_REDIRECT,
