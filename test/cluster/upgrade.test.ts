@@ -104,7 +104,13 @@ const values = (tags?: Record<string, string>): string =>
   platform!.values(
     {
       ...persistentStores(platform!),
-      auth: { networkPolicy: { extraIngressFrom: [{ podSelector: { matchLabels: SESSION_CLIENT } }] } },
+      auth: {
+        // Keycloak's platform-auth client (test/infra/keycloak/realm.json) sends browsers back only
+        // to https://127.0.0.1:* (it refuses the suite's made-up host with 400): the OIDC login's
+        // redirect goes there, and oidcLogin hands its path and query to the forward.
+        publicBaseUrl: 'https://127.0.0.1:5555',
+        networkPolicy: { extraIngressFrom: [{ podSelector: { matchLabels: SESSION_CLIENT } }] },
+      },
       webhooks: { adminApi: { existingSecretKey: 'WEBHOOKS_ADMIN_API_KEY' } },
     },
     tags,
@@ -161,16 +167,45 @@ async function probes(): Promise<{ cache: { ok: number; failed: string[] }; sess
   return { cache: await platform!.probeCounts(CACHE_PROBE), sessions: await platform!.probeCounts(SESSION_PROBE) };
 }
 
+interface KubeEvent {
+  reason: string;
+  message: string;
+  involvedObject: { name: string };
+  lastTimestamp?: string | null;
+  eventTime?: string | null;
+  metadata: { creationTimestamp: string };
+}
+
+interface PodStatuses {
+  metadata: { name: string; creationTimestamp: string };
+  status: { containerStatuses?: Array<{ name: string; restartCount: number }> };
+}
+
+/** When an event last happened; an event without any time counts as recent (never dropped). */
+const eventTime = (event: KubeEvent): number => Date.parse(event.lastTimestamp ?? event.eventTime ?? event.metadata.creationTimestamp) || Number.POSITIVE_INFINITY;
+
 /**
- * Kubelet probe failures (Unhealthy events) in the namespace since `since`: liveness and readiness.
- * A new pod's startup probe may fail while the process is still starting (that is what it waits
- * for; the pod takes no traffic and is not restarted meanwhile), so those are not counted.
+ * Kubelet probe failures in the namespace since `since`: every failed liveness or readiness probe
+ * (Unhealthy events), every container the kubelet killed for a failed probe or restarted (a startup
+ * or liveness probe past its failureThreshold), and a startup probe failing on a pod that was there
+ * before the roll. A pod the roll created may fail its startup probe while its process is still
+ * starting: that is what the probe waits for (failureThreshold × periodSeconds; until it passes the
+ * kubelet runs no other probe, the pod takes no traffic and is not restarted), so those attempts
+ * are not failures of the rollout, as long as the container was never restarted for them.
  */
 async function probeFailuresSince(since: number): Promise<string[]> {
-  const events = await platform!.cluster.json<{ items: Array<{ reason: string; message: string; involvedObject: { name: string }; lastTimestamp?: string; eventTime?: string }> }>(['-n', namespace, 'get', 'events']);
-  return events.items
-    .filter((event) => event.reason === 'Unhealthy' && !event.message.startsWith('Startup probe failed') && Date.parse(event.lastTimestamp ?? event.eventTime ?? '') >= since - 1000)
+  const events = (await platform!.cluster.json<{ items: KubeEvent[] }>(['-n', namespace, 'get', 'events'])).items.filter((event) => eventTime(event) >= since - 1000);
+  const pods = (await platform!.cluster.json<{ items: PodStatuses[] }>(['-n', namespace, 'get', 'pods'])).items;
+  const created = new Map(pods.map((pod) => [pod.metadata.name, Date.parse(pod.metadata.creationTimestamp)]));
+  const startingPod = (name: string): boolean => (created.get(name) ?? Number.NEGATIVE_INFINITY) >= since - 1000;
+  const failed = events
+    .filter((event) => event.reason === 'Unhealthy' && !(event.message.startsWith('Startup probe failed') && startingPod(event.involvedObject.name)))
     .map((event) => `${event.involvedObject.name}: ${event.message}`);
+  const killed = events.filter((event) => event.reason === 'Killing' && /probe/i.test(event.message)).map((event) => `${event.involvedObject.name}: ${event.message}`);
+  const restarted = pods.flatMap((pod) =>
+    (pod.status.containerStatuses ?? []).filter((container) => container.restartCount > 0).map((container) => `${pod.metadata.name}: ${container.name} restarted ${container.restartCount} times`),
+  );
+  return [...failed, ...killed, ...restarted];
 }
 
 /** Every component's pods Ready on the given tags, and no other pod of them left. */
