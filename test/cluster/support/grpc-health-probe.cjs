@@ -12,6 +12,11 @@ const failed = [];
 function check() {
   return new Promise((resolve) => {
     const session = http2.connect(`http://${address}`);
+    // How far a check that timed out got, and when it began: whether the connection or the answer stalled.
+    const began = new Date().toISOString();
+    let stage = 'connecting';
+    session.once('connect', () => (stage = 'connected'));
+    session.once('remoteSettings', () => (stage = 'settings received'));
     let settled = false;
     const done = (outcome) => {
       if (settled) return;
@@ -20,11 +25,14 @@ function check() {
       resolve(outcome);
     };
     session.on('error', (error) => done(error.code || error.message));
-    session.setTimeout(2000, () => done('timeout'));
+    session.setTimeout(2000, () => done(`timeout (${stage}; began ${began})`));
     const request = session.request({ ':method': 'POST', ':path': '/grpc.health.v1.Health/Check', 'content-type': 'application/grpc', te: 'trailers' });
     const chunks = [];
     let status;
-    request.on('response', (headers) => (status = headers['grpc-status'] ?? status));
+    request.on('response', (headers) => {
+      stage = 'headers received';
+      status = headers['grpc-status'] ?? status;
+    });
     request.on('trailers', (trailers) => (status = trailers['grpc-status']));
     request.on('data', (chunk) => chunks.push(chunk));
     // An empty HealthCheckRequest: uncompressed, length 0. SERVING is field 1 = 1 (08 01).
