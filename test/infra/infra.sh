@@ -34,6 +34,7 @@ step_kubectl() { infra kube.sh install kubectl; }
 # The tools of the tests (the integration tier): not installed by `make up`.
 step_helm() { infra gotools.sh install helm; }
 step_grpcurl() { infra gotools.sh install grpcurl; }
+step_ghz() { infra gotools.sh install ghz; }
 step_otelcol() { infra otelcol.sh install; }
 step_deploy_tools() { infra deploy-tools.sh install; }
 step_release_tools() { infra release-tools.sh install; }
@@ -55,7 +56,7 @@ step_build() { make -C "$ROOT" --no-print-directory build; }
 step_lint() { make -C "$ROOT" --no-print-directory lint; }
 
 UP_STEPS=(redis kafka keycloak stripe-mock kube-apiserver etcd hive-gateway)
-TEST_STEPS=(kubectl helm grpcurl otelcol deploy-tools release-tools chromium nginx caddy)
+TEST_STEPS=(kubectl helm grpcurl ghz otelcol deploy-tools release-tools chromium nginx caddy)
 
 # install_steps STEP...: side by side, one line each on the screen.
 install_steps() {
