@@ -4,7 +4,10 @@
 // users to debug (an OTP login against auth in Production, whose Keycloak speaks https with a
 // certificate of the suite's own CA, a registry lookup, a signed Stripe event and an SMS command), the
 // forward-auth through a Pod of Debian's nginx running docs/forward-auth/nginx.conf in front of auth
-// and an application, the in-cluster graph controller registering annotated Services, the chart's NetworkPolicies enforced
+// and an application, the in-cluster graph controller registering annotated Services, federation
+// through the chart's Hive Gateway (an image built from gateway/) to the subgraph fixtures' Pod whose
+// annotated Services the controller publishes — the webhooks' GraphQL calls among them —, the
+// chart's NetworkPolicies enforced
 // (kube-network-policies, test/infra/cluster.sh), `helm upgrade` and `helm uninstall`; and the
 // machine put back as it was, after the suite and after an `up` interrupted with Ctrl-C.
 // One cluster runs per machine, so this one file does it all in order.
@@ -24,6 +27,7 @@ import { deleteUsersNamed } from '../../services/auth/test/support/keycloak.js';
 import { realmClientSecret } from '../e2e/test-platform.js';
 import { DEFAULT_TOPICS, runJourney, stepRecord, SMS_WEBHOOK_PATH, PAYMENT_WEBHOOK_PATH, type JourneyPlan, type JourneyRecord } from '../e2e/journey.js';
 import { http, sharedKeycloakAdmin } from '../e2e/journey-support.js';
+import { gatewayQuery, startSubgraphsPod, stopSubgraphsPod, subgraphOperations, subgraphsEgress, type GatewayTarget, type SubgraphsPod } from './support/subgraphs.js';
 import { eventually, sleep } from '../support/eventually.js';
 import { API, BROWSER, forged, identityAt, PAGE_PATH } from '../forward-auth/client-requests.js';
 import type { SeenRequest } from '../forward-auth/demo-upstream.js';
@@ -38,6 +42,10 @@ const RELEASE = 'sp';
 const namespace = `sp-e2e-${randomUUID().slice(0, 8)}`;
 const registryApiKey = randomUUID();
 const COMPONENTS = ['cache', 'auth', 'graph-registry', 'webhooks', 'graph-controller'] as const;
+/** The registry's Hive Gateway (graph-registry.hiveGateway): a Deployment of the release besides the five services. */
+const GATEWAY = 'hive-gateway';
+/** The read-only key the gateway reads the supergraph with (Registry__CdnKeys, HIVE_CDN_KEY). */
+const cdnKey = randomBytes(24).toString('base64url');
 /** What the user puts in the Secrets the charts name (existingSecret): none of it is a chart value. */
 const secrets = {
   webhooksApiKey: randomBytes(24).toString('base64url'),
@@ -73,6 +81,7 @@ let charts: Charts | undefined;
 let deps: ClusterDependencies | undefined;
 let authCa: string;
 let scratch: string;
+let subgraphs: SubgraphsPod | undefined;
 
 /** The tag images.sh gave an image of the platform's (a service's, or the nginx one) (content key). */
 function imageTag(service: string): string {
@@ -81,8 +90,22 @@ function imageTag(service: string): string {
   return reference.slice(reference.lastIndexOf(':') + 1);
 }
 
+/**
+ * The chart's Hive Gateway from the image images.sh built from gateway/ (global.imageRegistry
+ * `localhost` names it as the services' images), polling the registry every 10 s, the shortest.
+ */
+const hiveGateway = () => ({ enabled: true, image: { repository: `subscription-platform/${GATEWAY}`, tag: imageTag(GATEWAY), pullPolicy: 'Never' }, replicaCount: 1, pollingInterval: '10s' });
+
+/** The gateway's Service, and the Keycloak whose tokens the subgraphs accept. */
+const gatewayTarget = (): GatewayTarget => ({ namespace, service: `${RELEASE}-${GATEWAY}`, keycloakUrl: deps!.keycloakUrl });
+
 /** Egress to the node address on these ports: the services' dependencies outside the cluster. */
 const toNode = (ports: readonly number[]) => ({ enabled: true, ports, to: [{ ipBlock: { cidr: `${infra('CLUSTER_NODE_IP')}/32` } }] });
+
+/** A confirmation as the gateway composes it from the three subgraphs: payment's record, user's client, payment's subscriptions of it, product's plans. */
+const CONFIRMATION = `query ($checkoutSessionId: String!) {
+  paymentConfirmation(checkoutSessionId: $checkoutSessionId) { id clientId amount plan { name } client { name planSubscriptions { checkoutSessionId plan { name } } } }
+}`;
 
 /** Labels of the pods the NetworkPolicies let in: a Prometheus scraping the management ports, a client of the cache. */
 const SCRAPER = { 'sp-e2e/scrapes-metrics': 'true' };
@@ -107,8 +130,17 @@ function values(extra: Record<string, unknown> = {}): string {
         existingSecret: 'graph-registry-secrets',
         store: { url: 'memory://' },
         service: { graphAnnotations: { enabled: true, name: 'graph-registry', port: 'http', path: '/', scheme: 'http' } },
+        cdn: { existingSecretKey: 'CDN_KEYS' },
+        hiveGateway: hiveGateway(),
       },
-      'graph-controller': { enabled: true, ...image('graph-controller'), networkPolicy: { metricsFrom }, existingSecret: 'graph-registry-secrets', watchNamespaces: [namespace] },
+      'graph-controller': {
+        enabled: true,
+        ...image('graph-controller'),
+        // The subgraphs' SDL is read from their Pod ({ _service { sdl } }).
+        networkPolicy: { metricsFrom, egress: { extra: [subgraphsEgress()] } },
+        existingSecret: 'graph-registry-secrets',
+        watchNamespaces: [namespace],
+      },
       auth: {
         enabled: true,
         ...image('auth'),
@@ -137,7 +169,8 @@ function values(extra: Record<string, unknown> = {}): string {
         publicBaseUrl: WEBHOOKS_PUBLIC_URL,
         paymentProvider: { apiUrl: deps!.stripeApiUrl },
         smsProvider: { accountSid: localSecrets.twilioAccountSid },
-        graphqlApiUrl: deps!.gatewayUrl,
+        // The chart's Hive Gateway (docs/deployment.md, "Federation").
+        graphqlApiUrl: `http://${RELEASE}-${GATEWAY}:4000/graphql`,
         localizationApiUrl: deps!.localizationUrl,
         store: { existingSecretKey: 'STORE_URL' },
         kafka: { brokers: [deps!.kafkaBrokers] },
@@ -146,6 +179,10 @@ function values(extra: Record<string, unknown> = {}): string {
         networkPolicy: {
           metricsFrom,
           egress: {
+            toComponents: [
+              { component: 'cache', port: 7777 },
+              { component: GATEWAY, port: 4000 },
+            ],
             destinations: { kafka: toNode([ports.kafka]), keycloak: toNode([ports.keycloak]), redis: toNode([ports.redis]), apis: toNode(ports.apis) },
           },
         },
@@ -165,7 +202,7 @@ async function createSecrets(): Promise<void> {
     apiVersion: 'v1',
     kind: 'List',
     items: [
-      secret('graph-registry-secrets', { MONITOR_API_KEY: registryApiKey }),
+      secret('graph-registry-secrets', { MONITOR_API_KEY: registryApiKey, CDN_KEYS: cdnKey, HIVE_CDN_KEY: cdnKey }),
       secret('auth-secrets', { Oidc__ClientSecret: realmClientSecret('platform-auth'), Oidc__AdminCredentials__Password: infra('KEYCLOAK_ADMIN_PASSWORD') }),
       secret('auth-tls', { 'tls.crt': cert, 'tls.key': key }, 'kubernetes.io/tls'),
       secret('keycloak-ca', { 'ca.crt': deps!.keycloakHttps.caPem }),
@@ -343,7 +380,9 @@ describe('the umbrella chart on the cluster', () => {
     // The suite checks the journey's Keycloak users over https too: this process trusts the CA.
     setDefaultCACertificates([...getCACertificates('default'), deps.keycloakHttps.caPem]);
     await createSecrets();
-    await helm(['install', RELEASE, charts.umbrella, '-n', namespace, '-f', values(), '--wait', '--timeout', '180s']);
+    // The subgraphs first: Hive Gateway exits (and restarts) until the controller has published them.
+    subgraphs = await startSubgraphsPod(cluster, namespace, { image: `localhost/subscription-platform/webhooks:${imageTag('webhooks')}`, keycloakUrl: deps.keycloakUrl });
+    await helm(['install', RELEASE, charts.umbrella, '-n', namespace, '-f', values(), '--wait', '--timeout', '300s']);
   }, 900_000);
 
   it('should refuse a second cluster on the same machine, naming the one that runs', async () => {
@@ -354,9 +393,9 @@ describe('the umbrella chart on the cluster', () => {
   }, 120_000);
 
   it('should run every component Ready under Pod Security restricted, from the images built here', async () => {
-    const running = await pods();
+    const running = (await pods()).filter((pod) => pod.metadata.labels?.['app.kubernetes.io/instance'] === RELEASE);
     const names = new Set(running.map((pod) => pod.metadata.labels?.['app.kubernetes.io/name']));
-    expect([...names].sort()).toEqual([...COMPONENTS].sort());
+    expect([...names].sort()).toEqual([...COMPONENTS, GATEWAY].sort());
     for (const pod of running) {
       expect({ pod: pod.metadata.name, ready: ready(pod) }).toEqual({ pod: pod.metadata.name, ready: true });
       const component = pod.metadata.labels!['app.kubernetes.io/name']!;
@@ -390,6 +429,21 @@ describe('the umbrella chart on the cluster', () => {
       await forward.close();
     }
   }, 60_000);
+
+  describe("federation through the chart's Hive Gateway", () => {
+    it('should have the controller publish the annotated subgraph Services, and the gateway answer a query that spans the user, payment and product subgraphs', async () => {
+      await settles(async () => {
+        const graphs = await registryGraphs();
+        for (const name of ['user', 'product', 'payment']) expect(graphs[name]).toMatch(new RegExp(`^http://${name}-graphql\\.${namespace}\\..*:400[1-3]/graphql$`));
+      }, 90_000);
+      // Within the gateway's poll interval once all three are composed: the client (user), its subscriptions (payment), a plan (product).
+      const query = `{ clientByPhoneNumber(phoneNumber: "${demoData.client.phoneNumber}") { name planSubscriptions { id } } planByProviderProductId(providerProductId: "${demoData.plan.providerProductId}") { name } }`;
+      await settles(async () => {
+        const answer = await gatewayQuery(cluster!, gatewayTarget(), query);
+        expect(answer.body).toEqual({ data: { clientByPhoneNumber: { name: demoData.client.name, planSubscriptions: [] }, planByProviderProductId: { name: demoData.plan.name } } });
+      }, 60_000);
+    }, 240_000);
+  });
 
   describe('a user journey through kubectl port-forward', () => {
     const forwards: PortForward[] = [];
@@ -431,7 +485,7 @@ describe('the umbrella chart on the cluster', () => {
     it('should complete every step, or name the pods whose logs tell why', async () => {
       const failures = record.failures.map(({ step, title, error }) => `${step}. ${title}: ${error.message}`);
       if (failures.length > 0) {
-        for (const component of ['auth', 'webhooks']) {
+        for (const component of ['auth', 'webhooks', GATEWAY]) {
           failures.push(`${component}: ${await cluster!.kubectl(['-n', namespace, 'logs', `deploy/${RELEASE}-${component}`, '--tail', '15']).catch((error: Error) => error.message)}`);
         }
       }
@@ -455,13 +509,17 @@ describe('the umbrella chart on the cluster', () => {
       expect(registry.schema).toBe(plan.graph.schema);
     });
 
-    it('should take a signed Stripe event: one PaymentConfirmation and one PlanSubscription through the gateway, PaymentConfirmedEvent on Kafka', () => {
+    it("should take a signed Stripe event: one PaymentConfirmation and one PlanSubscription through the chart's Hive Gateway to the subgraph Pod, PaymentConfirmedEvent on Kafka", async () => {
       const payment = stepRecord(record, 'payment');
-      const gateway = deps!.gateway;
-      expect(gateway.mutations().map((operation) => operation.fields)).toEqual([['createPaymentConfirmation'], ['createPlanSubscription']]);
-      expect(gateway.data.paymentConfirmations).toEqual([expect.objectContaining({ checkoutSessionId: payment.checkoutSessionId, clientId: deps!.client.id, amount: 1000 })]);
-      expect(payment.paymentConfirmedEvent.value).toMatchObject({ checkoutSessionId: payment.checkoutSessionId, clientId: deps!.client.id, paymentConfirmationId: gateway.data.paymentConfirmations[0]!.id });
-    });
+      expect((await subgraphOperations(cluster!, namespace, 'mutation')).map((operation) => operation.fields)).toEqual([['createPaymentConfirmation'], ['createPlanSubscription']]);
+      // What the subgraphs keep, read back through the gateway: payment's confirmation, user's client, payment's subscriptions, product's plans.
+      const answer = await gatewayQuery(cluster!, gatewayTarget(), CONFIRMATION, { checkoutSessionId: payment.checkoutSessionId });
+      expect(answer.body.errors).toBeUndefined();
+      const confirmation = answer.body.data!.paymentConfirmation as { id: string };
+      const plan = { name: demoData.plan.name };
+      expect(confirmation).toEqual({ id: expect.any(String), clientId: subgraphs!.client.id, amount: 1000, plan, client: { name: demoData.client.name, planSubscriptions: [{ checkoutSessionId: payment.checkoutSessionId, plan }] } });
+      expect(payment.paymentConfirmedEvent.value).toMatchObject({ checkoutSessionId: payment.checkoutSessionId, clientId: subgraphs!.client.id, paymentConfirmationId: confirmation.id });
+    }, 60_000);
 
     it('should refuse, through the same forward, a Stripe event signed with another secret and an SMS signed with another token', async () => {
       const webhooks = `http://${webhooksAddress}`;
@@ -478,8 +536,8 @@ describe('the umbrella chart on the cluster', () => {
         body: new URLSearchParams({ From: demoData.client.phoneNumber, Body: 'CONFIRM', AccountSid: localSecrets.twilioAccountSid, MessageSid: `SM${run}` }).toString(),
       });
       expect(sms.status).toBe(403);
-      expect(deps!.gateway.mutations()).toHaveLength(2);
-    });
+      expect(await subgraphOperations(cluster!, namespace, 'mutation')).toHaveLength(2);
+    }, 60_000);
 
     it('should run the SMS announcement command: drafted, confirmed and sent to both subscribers in their locales', () => {
       const announcement = stepRecord(record, 'announcement');
@@ -601,7 +659,8 @@ describe('the umbrella chart on the cluster', () => {
 
   describe('the NetworkPolicies, enforced', () => {
     it('should let only the labelled pods in: the cache to its clients, every management port to the scraper, the registry to neither', async () => {
-      const management = (await pods()).map((pod) => `${pod.status.podIP}:${pod.spec.containers[0]!.ports!.find((port) => port.name === 'management')!.containerPort}`);
+      const services = (await pods()).filter((pod) => (COMPONENTS as readonly string[]).includes(pod.metadata.labels?.['app.kubernetes.io/name'] ?? ''));
+      const management = services.map((pod) => `${pod.status.podIP}:${pod.spec.containers[0]!.ports!.find((port) => port.name === 'management')!.containerPort}`);
       expect(management).toHaveLength(COMPONENTS.length);
       const cache = `${RELEASE}-cache:7777`;
       const registry = `${RELEASE}-graph-registry:5145`;
@@ -662,6 +721,8 @@ describe('the umbrella chart on the cluster', () => {
   }, 300_000);
 
   it("should leave nothing of the release after helm uninstall but the user's Secrets and the controller's records the docs name", async () => {
+    // The suite's own subgraph fixtures go first: what stays is the release's.
+    await stopSubgraphsPod(cluster!, namespace);
     await helm(['uninstall', RELEASE, '-n', namespace, '--wait', '--timeout', '120s']);
     await settles(async () => void expect(await pods()).toEqual([]), 60_000);
     const left = await cluster!.kubectl(['-n', namespace, 'get', 'all,configmap,secret,serviceaccount,role,rolebinding,lease,networkpolicy,poddisruptionbudget', '-o', 'name']);
