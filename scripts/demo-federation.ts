@@ -2,7 +2,7 @@
 // and leaving it once the Service is gone, with nothing restarted. The review subgraph fixture
 // (scripts/local-fixtures.ts) runs from `make up` on; only its Service is missing until here.
 import { CoreV1Api, type V1Service } from '@kubernetes/client-node';
-import { infra } from '../test/support/infra.js';
+import { servicesToken } from '../test/support/hive-gateway.js';
 import { adminKubeConfig } from '../test/support/kube-apiserver.js';
 import { demoData, localFederation, localKube, localSecrets, localUrls, subgraphService } from './local-platform.js';
 
@@ -14,19 +14,8 @@ type Say = (line: string) => void;
 
 let bearer: string | undefined;
 
-/** A client-credentials token of the services' Keycloak client: the subgraphs answer nothing else (the webhooks call with the same). */
-async function token(): Promise<string> {
-  const response = await fetch(`${infra('KEYCLOAK_URL')}/realms/${infra('KEYCLOAK_REALM')}/protocol/openid-connect/token`, {
-    method: 'POST',
-    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: infra('KEYCLOAK_SERVICES_CLIENT_ID'), client_secret: infra('KEYCLOAK_SERVICES_CLIENT_SECRET') }),
-    signal: AbortSignal.timeout(5000),
-  });
-  if (!response.ok) throw new Error(`Keycloak answered ${response.status} to the client-credentials grant`);
-  return ((await response.json()) as { access_token: string }).access_token;
-}
-
 async function rating(): Promise<{ rating?: number; error?: string }> {
-  bearer ??= await token();
+  bearer ??= await servicesToken();
   const response = await fetch(localUrls.gateway, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${bearer}` },

@@ -80,7 +80,8 @@ function plan(): JourneyPlan {
     graph: {
       name: 'demo-gateway',
       url: localUrls.gateway,
-      schema: readFileSync(fileURLToPath(new URL('../services/webhooks/contract/gateway.graphql', import.meta.url)), 'utf8'),
+      // The run in a comment: each `make demo` publishes a new schema version (201), a second run too.
+      schema: `# make demo ${run}\n${readFileSync(fileURLToPath(new URL('../services/webhooks/contract/gateway.graphql', import.meta.url)), 'utf8')}`,
     },
     client: demoData.client,
     subscribers: demoData.subscribers,

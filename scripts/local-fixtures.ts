@@ -5,16 +5,14 @@
 // with tsx. Hive Gateway, not a fixture, serves them once the graph registry composed them.
 // Prints one JSON line when ready.
 import { startLocalizationService } from '../test/support/localization-service.js';
-import { startReviewSubgraph, startSubgraphFixtures } from '../test/support/subgraph-fixtures.js';
-import { demoData, localFederation, localPorts } from './local-platform.js';
+import { seedDemoData, startReviewSubgraph, startSubgraphFixtures } from '../test/support/subgraph-fixtures.js';
+import { localFederation, localPorts } from './local-platform.js';
 
 // Keeps the last 1000 operations for `GET /_operations` on any subgraph's port (make demo prints what the webhooks changed).
 const subgraphs = await startSubgraphFixtures({ ports: localFederation.subgraphs, keepOperations: 1000 });
 const review = await startReviewSubgraph(subgraphs.data, localFederation.demoSubgraph.port);
 const localization = await startLocalizationService({ port: localPorts.localization });
-const client = subgraphs.addClient(demoData.client);
-subgraphs.addPlan({ ...demoData.plan, active: true });
-for (const subscriber of demoData.subscribers) subgraphs.addSubscriber(client.id, subscriber.phoneNumber, subscriber.locale);
+seedDemoData(subgraphs);
 
 const urls = Object.fromEntries([...Object.values(subgraphs.servers), review].map((server) => [server.name, server.url]));
 process.stdout.write(`${JSON.stringify({ subgraphs: urls, localizationUrl: localization.url })}\n`);

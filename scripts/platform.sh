@@ -7,10 +7,10 @@
 # Each service runs from its build (npm start -w services/<name>), logs to .cache/run/<name>.log.
 source "$(dirname "$0")/../test/infra/lib.sh"
 
-# Components, in start order: name|management port. Each service gets its settings from
-# service_env; the gateway (Hive Gateway, not a service of this project) is started by gateway_up,
-# once the controller has published the subgraphs and the registry has composed them, and before
-# the webhooks service, whose readiness asks it.
+# Components: name|management port, all started side by side (up). Each service gets its settings
+# from service_env; the gateway (Hive Gateway, not a service of this project) is started by
+# gateway_up once the controller has published the subgraphs and the registry has composed them;
+# the webhooks service, whose readiness asks it, is ready after it.
 # Fixed local ports, development secrets and links: one source (scripts/local-platform.ts) for
 # this script, `make demo` and the end-to-end tests.
 eval "$(node "$ROOT/scripts/local-platform.ts")"
@@ -134,13 +134,24 @@ fixtures_up() {
   for port in ${LOCAL_SUBGRAPH_PORTS//,/ } "$LOCAL_LOCALIZATION_PORT"; do wait_for_port fixtures "$port" 30; done
 }
 
+# Each service starts beside the others: a service answers /readyz once what it needs answers
+# (auth the cache, the webhooks the gateway), so none has to wait for another's start to begin its
+# own, and the slowest start decides how long `make up` takes.
 up() {
   bash "$ROOT/test/infra/infra.sh" up
-  fixtures_up
-  example_service_up
-  local entry
   is_running auth || auth_certificate
-  for entry in "${SERVICES[@]}"; do service_up "${entry%%|*}" "${entry##*|}"; done
+  local pids=() names=() failed=() entry i
+  for entry in fixtures "local-kube|" "${SERVICES[@]}"; do
+    case "$entry" in
+      fixtures) fixtures_up & ;;
+      local-kube*) example_service_up & ;;
+      *) service_up "${entry%%|*}" "${entry##*|}" & ;;
+    esac
+    pids+=($!)
+    names+=("${entry%%|*}")
+  done
+  for i in "${!pids[@]}"; do wait "${pids[$i]}" || failed+=("${names[$i]}"); done
+  [ ${#failed[@]} -eq 0 ] || die "could not start: ${failed[*]} (logs in $RUN)"
   print_table
 }
 

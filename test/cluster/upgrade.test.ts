@@ -339,7 +339,7 @@ afterAll(async () => {
 
 describe('an upgrade from the previous release with live state in it', () => {
   beforeAll(async () => {
-    platform = await startClusterPlatform(scratch, namespace);
+    platform = await startClusterPlatform(scratch, namespace, 'fixture');
     const imported = await clusterSh(['import', ...previous.archives]);
     if (imported.code !== 0) throw new Error(`cluster.sh import failed: ${imported.stderr}`);
     await platform.helm(['install', RELEASE, previous.chart, '-n', namespace, '-f', values(previous.tags), '--wait', '--timeout', ROLLOUT_TIMEOUT]);

@@ -25,9 +25,10 @@ function patchedLines(patch: string): { files: string[]; added: string[] } {
 const withEntryPoint = services.filter((service) => existsSync(join(repoRoot, 'services', service, 'src/main.ts')));
 
 describe('the Dockerfile', () => {
-  it('should be the only one, at the repository root: the service is a build argument', () => {
+  it("should be the services' only one, at the repository root: the service is a build argument", () => {
     const dockerfiles = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '*Dockerfile*', '**/Dockerfile*'], { cwd: repoRoot, encoding: 'utf8' }).trim().split('\n');
-    expect(dockerfiles).toEqual(['Dockerfile']);
+    // Besides it, Hive Gateway's (gateway/, an npm project of a third party's gateway, not a service).
+    expect(dockerfiles).toEqual(['Dockerfile', 'gateway/Dockerfile']);
     const file = parseDockerfile(dockerfilePath);
     // No default: a build that forgets --build-arg SERVICE fails instead of building some service.
     expect(file.globalArgs).toHaveProperty('SERVICE', '');
@@ -45,6 +46,13 @@ describe('the Dockerfile', () => {
     expect(image.slice('node:'.length).split('-')[0]).toBe(/^NODE_VERSION=(\S+)$/m.exec(toolchain)![1]);
     expect(file.stages.length).toBeGreaterThanOrEqual(3);
     expect(file.stages.every((stage) => stage.from === '${NODE_IMAGE}' || file.stages.some((s) => s.name === stage.from))).toBe(true);
+  });
+
+  it("should build Hive Gateway's image on the services' Node image, one stage, as a non-root user", () => {
+    const gateway = parseDockerfile(join(repoRoot, 'gateway/Dockerfile'));
+    expect(gateway.globalArgs.NODE_IMAGE).toBe(parseDockerfile(dockerfilePath).globalArgs.NODE_IMAGE);
+    expect(gateway.stages.map((stage) => stage.from)).toEqual(['${NODE_IMAGE}']);
+    expect(gateway.stages[0]!.instructions.filter((i) => i.keyword === 'USER').map((i) => i.args)).toEqual(['1000:1000']);
   });
 
   it('should refuse to build without a SERVICE that is a folder of services/', () => {

@@ -8,14 +8,14 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { demoData, localSecrets, localUrls } from '../../scripts/local-platform.js';
+import { localSecrets, localUrls } from '../../scripts/local-platform.js';
 import { createAuthClientCopy } from '../../services/auth/test/support/keycloak.js';
 import type { GatewayClient } from '../support/graphql-gateway.js';
 import { infra } from '../support/infra.js';
 import { startLocalizationService, type LocalizationServiceFixture } from '../support/localization-service.js';
 import { startPrivateRedis, type PrivateRedis } from '../support/redis-server.js';
 import { startAll } from '../support/start-all.js';
-import { startSubgraphFixtures, type SubgraphFixtures, type SubgraphFixturesOptions } from '../support/subgraph-fixtures.js';
+import { seedDemoData, startSubgraphFixtures, type SubgraphFixtures, type SubgraphFixturesOptions } from '../support/subgraph-fixtures.js';
 import { startPlatformGateway, type PlatformGateway } from './platform-gateway.js';
 import { DEFAULT_TOPICS, type JourneyTargets } from './journey.js';
 import { sharedKeycloakAdmin } from './journey-support.js';
@@ -80,9 +80,7 @@ export async function startFixtures(subgraphOptions: SubgraphFixturesOptions = {
     [startSubgraphFixtures(subgraphOptions), (started) => started.close()],
     [startLocalizationService(), (started) => started.close()],
   ]);
-  const client = subgraphs.addClient({ ...demoData.client });
-  subgraphs.addPlan({ ...demoData.plan, active: true });
-  for (const subscriber of demoData.subscribers) subgraphs.addSubscriber(client.id, subscriber.phoneNumber, subscriber.locale);
+  const client = seedDemoData(subgraphs);
   return { subgraphs, localization, client, close: async () => void (await Promise.all([subgraphs.close(), localization.close()])) };
 }
 

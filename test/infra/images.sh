@@ -12,14 +12,18 @@
 #   test/infra/images.sh nginx      the forward-auth proxy of the cluster suite (docs/forward-auth.md):
 #                                   Debian's nginx in a bookworm rootfs from mmdebstrap, run as
 #                                   www-data (uid 33), its site files from /etc/nginx/conf.d
+#   test/infra/images.sh gateway    Hive Gateway's image from gateway/Dockerfile (npm ci of
+#                                   gateway/'s lock file on the base image), for the chart's
+#                                   graph-registry.hiveGateway: ghcr.io is not reachable here
 #   test/infra/images.sh all        all of the above
 #   test/infra/images.sh key SERVICE  the content key of a service's image
 #
 # Each image is a docker-archive tar (image.tar) in an entry of the machine-wide tool cache
 # (lib.sh: cached), keyed by content: the base and pause images by the functions that make them
 # and the Node and npm versions; the nginx image by its function and the nginx version apt would
-# install; a service image by the Dockerfile, the lock file and the sources
-# in its build context. cluster.sh imports them into containerd; IMAGES_ENV
+# install; a service image by the Dockerfile, the lock file and the sources in its build context;
+# the gateway's by gateway/ (its Dockerfile, manifests and configuration). cluster.sh imports them
+# into containerd; IMAGES_ENV
 # (.cache/images/images.env, this clone's) maps names to them. buildah's storage is in the tool
 # cache too (one build at a time on the machine: it is shared), so nothing is written to
 # /var/lib/containers, and its layer cache serves every clone.
@@ -31,6 +35,9 @@ STORAGE="$SHARED/buildah"
 NPM_VERSION=11.21.2
 SUITE=bookworm
 SERVICES=(cache auth graph-registry webhooks graph-controller)
+# The gateway's image is named like the services' (IMAGE_PREFIX/hive-gateway, its content key as
+# the tag): cluster.sh keeps the current one and prunes older ones alike.
+GATEWAY=hive-gateway
 IMAGE_PREFIX=subscription-platform
 # The pause image's name is the kubelet's --pod-infra-container-image / containerd sandbox_image.
 PAUSE_IMAGE=localhost/pause:static-1
@@ -269,6 +276,49 @@ services() {
   drop_old_archives
 }
 
+# The content of the gateway's image: gateway/ as git sees it (its Dockerfile, .dockerignore,
+# manifests and lock file, the configuration) and the base image, hashed.
+gateway_key() {
+  (
+    cd "$ROOT"
+    git ls-files -co --exclude-standard -- gateway | sort | xargs -d '\n' sha256sum
+    node_image
+  ) | sha256sum | cut -c1-16
+}
+
+# build_gateway DIR NAME: `buildah bud` of gateway/Dockerfile on the services' base image, as NAME.
+build_gateway() {
+  local dir=$1 name=$2
+  load_base "$(node_image)" "$BASE_ARCHIVE"
+  # The proxy's CA for npm ci, mounted for the RUN step only, as in build_service.
+  local ca=/etc/ssl/certs/ca-certificates.crt npmrc="$dir/.npmrc"
+  printf 'cafile=/etc/ssl/certs/host-ca.crt\nfund=false\naudit=false\nupdate-notifier=false\n' > "$npmrc"
+  log "buildah bud gateway -t $name"
+  (cd "$ROOT/gateway" && buildah_ bud --layers --pull=never --network host --cgroup-manager cgroupfs \
+    -v "$ca:/etc/ssl/certs/host-ca.crt:ro" -v "$npmrc:/usr/local/etc/npmrc:ro" \
+    --build-arg "NODE_IMAGE=$(node_image)" -t "$name" -f Dockerfile .) || die "building $name failed"
+  rm -f "$npmrc"
+  archive "$dir" "$name"
+}
+
+gateway_image() {
+  local k name version
+  k=$(gateway_key)
+  name="localhost/$IMAGE_PREFIX/$GATEWAY:$k"
+  version=$(sed -n 's#^ *"@graphql-hive/gateway": "\([^"]*\)".*#\1#p' "$ROOT/gateway/package.json")
+  [ -n "${BASE_ARCHIVE:-}" ] || base
+  cached "image-$GATEWAY" "$version" "$(input_key "$k" "$(base_key)" "$(declare -f build_gateway)")" "the Hive Gateway $version image (buildah bud of gateway/Dockerfile, npm ci)" \
+    in_storage build_gateway "$name"
+  record "$IMAGE_PREFIX/$GATEWAY" "$name"
+  record "$name" "$ENTRY/image.tar"
+}
+
+gateway() {
+  gateway_image
+  with_storage drop_service_images
+  drop_old_archives
+}
+
 # Once archived, the service images and their build stages are not needed in buildah's storage
 # (3.3 GB of stages a cold build, measured, and more with every source change): the archive
 # is what the cluster imports, and a changed source builds again from the install step anyway
@@ -287,7 +337,7 @@ drop_service_images() {
 # (other clones on this machine may be on other commits), older ones go.
 drop_old_archives() {
   local service
-  for service in "${SERVICES[@]}"; do drop_old_entries "image-$service" 3; done
+  for service in "${SERVICES[@]}" "$GATEWAY"; do drop_old_entries "image-$service" 3; done
 }
 
 case "${1:-}" in
@@ -295,7 +345,8 @@ case "${1:-}" in
   pause) pause ;;
   services) shift; services "$@" ;;
   nginx) nginx_image ;;
-  all) pause; base; nginx_image; services ;;
+  gateway) gateway ;;
+  all) pause; base; nginx_image; gateway_image; services ;;
   key) service_key "$2" ;;
-  *) die "usage: $0 base|pause|nginx|services [SERVICE...]|all|key SERVICE" ;;
+  *) die "usage: $0 base|pause|nginx|services [SERVICE...]|gateway|all|key SERVICE" ;;
 esac

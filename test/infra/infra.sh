@@ -3,10 +3,11 @@
 # others:
 #   bash test/infra/infra.sh up [component...]     start them, each installing what it runs (default: all)
 #   bash test/infra/infra.sh down [component...]
-#   bash test/infra/infra.sh install [up|test] [build|lint]
-#                                                  install, start nothing: what `make up` runs (up),
-#                                                  or that and the tools the tests use (test); beside
-#                                                  them, `make build` or `make lint`
+#   bash test/infra/infra.sh install [up|test] [build|lint] [start]
+#                                                  install what `make up` runs (up), or that and the
+#                                                  tools the tests use (test); beside them, `make
+#                                                  build` or `make lint`; with start, each
+#                                                  dependency starts as soon as it is installed
 #   bash test/infra/infra.sh verify                check every checksum of this clone's tool cache entries
 #   bash test/infra/infra.sh disk                  free space, the largest parts of .cache and of the tool cache
 # Components: redis kafka keycloak stripe-mock kube (etcd + kube-apiserver).
@@ -33,6 +34,7 @@ step_kubectl() { infra kube.sh install kubectl; }
 # The tools of the tests (the integration tier): not installed by `make up`.
 step_helm() { infra gotools.sh install helm; }
 step_grpcurl() { infra gotools.sh install grpcurl; }
+step_ghz() { infra gotools.sh install ghz; }
 step_otelcol() { infra otelcol.sh install; }
 step_deploy_tools() { infra deploy-tools.sh install; }
 step_release_tools() { infra release-tools.sh install; }
@@ -54,7 +56,7 @@ step_build() { make -C "$ROOT" --no-print-directory build; }
 step_lint() { make -C "$ROOT" --no-print-directory lint; }
 
 UP_STEPS=(redis kafka keycloak stripe-mock kube-apiserver etcd hive-gateway)
-TEST_STEPS=(kubectl helm grpcurl otelcol deploy-tools release-tools chromium nginx caddy)
+TEST_STEPS=(kubectl helm grpcurl ghz otelcol deploy-tools release-tools chromium nginx caddy)
 
 # install_steps STEP...: side by side, one line each on the screen.
 install_steps() {
@@ -66,18 +68,19 @@ install_steps() {
   say "installed in $(duration_since "$t0")"
 }
 
-step_start() { infra "$COMPONENT.sh" start; }
+# A component's start installs what it runs first (milliseconds once installed).
+step_start_redis() { infra redis.sh start; }
+step_start_kafka() { infra kafka.sh start; }
+step_start_keycloak() { infra keycloak.sh start; }
+step_start_stripe_mock() { infra stripe-mock.sh start; }
+step_start_kube() { infra kube.sh start; }
+# The install steps of `make up` when it starts the dependencies too: each one's start in place of
+# its install, so Redis and Kafka run while the workspaces compile and Keycloak installs.
+START_STEPS=(start-redis start-kafka start-keycloak start-stripe-mock start-kube hive-gateway)
 
-# start_all COMPONENT...: one background start a component, all awaited; fails if any failed.
+# start_all COMPONENT...: side by side; fails if any failed.
 start_all() {
-  local pids=() names=() failed=() i
-  for i in "$@"; do
-    COMPONENT=$i run_step "start-$i" step_start &
-    pids+=($!)
-    names+=("$i")
-  done
-  for i in "${!pids[@]}"; do wait "${pids[$i]}" || failed+=("${names[$i]}"); done
-  [ ${#failed[@]} -eq 0 ] || die "could not start: ${failed[*]} (logs in $LOGS and $RUN)"
+  run_parallel "${@/#/start-}" || die "could not start: see above (logs in $LOGS and $RUN)"
 }
 
 stop_all() {
@@ -94,11 +97,18 @@ case "$action" in
   install)
     set=${1:-up}
     shift || true
-    for extra in "$@"; do [[ $extra =~ ^(build|lint)$ ]] || die "usage: $0 install [up|test] [build|lint]"; done
+    extras=() dependencies=("${UP_STEPS[@]}")
+    for extra in "$@"; do
+      case "$extra" in
+        build | lint) extras+=("$extra") ;;
+        start) dependencies=("${START_STEPS[@]}") ;;
+        *) die "usage: $0 install [up|test] [build|lint] [start]" ;;
+      esac
+    done
     case "$set" in
-      up) install_steps "$@" "${UP_STEPS[@]}" ;;
-      test) install_steps "$@" "${UP_STEPS[@]}" "${TEST_STEPS[@]}" ;;
-      *) die "usage: $0 install [up|test] [build|lint]" ;;
+      up) install_steps "${extras[@]}" "${dependencies[@]}" ;;
+      test) install_steps "${extras[@]}" "${dependencies[@]}" "${TEST_STEPS[@]}" ;;
+      *) die "usage: $0 install [up|test] [build|lint] [start]" ;;
     esac
     ;;
   up)
@@ -144,6 +154,6 @@ case "$action" in
     log "disk: $(df -BG --output=avail "$ROOT" | tail -n 1 | tr -d ' ')B free; .cache $(summary "$CACHE"); tool cache $SHARED $(summary "$SHARED")"
     ;;
   *)
-    die "usage: $0 up|down [component...]|install [up|test] [build|lint]|verify|disk"
+    die "usage: $0 up|down [component...]|install [up|test] [build|lint] [start]|verify|disk"
     ;;
 esac

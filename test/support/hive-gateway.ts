@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { freePorts } from './free-port.js';
+import { infra } from './infra.js';
 import { startTool, type ToolProcess } from './tool-process.js';
 
 const gatewayDir = fileURLToPath(new URL('../../gateway/', import.meta.url));
@@ -15,12 +16,43 @@ export interface HiveGatewayOptions {
   port?: number;
 }
 
+/** A gateway's answer to a GraphQL request: its status and parsed body. */
+export interface GatewayAnswer {
+  status: number;
+  body: { data?: Record<string, unknown> | null; errors?: Array<{ message: string }> };
+}
+
+/** POSTs a GraphQL request (with `headers`) to a gateway's endpoint `url` and returns the parsed answer. */
+export async function queryGateway(url: string, query: string, variables: Record<string, unknown> = {}, headers: Record<string, string> = {}): Promise<GatewayAnswer> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json', ...headers },
+    body: JSON.stringify({ query, variables }),
+    signal: AbortSignal.timeout(10_000),
+  });
+  return { status: response.status, body: (await response.json()) as GatewayAnswer['body'] };
+}
+
+/**
+ * A client-credentials token of the services' Keycloak client (what the webhooks service sends):
+ * the subgraph fixtures answer nothing else. `keycloakUrl` is the address whose issuer they trust.
+ */
+export async function servicesToken(keycloakUrl = infra('KEYCLOAK_URL')): Promise<string> {
+  const response = await fetch(`${keycloakUrl}/realms/${infra('KEYCLOAK_REALM')}/protocol/openid-connect/token`, {
+    method: 'POST',
+    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: infra('KEYCLOAK_SERVICES_CLIENT_ID'), client_secret: infra('KEYCLOAK_SERVICES_CLIENT_SECRET') }),
+    signal: AbortSignal.timeout(5000),
+  });
+  if (!response.ok) throw new Error(`Keycloak answered ${response.status} to the client-credentials grant`);
+  return ((await response.json()) as { access_token: string }).access_token;
+}
+
 export interface HiveGateway {
   /** The GraphQL endpoint. */
   url: string;
   port: number;
   /** POSTs a GraphQL request (with `headers`) and returns the parsed answer. */
-  query(query: string, variables?: Record<string, unknown>, headers?: Record<string, string>): Promise<{ status: number; body: { data?: Record<string, unknown> | null; errors?: Array<{ message: string }> } }>;
+  query(query: string, variables?: Record<string, unknown>, headers?: Record<string, string>): Promise<GatewayAnswer>;
   /** Resolves once /readiness answers 200 (a supergraph is loaded), waiting as long as the process makes progress. */
   ready(): Promise<void>;
   output(): string;
@@ -51,15 +83,7 @@ export async function startHiveGateway(options: HiveGatewayOptions): Promise<Hiv
   return {
     url: `${base}/graphql`,
     port: port!,
-    async query(query, variables = {}, headers = {}) {
-      const response = await fetch(`${base}/graphql`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json', ...headers },
-        body: JSON.stringify({ query, variables }),
-        signal: AbortSignal.timeout(10_000),
-      });
-      return { status: response.status, body: (await response.json()) as { data?: Record<string, unknown> | null; errors?: Array<{ message: string }> } };
-    },
+    query: (query, variables, headers) => queryGateway(`${base}/graphql`, query, variables, headers),
     ready: () => tool.waitForHttp(`${base}/readiness`),
     output: () => tool.output(),
     stop: () => tool.stop('SIGTERM'),

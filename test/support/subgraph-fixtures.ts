@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
+import { demoData } from '../../scripts/local-platform.js';
 import { infra } from './infra.js';
 import {
   createTokenVerifier,
   emptyData,
+  type GatewayClient,
   operationLog,
   operationsView,
   rootValue,
@@ -37,6 +39,8 @@ export interface SubgraphFixturesOptions {
   keycloakUrl?: string;
   /** Operations kept (the oldest are dropped); all by default. */
   keepOperations?: number;
+  /** The address the servers listen on; loopback by default (`0.0.0.0` in a Pod). */
+  host?: string;
 }
 
 /** The three subgraph servers over one data set, seeded the way the gateway fixture is. */
@@ -99,10 +103,15 @@ export async function startSubgraphFixtures(options: SubgraphFixturesOptions = {
           else tokens.refused += 1;
           return ok;
         };
+  // Where each server listens: its port and the host when given (free ports on loopback by default).
+  const address = (name: SubgraphName): { port?: number; host?: string } => ({
+    ...(options.ports?.[name] === undefined ? {} : { port: options.ports[name] }),
+    ...(options.host === undefined ? {} : { host: options.host }),
+  });
   const started: SubgraphServer[] = [];
   try {
     for (const name of SUBGRAPH_NAMES) {
-      started.push(await startSubgraphServer({ name, sdl: subgraphSdl(name), resolvers: resolversOf(name, data, root), record, operations, ...(authorize === undefined ? {} : { authorize }), ...(options.ports?.[name] === undefined ? {} : { port: options.ports[name] }) }));
+      started.push(await startSubgraphServer({ name, sdl: subgraphSdl(name), resolvers: resolversOf(name, data, root), record, operations, ...(authorize === undefined ? {} : { authorize }), ...address(name) }));
     }
   } catch (err) {
     await Promise.all(started.map((server) => server.close()));
@@ -120,6 +129,14 @@ export async function startSubgraphFixtures(options: SubgraphFixturesOptions = {
       await Promise.all(started.map((server) => server.close()));
     },
   };
+}
+
+/** The demo data of `make up` (scripts/local-platform.ts): its client, active plan and two subscribers; the client's record. */
+export function seedDemoData(target: Seeding): GatewayClient {
+  const client = target.addClient({ ...demoData.client });
+  target.addPlan({ ...demoData.plan, active: true });
+  for (const subscriber of demoData.subscribers) target.addSubscriber(client.id, subscriber.phoneNumber, subscriber.locale);
+  return client;
 }
 
 /**

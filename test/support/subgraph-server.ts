@@ -29,6 +29,8 @@ export interface SubgraphServerOptions {
   /** The answer to `GET /_operations` (the query's parameters given); without it that path is 404. */
   operations?(params: URLSearchParams): unknown;
   port?: number;
+  /** The address listened on: loopback, as every fixture, unless a Pod serves it to a cluster (`0.0.0.0`). */
+  host?: string;
 }
 
 export interface SubgraphServer {
@@ -157,8 +159,8 @@ export async function startSubgraphServer(options: SubgraphServerOptions): Promi
   const server: Server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => sendJson(res, 400, { errors: [{ message: err instanceof Error ? err.message : String(err) }] }));
   });
-  // On loopback, as every fixture: the platform's own listen (@sp/http).
-  const listenOn = (wanted: number): Promise<number> => listen(server, wanted, '127.0.0.1');
+  // On loopback unless told otherwise: the platform's own listen (@sp/http).
+  const listenOn = (wanted: number): Promise<number> => listen(server, wanted, options.host ?? '127.0.0.1');
   const shut = (): Promise<void> =>
     new Promise((resolve) => {
       if (!server.listening) return resolve();

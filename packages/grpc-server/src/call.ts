@@ -148,6 +148,8 @@ export class Call implements StreamingCallPort, UnaryCall<unknown>, MessageSink 
   private pausedBytes = 0;
   /** Whether the deadline is the client's (a timer) rather than the server's cap (the sweep). */
   private clientDeadline = false;
+  /** When the client's deadline passes, on the monotonic clock (performance.now()): the timer only wakes the call to check it. */
+  private expiresAt = 0;
   private timer: NodeJS.Timeout | undefined;
   private span: Span | undefined;
   private streamCall: GrpcStreamCall<unknown, unknown> | undefined;
@@ -177,6 +179,7 @@ export class Call implements StreamingCallPort, UnaryCall<unknown>, MessageSink 
     if (timeoutMs !== undefined && timeoutMs <= MAX_TIMER_MS && (cap === undefined || timeoutMs <= cap)) {
       this.clientDeadline = true;
       this.deadline = Date.now() + timeoutMs;
+      this.expiresAt = performance.now() + timeoutMs;
       this.timer = setTimeout(expireCall, timeoutMs, this);
     } else if (cap !== undefined) {
       this.deadline = Date.now() + cap;
@@ -332,6 +335,14 @@ export class Call implements StreamingCallPort, UnaryCall<unknown>, MessageSink 
   expire(): void {
     this.timer = undefined;
     if (this.done) return;
+    // Node truncates a timer's delay to whole milliseconds and counts it from a millisecond clock,
+    // so the timer may fire up to 2 ms early. A reset before the client's deadline reaches grpc-go
+    // as CANCELLED, not DEADLINE_EXCEEDED (its server's Go timer never fires early): wait the rest.
+    const left = this.expiresAt - performance.now();
+    if (left > 0) {
+      this.timer = setTimeout(expireCall, Math.ceil(left), this);
+      return;
+    }
     this.settle(GrpcStatus.DEADLINE_EXCEEDED, DEADLINE_EXCEEDED.details);
     this.abort('TimeoutError', DEADLINE_EXCEEDED.details);
     const { stream } = this;

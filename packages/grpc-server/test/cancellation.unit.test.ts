@@ -1,4 +1,5 @@
 import { constants as h2 } from 'node:http2';
+import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { status, type Client } from '@grpc/grpc-js';
 import { dataFrame, FRAME, goaway, grpcFrame, grpcRequestFields, headersFrame, rawHttp2, rstCode, rstStreamFrame, type RawHttp2Connection } from '../../../test/support/raw-http2.js';
@@ -102,6 +103,19 @@ describe('GrpcServer: cancellation', () => {
     }
   });
 
+  it("should never reset a call before its client's deadline has passed: 300 calls of 1 to 5 ms, in grpc-go's units", async () => {
+    // grpc-go's client takes an RST_STREAM(CANCEL) that comes before its own deadline as CANCELLED
+    // (http2_client.go, handleRSTStream), so a server that ends a call early turns the client's
+    // DEADLINE_EXCEEDED into CANCELLED: ghz saw it against the cache (`Canceled: stream terminated
+    // by RST_STREAM with error code: CANCEL`). grpc-go's server starts a Go timer when it reads the
+    // headers, which never fires early; a Node timer may, by up to 2 ms (it truncates the delay to
+    // whole milliseconds and counts from a millisecond clock).
+    const calls = await deadlineCalls(service.port, 300);
+    expect(calls).toHaveLength(300);
+    expect(new Set(calls.map((call) => call.rstCode))).toEqual(new Set([h2.NGHTTP2_CANCEL]));
+    expect(calls.filter((call) => call.elapsedMs < call.timeoutMs)).toEqual([]);
+  });
+
   it('should follow early trailers with RST_STREAM(NO_ERROR) while the client still sends', async () => {
     const connection = await rawHttp2(service.port);
     try {
@@ -137,3 +151,48 @@ describe('GrpcServer: cancellation', () => {
     }
   });
 });
+
+/** One call of deadlineCalls: its grpc-timeout, how the server ended it, and when, from before it was sent. */
+interface DeadlineCall {
+  header: string;
+  timeoutMs: number;
+  rstCode: number;
+  elapsedMs: number;
+}
+
+/**
+ * `count` Echo calls, one after the other, that never answer ('hang'), each with a grpc-timeout of
+ * 1 to 5 ms as grpc-go writes it (the time left when it sends, in ns), from a worker thread: a
+ * client with an event loop of its own, as one in another process, whose clock is read just before
+ * it sends. A reset that reaches it sooner than the timeout was sent before the client's deadline.
+ */
+async function deadlineCalls(port: number, count: number): Promise<DeadlineCall[]> {
+  const worker = new Worker(
+    `const http2 = require('node:http2');
+     const { parentPort, workerData: { port, count } } = require('node:worker_threads');
+     const timeouts = [['999870n', 0.99987], ['1999870n', 1.99987], ['2999870n', 2.99987], ['4999870n', 4.99987], ['2m', 2], ['1500u', 1.5]];
+     const hang = Buffer.from([0, 0, 0, 0, 4, 0x68, 0x61, 0x6e, 0x67]);
+     const one = (session, [header, timeoutMs]) => new Promise((resolve) => {
+       const sent = performance.now();
+       const stream = session.request({ ':method': 'POST', ':path': '/test.Text/Echo', 'content-type': 'application/grpc', te: 'trailers', 'grpc-timeout': header });
+       stream.on('error', () => undefined);
+       stream.on('close', () => resolve({ header, timeoutMs, rstCode: stream.rstCode, elapsedMs: performance.now() - sent }));
+       stream.resume();
+       stream.end(hang);
+     });
+     const session = http2.connect('http://127.0.0.1:' + port);
+     session.on('error', () => undefined);
+     session.once('remoteSettings', async () => {
+       const calls = [];
+       for (let i = 0; i < count; i++) calls.push(await one(session, timeouts[i % timeouts.length]));
+       session.close();
+       parentPort.postMessage(calls);
+     });`,
+    { eval: true, workerData: { port, count } },
+  );
+  try {
+    return await new Promise<DeadlineCall[]>((resolve, reject) => worker.once('message', resolve).once('error', reject));
+  } finally {
+    await worker.terminate();
+  }
+}

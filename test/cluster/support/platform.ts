@@ -2,6 +2,9 @@
 // tier held and the cluster up with the suite's dependencies, the Secrets docs/deployment.md tells
 // users to create, the chart's values pointing the services at those dependencies, helm against
 // the cluster, and the services reached through `kubectl port-forward` for the user journey.
+// The webhooks' GraphQL API is the chart's Hive Gateway on the subgraph fixtures' Pod (federation,
+// cluster.test.ts) or, for a chart without the gateway (the previous release the upgrade test
+// installs), the gateway fixture on this machine.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { getCACertificates, setDefaultCACertificates } from 'node:tls';
@@ -17,9 +20,12 @@ import { infra } from '../../support/infra.js';
 import { prepareCharts, type Charts } from '../../deploy/support/helm.js';
 import { clusterSh, holdClusterTier, imageReferences, kube, machineState, restrictedContainer, type Kube, type PortForward } from './cluster.js';
 import { startClusterDependencies, type ClusterDependencies } from './dependencies.js';
+import { startSubgraphsPod, subgraphsEgress, type SubgraphsPod } from './subgraphs.js';
 
 export const RELEASE = 'sp';
 export const COMPONENTS = ['cache', 'auth', 'graph-registry', 'webhooks', 'graph-controller'] as const;
+/** The registry's Hive Gateway (graph-registry.hiveGateway): a Deployment of the release besides the five services. */
+export const GATEWAY = 'hive-gateway';
 /** Where Stripe and Twilio would call the webhooks service; Twilio signs this URL, not the port-forward's. */
 export const WEBHOOKS_PUBLIC_URL = 'https://webhooks.sp-e2e.test';
 export const ALLOWED_REDIRECT = 'https://app.sp-e2e.test';
@@ -72,6 +78,8 @@ export async function enterClusterTier(): Promise<ClusterTier> {
 /** Secrets the user puts in the Secrets the charts name (existingSecret): none of it is a chart value. */
 export interface PlatformSecrets {
   registryApiKey: string;
+  /** The read-only key the gateway reads the supergraph with (Registry__CdnKeys, HIVE_CDN_KEY). */
+  cdnKey: string;
   webhooksApiKey: string;
   /** The X-Api-Key of the webhooks admin API (/api/events), under WEBHOOKS_ADMIN_API_KEY (read when webhooks.adminApi.existingSecretKey names it). */
   webhooksAdminApiKey: string;
@@ -89,11 +97,22 @@ export interface ProbeCounts {
 /** A support script's text (test/cluster/support/NAME), to run with `node -e`. */
 export const supportScript = (name: string): string => readFileSync(fileURLToPath(new URL(`./${name}`, import.meta.url)), 'utf8');
 
+/**
+ * Where the webhooks' GraphQL API is. `federation`: the chart's Hive Gateway (from the image
+ * images.sh built from gateway/) composing the subgraph fixtures' Pod, whose annotated Services
+ * the controller publishes (support/subgraphs.ts); started before the release, as Hive Gateway
+ * exits (and restarts) until the controller has published them. `fixture`: the gateway fixture on
+ * this machine (test/support/graphql-gateway.ts), for a chart that has no hiveGateway.
+ */
+export type GraphqlApi = 'federation' | 'fixture';
+
 export interface ClusterPlatform {
   namespace: string;
   cluster: Kube;
   charts: Charts;
   deps: ClusterDependencies;
+  /** The subgraph fixtures' Pod (federation only). */
+  subgraphs: SubgraphsPod | undefined;
   secrets: PlatformSecrets;
   /** The certificate auth serves (self-signed, from the auth-tls Secret): what the suite trusts for it. */
   authCa: string;
@@ -140,7 +159,7 @@ const toNode = (ports: readonly number[]) => ({ enabled: true, ports, to: [{ ipB
  * dependencies started (this process trusts the https Keycloak's CA: the suite checks the
  * journey's users there too) and the Secrets created. On failure, stops what started.
  */
-export async function startClusterPlatform(scratch: string, namespace: string): Promise<ClusterPlatform> {
+export async function startClusterPlatform(scratch: string, namespace: string, graphqlApi: GraphqlApi): Promise<ClusterPlatform> {
   let charts: Charts | undefined;
   let deps: ClusterDependencies | undefined;
   const forwards: PortForward[] = [];
@@ -162,10 +181,11 @@ export async function startClusterPlatform(scratch: string, namespace: string): 
     charts = await prepareCharts();
     await cluster.kubectl(['create', 'namespace', namespace]);
     await cluster.kubectl(['label', 'namespace', namespace, 'pod-security.kubernetes.io/enforce=restricted', 'pod-security.kubernetes.io/enforce-version=latest']);
-    deps = await startClusterDependencies(infra('CLUSTER_NODE_IP'), scratch);
+    deps = await startClusterDependencies(infra('CLUSTER_NODE_IP'), scratch, { gatewayFixture: graphqlApi === 'fixture' });
     setDefaultCACertificates([...getCACertificates('default'), deps.keycloakHttps.caPem]);
     const secrets: PlatformSecrets = {
       registryApiKey: randomUUID(),
+      cdnKey: randomBytes(24).toString('base64url'),
       webhooksApiKey: randomBytes(24).toString('base64url'),
       webhooksAdminApiKey: randomBytes(24).toString('base64url'),
       stripeApiKey: `sk_test_${randomBytes(12).toString('hex')}`,
@@ -174,6 +194,8 @@ export async function startClusterPlatform(scratch: string, namespace: string): 
     };
     const authHost = `${RELEASE}-auth.${namespace}.svc.cluster.local`;
     const authCa = await createSecrets({ cluster, namespace, authHost }, deps, secrets);
+    const subgraphs =
+      graphqlApi === 'federation' ? await startSubgraphsPod(cluster, namespace, { image: `localhost/subscription-platform/webhooks:${imageTag('webhooks')}`, keycloakUrl: deps.keycloakUrl }) : undefined;
     const started = { cluster, charts, deps };
     const forward = async (service: string, port: number): Promise<string> => {
       const opened = await cluster.portForward(namespace, `svc/${RELEASE}-${service}`, port);
@@ -183,11 +205,12 @@ export async function startClusterPlatform(scratch: string, namespace: string): 
     return {
       namespace,
       ...started,
+      subgraphs,
       secrets,
       authCa,
       authHost,
       keycloak: { ...sharedKeycloakAdmin(), url: deps.keycloakHttps.url },
-      values: (extra = {}, tags = {}) => writeValues(scratch, namespace, started.deps, extra, (service) => tags[service] ?? imageTag(service)),
+      values: (extra = {}, tags = {}) => writeValues({ scratch, namespace, deps: started.deps, graphqlApi }, extra, (service) => tags[service] ?? imageTag(service)),
       helm: async (args) => {
         const result = await started.charts.helm([...args, '--kubeconfig', cluster.kubeconfig]);
         if (result.code !== 0) throw new Error(`helm ${args.join(' ')}: ${result.stderr}`);
@@ -261,7 +284,7 @@ async function createSecrets(where: { cluster: Kube; namespace: string; authHost
     kind: 'List',
     items: [
       secret('cache-secrets', { REDIS_URL: redis(1) }),
-      secret('graph-registry-secrets', { MONITOR_API_KEY: secrets.registryApiKey, STORE_URL: redis(2) }),
+      secret('graph-registry-secrets', { MONITOR_API_KEY: secrets.registryApiKey, STORE_URL: redis(2), CDN_KEYS: secrets.cdnKey, HIVE_CDN_KEY: secrets.cdnKey }),
       secret('auth-secrets', { Oidc__ClientSecret: realmClientSecret('platform-auth'), Oidc__AdminCredentials__Password: infra('KEYCLOAK_ADMIN_PASSWORD') }),
       secret('auth-tls', { 'tls.crt': cert, 'tls.key': key }, 'kubernetes.io/tls'),
       secret('keycloak-ca', { 'ca.crt': deps.keycloakHttps.caPem }),
@@ -288,9 +311,21 @@ function merged(base: Record<string, unknown>, over: Record<string, unknown>): R
   return result;
 }
 
-function writeValues(scratch: string, namespace: string, deps: ClusterDependencies, extra: Record<string, unknown>, tagOf: (service: string) => string): string {
+/** What the values depend on: the scratch folder they are written to, the namespace, the dependencies, the GraphQL API. */
+interface ValuesContext {
+  scratch: string;
+  namespace: string;
+  deps: ClusterDependencies;
+  graphqlApi: GraphqlApi;
+}
+
+function writeValues({ scratch, namespace, deps, graphqlApi }: ValuesContext, extra: Record<string, unknown>, tagOf: (service: string) => string): string {
   const image = (service: string) => ({ image: { tag: tagOf(service), pullPolicy: 'Never' } });
   const { ports } = deps;
+  const federation = graphqlApi === 'federation';
+  // The chart's Hive Gateway (global.imageRegistry `localhost` names its image as the services'),
+  // polling the registry every 10 s, the shortest.
+  const hiveGateway = { enabled: true, image: { repository: `subscription-platform/${GATEWAY}`, tag: imageTag(GATEWAY), pullPolicy: 'Never' }, replicaCount: 1, pollingInterval: '10s' };
   const oidc = { serverUrl: deps.keycloakUrl, realm: infra('KEYCLOAK_REALM') };
   const base = {
     global: { imageRegistry: 'localhost' },
@@ -302,8 +337,16 @@ function writeValues(scratch: string, namespace: string, deps: ClusterDependenci
       existingSecret: 'graph-registry-secrets',
       store: { url: 'memory://' },
       service: { graphAnnotations: { enabled: true, name: 'graph-registry', port: 'http', path: '/', scheme: 'http' } },
+      ...(federation ? { cdn: { existingSecretKey: 'CDN_KEYS' }, hiveGateway } : {}),
     },
-    'graph-controller': { enabled: true, ...image('graph-controller'), networkPolicy: { metricsFrom }, existingSecret: 'graph-registry-secrets', watchNamespaces: [namespace] },
+    'graph-controller': {
+      enabled: true,
+      ...image('graph-controller'),
+      // With federation, the subgraphs' SDL is read from their Pod ({ _service { sdl } }).
+      networkPolicy: { metricsFrom, ...(federation ? { egress: { extra: [subgraphsEgress()] } } : {}) },
+      existingSecret: 'graph-registry-secrets',
+      watchNamespaces: [namespace],
+    },
     auth: {
       enabled: true,
       ...image('auth'),
@@ -326,7 +369,8 @@ function writeValues(scratch: string, namespace: string, deps: ClusterDependenci
       publicBaseUrl: WEBHOOKS_PUBLIC_URL,
       paymentProvider: { apiUrl: deps.stripeApiUrl },
       smsProvider: { accountSid: localSecrets.twilioAccountSid },
-      graphqlApiUrl: deps.gatewayUrl,
+      // The chart's Hive Gateway (docs/deployment.md, "Federation"), or the fixture.
+      graphqlApiUrl: federation ? `http://${RELEASE}-${GATEWAY}:4000/graphql` : deps.gateway!.url,
       localizationApiUrl: deps.localizationUrl,
       store: { existingSecretKey: 'STORE_URL' },
       kafka: { brokers: [deps.kafkaBrokers] },
@@ -335,6 +379,7 @@ function writeValues(scratch: string, namespace: string, deps: ClusterDependenci
       networkPolicy: {
         metricsFrom,
         egress: {
+          ...(federation ? { toComponents: [{ component: 'cache', port: 7777 }, { component: GATEWAY, port: 4000 }] } : {}),
           destinations: { kafka: toNode([ports.kafka]), keycloak: toNode([ports.keycloak]), redis: toNode([ports.redis]), apis: toNode(ports.apis) },
         },
       },
