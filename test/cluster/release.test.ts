@@ -3,7 +3,7 @@
 // the checksums, pull and render the chart from the registry by version, and find every image the
 // chart names there, by the tag and digest the release recorded. In the cluster tier: the images
 // are the ones the cluster install builds beside the other tiers (same content, same cache entries).
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,10 +11,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { parseManifests } from '../deploy/support/helm.js';
 import { repoRoot } from '../deploy/support/service-config.js';
-import { eventually } from '../support/eventually.js';
-import { freePort } from '../support/free-port.js';
-import { infra } from '../support/infra.js';
-import { infraSh } from './support/cluster.js';
+import { releaseIntoLocalRegistry, type ReleaseRegistry } from './support/release-registry.js';
 
 const run = promisify(execFile);
 const SERVICES = ['cache', 'auth', 'graph-registry', 'webhooks', 'graph-controller'];
@@ -22,7 +19,7 @@ const version = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')
 const helmBin = join(repoRoot, '.cache/bin/helm');
 
 let scratch: string;
-let registry: ChildProcess | undefined;
+let registry: ReleaseRegistry | undefined;
 let address: string;
 let out: string;
 let releaseLog = '';
@@ -45,21 +42,12 @@ async function manifest(repository: string, reference: string): Promise<{ status
 
 beforeAll(async () => {
   scratch = mkdtempSync(join(tmpdir(), 'sp-release-'));
-  out = join(scratch, 'release');
-  const port = await freePort();
-  address = `127.0.0.1:${port}`;
-  const config = join(scratch, 'registry.yml');
-  writeFileSync(config, `version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: ${join(scratch, 'registry')}\nhttp:\n  addr: ${address}\n`);
-  registry = spawn(infra('DOCKER_REGISTRY_BIN'), ['serve', config], { stdio: 'ignore' });
-  await eventually(async () => (await fetch(`http://${address}/v2/`).catch(() => undefined))?.status === 200, 30_000, 'the registry to answer /v2/');
-  // The images build here when the cluster install has not built them yet (cold: minutes each).
-  const release = await infraSh(join(repoRoot, 'scripts/release.sh'), [], 5_400_000, { REGISTRY: address, PLAIN_HTTP: '1', ALLOW_DIRTY: '1', RELEASE_DIR: out });
-  releaseLog = release.stderr;
-  if (release.code !== 0) throw new Error(`make release failed:\n${release.stderr.split('\n').slice(-30).join('\n')}`);
+  registry = await releaseIntoLocalRegistry(scratch);
+  ({ address, out, log: releaseLog } = registry);
 }, 5_460_000);
 
 afterAll(() => {
-  registry?.kill('SIGKILL');
+  registry?.close();
   if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
 });
 

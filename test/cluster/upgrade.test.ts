@@ -3,10 +3,12 @@
 // scripts/release/previous.sh, cached per machine) installed as docs/deployment.md says, with the
 // state an installation has — an OTP session and an OIDC session at auth, graphs and schema
 // versions in the registry, Stripe events in the webhooks' event log, an announcement drafted and
-// not yet confirmed — then `helm upgrade` to this version while clients in the cluster keep asking
-// (the sessions at auth, the cache's health): no request and no probe fails during the rollout,
-// and everything is still there and still works after it, `helm test` included. Then
-// `helm rollback` to the previous release, and the same checks.
+// not yet confirmed — then `helm upgrade` to this version, as `make release` pushed it to a
+// registry (oci://…, --version; the node pulls its images from there), while clients in the
+// cluster keep asking (the sessions at auth, the cache's health): no request and no probe fails
+// during the rollout, and everything is still there and still works after it, `helm test`
+// included. Then `helm rollback` to the previous release, and the same checks. Last, the release
+// uninstalled and this version installed again from the registry by version, with `helm test`.
 // The platform's state lives in Redis (the cache's entries, auth's sessions among them; the
 // registry; the webhooks' log and drafts), as in an installation that is upgraded in place.
 import { randomBytes, randomInt, randomUUID } from 'node:crypto';
@@ -22,12 +24,12 @@ import { eventually, sleep } from '../support/eventually.js';
 import { gatewayContractSdl } from '../support/graphql-gateway.js';
 import { repoRoot } from '../deploy/support/service-config.js';
 import { clusterSh, infraSh } from './support/cluster.js';
+import { releaseIntoLocalRegistry, type ReleaseRegistry } from './support/release-registry.js';
 import {
   ALLOWED_REDIRECT,
   CACHE_CLIENT,
   COMPONENTS,
   enterClusterTier,
-  imageTag,
   persistentStores,
   ready,
   RELEASE,
@@ -35,6 +37,7 @@ import {
   TIER_TIMEOUT_MS,
   type ClusterPlatform,
   type ClusterTier,
+  type ImageSource,
   type Pod,
 } from './support/platform.js';
 
@@ -86,6 +89,7 @@ let scratch: string;
 let tier: ClusterTier | undefined;
 let platform: ClusterPlatform | undefined;
 let previous: PreviousRelease;
+let registry: ReleaseRegistry | undefined;
 let oidcUserId: string | undefined;
 
 /** The state made through the previous release, and what each check compares with. */
@@ -100,7 +104,7 @@ interface LiveState {
 }
 let live: LiveState;
 
-const values = (tags?: Record<string, string>): string =>
+const values = (images: ImageSource): string =>
   platform!.values(
     {
       ...persistentStores(platform!),
@@ -113,8 +117,12 @@ const values = (tags?: Record<string, string>): string =>
       },
       webhooks: { adminApi: { existingSecretKey: 'WEBHOOKS_ADMIN_API_KEY' } },
     },
-    tags,
+    images,
   );
+
+/** This version from the registry `make release` pushed it to: `helm ACTION` of the chart by version, the images pulled from there. */
+const fromRegistry = (action: 'upgrade' | 'install'): Promise<string> =>
+  platform!.helm([action, RELEASE, registry!.chart, '--version', version, '--plain-http', '-n', namespace, '-f', values({ registry: registry!.address }), '--wait', '--timeout', ROLLOUT_TIMEOUT]);
 
 /** A browser's OIDC login through auth (login, Keycloak's own form, back to /redirect): the TokenId cookie's value. */
 async function oidcLogin(auth: JourneyTargets['auth']): Promise<string> {
@@ -324,10 +332,12 @@ beforeAll(async () => {
   scratch = mkdtempSync(join(tmpdir(), 'sp-upgrade-'));
   // Before the tier: another checkout's (or this run's cluster.test.ts) cluster runs meanwhile.
   previous = await buildPreviousRelease();
+  registry = await releaseIntoLocalRegistry(scratch);
   tier = await enterClusterTier();
 }, TIER_TIMEOUT_MS + 5_400_000);
 
 afterAll(async () => {
+  registry?.close();
   if (oidcUserId !== undefined) await keycloakDeleteUser(platform!.keycloak, oidcUserId).catch(() => undefined);
   if (platform !== undefined) await platform.stop(tier);
   else {
@@ -342,7 +352,7 @@ describe('an upgrade from the previous release with live state in it', () => {
     platform = await startClusterPlatform(scratch, namespace, 'fixture');
     const imported = await clusterSh(['import', ...previous.archives]);
     if (imported.code !== 0) throw new Error(`cluster.sh import failed: ${imported.stderr}`);
-    await platform.helm(['install', RELEASE, previous.chart, '-n', namespace, '-f', values(previous.tags), '--wait', '--timeout', ROLLOUT_TIMEOUT]);
+    await platform.helm(['install', RELEASE, previous.chart, '-n', namespace, '-f', values({ tags: previous.tags }), '--wait', '--timeout', ROLLOUT_TIMEOUT]);
     const targets = await platform.journeyTargets();
     const journey = await runJourney(targets, plan);
     oidcUserId = await keycloakCreateUser(platform.keycloak, oidcUser);
@@ -373,8 +383,8 @@ describe('an upgrade from the previous release with live state in it', () => {
     expect(live.events).toContainEqual(expect.objectContaining({ id: live.journey.payment?.eventId }));
   }, 120_000);
 
-  it('should upgrade to this version while clients ask: no failed request, no probe failure', async () => {
-    await rollWhileProbing(() => platform!.helm(['upgrade', RELEASE, platform!.charts.umbrella, '-n', namespace, '-f', values(), '--wait', '--timeout', ROLLOUT_TIMEOUT]), imageTag);
+  it('should upgrade to this version from the registry while clients ask: no failed request, no probe failure', async () => {
+    await rollWhileProbing(() => fromRegistry('upgrade'), () => version);
   }, 900_000);
 
   it('should keep every session, the registry and the event log through the upgrade, and CONFIRM the draft', async () => {
@@ -398,4 +408,15 @@ describe('an upgrade from the previous release with live state in it', () => {
     // The previous release's chart has no tests: helm test passes with none.
     await platform!.helmTest();
   }, 300_000);
+
+  it('should install this version from the registry by version after helm uninstall, pass helm test, and find the state in Redis as it was', async () => {
+    await platform!.helm(['uninstall', RELEASE, '-n', namespace, '--wait', '--timeout', '120s']);
+    await fromRegistry('install');
+    expect(await listed()).toEqual({ chart: `subscription-platform-${version}`, app_version: version, status: 'deployed' });
+    const images = (await platform!.pods()).filter((pod) => (COMPONENTS as readonly string[]).includes(pod.metadata.labels?.['app.kubernetes.io/name'] ?? ''));
+    expect(images.map((pod) => pod.spec.containers[0]!.image).sort()).toEqual(COMPONENTS.map((service) => `${registry!.address}/subscription-platform/${service}:${version}`).sort());
+    const output = await platform!.helmTest();
+    for (const component of COMPONENTS) expect(output).toMatch(new RegExp(`TEST SUITE:\\s+${RELEASE}-${component}-test[\\s\\S]*?Phase:\\s+Succeeded`));
+    await expectStateKeptAndDraftConfirmed();
+  }, 600_000);
 });

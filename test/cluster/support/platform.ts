@@ -106,6 +106,13 @@ export const supportScript = (name: string): string => readFileSync(fileURLToPat
  */
 export type GraphqlApi = 'federation' | 'fixture';
 
+/**
+ * Where the components' images come from: the node's own (built here, or imported: `tags` names
+ * each that is not this checkout's build; pullPolicy Never), or a registry the node pulls them
+ * from (global.imageRegistry, each image's tag the chart's appVersion: a release as pushed).
+ */
+export type ImageSource = { tags: Partial<Record<string, string>> } | { registry: string };
+
 export interface ClusterPlatform {
   namespace: string;
   cluster: Kube;
@@ -122,9 +129,9 @@ export interface ClusterPlatform {
   keycloak: KeycloakAdminSettings;
   /**
    * A values file: every component on, pointing at the suite's dependencies, with `extra` merged
-   * over the top level; each component's image tag from `tags` (default: the images built here).
+   * over the top level; the images from `images` (default: those built here).
    */
-  values(extra?: Record<string, unknown>, tags?: Partial<Record<string, string>>): string;
+  values(extra?: Record<string, unknown>, images?: ImageSource): string;
   /** helm ARGS against the cluster; throws with helm's stderr when it fails. */
   helm(args: readonly string[]): Promise<string>;
   pods(): Promise<Pod[]>;
@@ -210,7 +217,7 @@ export async function startClusterPlatform(scratch: string, namespace: string, g
       authCa,
       authHost,
       keycloak: { ...sharedKeycloakAdmin(), url: deps.keycloakHttps.url },
-      values: (extra = {}, tags = {}) => writeValues({ scratch, namespace, deps: started.deps, graphqlApi }, extra, (service) => tags[service] ?? imageTag(service)),
+      values: (extra = {}, images = { tags: {} }) => writeValues({ scratch, namespace, deps: started.deps, graphqlApi }, extra, images),
       helm: async (args) => {
         const result = await started.charts.helm([...args, '--kubeconfig', cluster.kubeconfig]);
         if (result.code !== 0) throw new Error(`helm ${args.join(' ')}: ${result.stderr}`);
@@ -319,8 +326,10 @@ interface ValuesContext {
   graphqlApi: GraphqlApi;
 }
 
-function writeValues({ scratch, namespace, deps, graphqlApi }: ValuesContext, extra: Record<string, unknown>, tagOf: (service: string) => string): string {
-  const image = (service: string) => ({ image: { tag: tagOf(service), pullPolicy: 'Never' } });
+function writeValues({ scratch, namespace, deps, graphqlApi }: ValuesContext, extra: Record<string, unknown>, images: ImageSource): string {
+  const fromRegistry = 'registry' in images;
+  const image = (service: string) =>
+    fromRegistry ? { image: { pullPolicy: 'IfNotPresent' } } : { image: { tag: images.tags[service] ?? imageTag(service), pullPolicy: 'Never' } };
   const { ports } = deps;
   const federation = graphqlApi === 'federation';
   // The chart's Hive Gateway (global.imageRegistry `localhost` names its image as the services'),
@@ -328,7 +337,7 @@ function writeValues({ scratch, namespace, deps, graphqlApi }: ValuesContext, ex
   const hiveGateway = { enabled: true, image: { repository: `subscription-platform/${GATEWAY}`, tag: imageTag(GATEWAY), pullPolicy: 'Never' }, replicaCount: 1, pollingInterval: '10s' };
   const oidc = { serverUrl: deps.keycloakUrl, realm: infra('KEYCLOAK_REALM') };
   const base = {
-    global: { imageRegistry: 'localhost' },
+    global: { imageRegistry: fromRegistry ? images.registry : 'localhost' },
     cache: { ...image('cache'), logLevel: 'info', networkPolicy: { metricsFrom, extraIngressFrom: [{ podSelector: { matchLabels: CACHE_CLIENT } }] } },
     'graph-registry': {
       enabled: true,
