@@ -221,27 +221,34 @@ const eventsSince = async (since: number): Promise<KubeEvent[]> =>
 
 /**
  * Kubelet probe failures in the namespace since `since`: every failed liveness probe, every failed
- * readiness probe of a pod the kubelet was not stopping, every container the kubelet killed for a
- * failed probe or restarted (a startup or liveness probe past its failureThreshold), and a startup
- * probe failing on a pod that was there before the roll.
- * Two kinds of Unhealthy events are the probes doing what they are for, not failures:
+ * readiness probe of a pod in service (Ready once, and not being stopped), every container the
+ * kubelet killed for a failed probe or restarted (a startup or liveness probe past its
+ * failureThreshold), and a startup probe failing on a pod that was there before the roll.
+ * `firstReady`: when each pod was first seen Ready (polled through the roll).
+ * Three kinds of Unhealthy events are the probes doing what they are for, not failures:
  * - a pod the roll created failing its startup probe while its process starts: until the probe
  *   passes the kubelet runs no other probe and the pod takes no traffic; it is restarted only
  *   past failureThreshold × periodSeconds (counted: restarts);
+ * - a pod the roll created failing readiness before it was first Ready (the graph controller
+ *   answers /readyz 503 until its informers have listed): it is not yet an endpoint, and the
+ *   rollout waits for it before it stops the old pod — that wait is what the probe is for;
  * - a pod the roll is stopping (its "Stopping container" event first) failing readiness: its
  *   endpoint is already terminating, and every service turns /readyz to 503 and then closes its
  *   management port on SIGTERM (packages/http serve-service.ts) — the kubelet keeps running
  *   readiness probes during termination (liveness and startup it stops).
  */
-async function probeFailuresSince(since: number): Promise<string[]> {
+async function probeFailuresSince(since: number, firstReady: ReadonlyMap<string, number>): Promise<string[]> {
   const events = await eventsSince(since);
   const pods = (await platform!.cluster.json<{ items: PodStatuses[] }>(['-n', namespace, 'get', 'pods'])).items;
   const created = new Map(pods.map((pod) => [pod.metadata.name, Date.parse(pod.metadata.creationTimestamp)]));
   const startingPod = (name: string): boolean => (created.get(name) ?? Number.NEGATIVE_INFINITY) >= since - 1000;
   const stopping = new Map(events.filter((event) => event.reason === 'Killing' && event.message.startsWith('Stopping container')).map((event) => [event.involvedObject.name, eventTime(event, true)]));
   const stoppingPod = (event: KubeEvent): boolean => eventTime(event, true) >= (stopping.get(event.involvedObject.name) ?? Number.POSITIVE_INFINITY);
+  // Event times are whole seconds, rounded down: a failure in the second the pod was first seen Ready came before it.
+  const notYetReady = (event: KubeEvent): boolean => startingPod(event.involvedObject.name) && eventTime(event) <= (firstReady.get(event.involvedObject.name) ?? Number.NEGATIVE_INFINITY);
   const expected = (event: KubeEvent): boolean =>
-    (event.message.startsWith('Startup probe failed') && startingPod(event.involvedObject.name)) || (event.message.startsWith('Readiness probe failed') && stoppingPod(event));
+    (event.message.startsWith('Startup probe failed') && startingPod(event.involvedObject.name)) ||
+    (event.message.startsWith('Readiness probe failed') && (stoppingPod(event) || notYetReady(event)));
   const failed = events.filter((event) => event.reason === 'Unhealthy' && !expected(event)).map((event) => `${event.involvedObject.name}: ${event.message}`);
   const killed = events.filter((event) => event.reason === 'Killing' && /probe/i.test(event.message)).map((event) => `${event.involvedObject.name}: ${event.message}`);
   const restarted = pods.flatMap((pod) =>
@@ -272,22 +279,54 @@ async function rolledTo(tags: (service: string) => string): Promise<void> {
   );
 }
 
+/** When each pod of the namespace is first seen Ready, polled twice a second until stopped. */
+function watchFirstReady(): { firstReady: ReadonlyMap<string, number>; stop(): Promise<void> } {
+  const firstReady = new Map<string, number>();
+  let watching = true;
+  const polling = (async () => {
+    while (watching) {
+      const now = Date.now();
+      for (const pod of await platform!.pods().catch((): Pod[] => [])) if (ready(pod) && !firstReady.has(pod.metadata.name)) firstReady.set(pod.metadata.name, now);
+      await sleep(500);
+    }
+  })();
+  return {
+    firstReady,
+    stop: async () => {
+      watching = false;
+      await polling;
+    },
+  };
+}
+
 /**
  * A helm command that rolls the pods (upgrade or rollback) while the probes ask: no failed request
  * and no failed kubelet probe from its start until the old pods are gone and 20 more answers came.
  */
 async function rollWhileProbing(roll: () => Promise<unknown>, tags: (service: string) => string): Promise<void> {
-  await platform!.startScriptPod(CACHE_PROBE, CACHE_CLIENT, 'grpc-health-probe.cjs', [], { ADDRESS: `${RELEASE}-cache:7777` });
-  await platform!.startScriptPod(SESSION_PROBE, SESSION_CLIENT, 'session-probe.cjs', [], { URL: `https://${RELEASE}-auth:5555/auth`, COOKIES: JSON.stringify([live.sessions.otp, live.sessions.oidc]) });
+  let watch: ReturnType<typeof watchFirstReady> | undefined;
+  // The probes run on the image the cache runs now, not the one built here by its local name:
+  // after the node had pulled the same image from the registry under the release's name, pods
+  // on the local name failed with ErrImageNeverPull (twice, containerd 1.6.20), though
+  // `ctr images ls` still listed it.
+  const image = await platform!.cluster.kubectl(['-n', namespace, 'get', `deploy/${RELEASE}-cache`, '-o', 'jsonpath={.spec.template.spec.containers[0].image}']);
+  await platform!.startScriptPod(CACHE_PROBE, CACHE_CLIENT, 'grpc-health-probe.cjs', [], { ADDRESS: `${RELEASE}-cache:7777` }, image);
+  await platform!.startScriptPod(SESSION_PROBE, SESSION_CLIENT, 'session-probe.cjs', [], { URL: `https://${RELEASE}-auth:5555/auth`, COOKIES: JSON.stringify([live.sessions.otp, live.sessions.oidc]) }, image);
   try {
     await eventually(async () => {
       const counts = await probes().catch(() => undefined);
       if (counts === undefined || counts.cache.ok === 0 || counts.sessions.ok === 0) await sleep(1000);
       return counts !== undefined && counts.cache.ok > 0 && counts.sessions.ok > 0;
-    }, 60_000);
+    }, 60_000).catch(async (error: Error) => {
+      // What the probes saw, and their pods: a probe that never started, or answers that failed.
+      const seen = await probes().catch((failure: Error) => failure.message);
+      const pods = await platform!.cluster.kubectl(['-n', namespace, 'get', 'pods', '-o', 'wide']).catch((failure: Error) => failure.message);
+      throw new Error(`${error.message}: the probes before the roll: ${JSON.stringify(seen).slice(0, 2000)}\n${pods}`);
+    });
     // Both probes answered before the roll: a failure from here on is the roll's.
     expect(await probes()).toEqual({ cache: expect.objectContaining({ failed: [] }), sessions: expect.objectContaining({ failed: [] }) });
     const since = Date.now();
+    watch = watchFirstReady();
     await roll();
     await rolledTo(tags);
     const rolled = await probes();
@@ -297,11 +336,12 @@ async function rollWhileProbing(roll: () => Promise<unknown>, tags: (service: st
       return counts.cache.ok > rolled.cache.ok + 20 && counts.sessions.ok > rolled.sessions.ok + 20;
     }, 60_000);
     const counts = await probes();
-    const failures = { cache: counts.cache.failed, sessions: counts.sessions.failed, kubeletProbes: await probeFailuresSince(since) };
+    const failures = { cache: counts.cache.failed, sessions: counts.sessions.failed, kubeletProbes: await probeFailuresSince(since, watch.firstReady) };
     // On a failure, the roll's events and the machine's load beside it, to tell what failed when.
     const context = Object.values(failures).some((list) => list.length > 0) ? { since: new Date(since).toISOString(), load: loadavg(), timeline: await timelineSince(since) } : {};
     expect({ ...failures, ...context }).toEqual({ cache: [], sessions: [], kubeletProbes: [] });
   } finally {
+    await watch?.stop();
     await platform!.cluster.kubectl(['-n', namespace, 'delete', 'pod', CACHE_PROBE, SESSION_PROBE, '--ignore-not-found', '--wait']);
   }
 }

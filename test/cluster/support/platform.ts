@@ -148,10 +148,11 @@ export interface ClusterPlatform {
   /** The registry's graphs, asked through a port-forward to its Service. */
   registryGraphs(): Promise<Record<string, string>>;
   /**
-   * A pod of the cache image running one of the support scripts (test/cluster/support/NAME) with
-   * node, restricted as the namespace demands.
+   * A pod running one of the support scripts (test/cluster/support/NAME) with node, restricted as
+   * the namespace demands: on the cache image built here, or on `image` (any of the platform's
+   * images has node) pulled if the node lacks it.
    */
-  startScriptPod(name: string, labels: Record<string, string>, script: string, args: readonly string[], env?: Record<string, string>): Promise<void>;
+  startScriptPod(name: string, labels: Record<string, string>, script: string, args: readonly string[], env?: Record<string, string>, image?: string): Promise<void>;
   /** A probe pod's counts so far (its last line of output; none before it has started). */
   probeCounts(pod: string): Promise<ProbeCounts>;
   /** The dependencies stopped, the cluster down, the tier released, the charts' copy removed. */
@@ -255,11 +256,11 @@ export async function startClusterPlatform(scratch: string, namespace: string, g
           await opened.close();
         }
       },
-      startScriptPod: async (name, labels, script, args, env = {}) => {
+      startScriptPod: async (name, labels, script, args, env = {}, image) => {
         const container = {
           name: 'probe',
-          image: `localhost/subscription-platform/cache:${imageTag('cache')}`,
-          imagePullPolicy: 'Never',
+          image: image ?? `localhost/subscription-platform/cache:${imageTag('cache')}`,
+          imagePullPolicy: image === undefined ? 'Never' : 'IfNotPresent',
           command: ['node', '-e', supportScript(script), ...args],
           env: Object.entries(env).map(([key, value]) => ({ name: key, value })),
           securityContext: restrictedContainer,
