@@ -99,10 +99,10 @@ build_notation() {
 # install_tool NAME CMD_PACKAGE VERSION ENV_KEY VERSION_ARGS...: built by build_<name> where there is
 # one, else build_tool.
 install_tool() {
-  local name=$1 pkg=$2 version=$3 key=$4 out build=build_tool
+  local name=$1 pkg=$2 version=$3 key=$4 out build=build_tool how="go install $2@$3"
   shift 4
-  if declare -F "build_${name//-/_}" > /dev/null; then build=build_${name//-/_}; fi
-  go_tool "$name" "$version" "$pkg $(declare -f "ldflags_${name//-/_}")" "go install $pkg@$version from the Go module proxy" \
+  if declare -F "build_${name//-/_}" > /dev/null; then build=build_${name//-/_} how="go build of $pkg in $version's module"; fi
+  go_tool "$name" "$version" "$pkg $(declare -f "ldflags_${name//-/_}")" "$how from the Go module proxy" \
     "$build" "$name" "$pkg" "$version"
   own_dir "$BIN"
   if [ "$(readlink "$BIN/$name" 2> /dev/null)" != "$ENTRY/$name" ]; then
