@@ -26,7 +26,7 @@ help:
 	@echo "make docs    regenerate the settings and chart values tables of the docs"
 	@echo "make bench   run the benchmarks (results in bench/results)"
 	@echo "make contracts  the contracts against the previous release (breaking changes need a CHANGELOG Upgrading entry)"
-	@echo "make release REGISTRY=host:port  build, package and push the release of package.json's version (docs/releasing.md)"
+	@echo "make release REGISTRY=host:port [SIGNING_KEY=key.pem SIGNING_CERT=cert.pem]  build, package, push (and sign) the release of package.json's version (docs/releasing.md)"
 	@echo "make cluster-up    a local single-node Kubernetes cluster with the service images (docs/deployment.md)"
 	@echo "make cluster-down  stop it and restore the machine's settings"
 
@@ -112,13 +112,16 @@ bench: build
 	@status=0; bash bench/run.sh || status=$$?; $(INFRA) down > .cache/run/down.log 2>&1; exit $$status
 
 # `make release`: the images, the chart, an SBOM per image and the checksums of the version in
-# package.json, pushed to REGISTRY when given (scripts/release.sh, docs/releasing.md).
+# package.json, pushed to REGISTRY when given, and signed with SIGNING_KEY and SIGNING_CERT
+# (scripts/release.sh, docs/releasing.md).
 REGISTRY ?=
 PLAIN_HTTP ?=
+SIGNING_KEY ?=
+SIGNING_CERT ?=
 ALLOW_DIRTY ?=
 RELEASE_DIR ?=
 release: install
-	@REGISTRY="$(REGISTRY)" PLAIN_HTTP="$(PLAIN_HTTP)" ALLOW_DIRTY="$(ALLOW_DIRTY)" RELEASE_DIR="$(RELEASE_DIR)" bash scripts/release.sh
+	@REGISTRY="$(REGISTRY)" PLAIN_HTTP="$(PLAIN_HTTP)" SIGNING_KEY="$(SIGNING_KEY)" SIGNING_CERT="$(SIGNING_CERT)" ALLOW_DIRTY="$(ALLOW_DIRTY)" RELEASE_DIR="$(RELEASE_DIR)" bash scripts/release.sh
 
 # `make contracts`: the contracts against the previous release's (release/previous): a breaking
 # change fails unless the CHANGELOG's Unreleased "Upgrading" entries name it (scripts/contracts.ts).

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make release` (docs/releasing.md): the release of the version in the root package.json.
 #
-#   make release [REGISTRY=host[:port][/path]] [PLAIN_HTTP=1] [RELEASE_DIR=dir] [ALLOW_DIRTY=1]
+#   make release [REGISTRY=host[:port][/path]] [PLAIN_HTTP=1] [SIGNING_KEY=key.pem SIGNING_CERT=cert.pem]
+#                [RELEASE_DIR=dir] [ALLOW_DIRTY=1]
 #
 # 1. checks that every copy of the version agrees (scripts/version.ts --check) and that the work
 #    tree is clean (the release names its commit; ALLOW_DIRTY=1 for a trial);
@@ -12,9 +13,13 @@
 # 5. with REGISTRY: pushes each image as REGISTRY/subscription-platform/<service>:<version>
 #    (skopeo) and the chart as oci://REGISTRY/charts/subscription-platform:<version> (helm push);
 #    PLAIN_HTTP=1 for a registry without TLS (a local one). Log in first with `skopeo login` and
-#    `helm registry login` where the registry wants credentials;
-# 6. writes SHA256SUMS over the release folder's files (the chart, the SBOMs, images.txt, which
-#    names each pushed image by digest).
+#    `helm registry login` where the registry wants credentials (and `notation login` to sign);
+#    with SIGNING_KEY and SIGNING_CERT (PEM files: the private key, and its certificate or chain,
+#    leaf first), signs each pushed image and the chart by digest with notation (Notary Project
+#    signatures stored in the registry beside them; offline: a local key, no timestamp authority
+#    or transparency log) and puts the certificate in the release folder, signing-cert.pem;
+# 6. writes SHA256SUMS over the release folder's files (the chart, the SBOMs, images.txt and
+#    chart.txt, which name each pushed image and the chart by digest, signing-cert.pem).
 #
 # The release folder: RELEASE_DIR, by default dist/release/<version> (git-ignored).
 source "$(dirname "${BASH_SOURCE[0]}")/../test/infra/lib.sh"
@@ -32,11 +37,24 @@ fi
 OUT=${RELEASE_DIR:-$ROOT/dist/release/$VERSION}
 REGISTRY=${REGISTRY:-}
 REGISTRY=${REGISTRY%/}
+SIGNING_KEY=${SIGNING_KEY:-} SIGNING_CERT=${SIGNING_CERT:-}
+if [ -n "$SIGNING_KEY$SIGNING_CERT" ]; then
+  [ -n "$SIGNING_KEY" ] && [ -n "$SIGNING_CERT" ] || die "signing needs both SIGNING_KEY and SIGNING_CERT"
+  [ -n "$REGISTRY" ] || die "signing needs REGISTRY: the signatures are stored in the registry beside what they sign"
+  [ -r "$SIGNING_KEY" ] && [ -r "$SIGNING_CERT" ] || die "cannot read SIGNING_KEY $SIGNING_KEY or SIGNING_CERT $SIGNING_CERT"
+  # Before anything is built or pushed: the key is the certificate's (its first, the leaf).
+  apt_install openssl
+  [ "$(openssl pkey -in "$SIGNING_KEY" -pubout 2> /dev/null)" = "$(openssl x509 -in "$SIGNING_CERT" -noout -pubkey 2> /dev/null)" ] \
+    || die "SIGNING_KEY is not the key of SIGNING_CERT's (first) certificate"
+  SIGNING_KEY=$(realpath "$SIGNING_KEY") SIGNING_CERT=$(realpath "$SIGNING_CERT")
+  bash "$ROOT/test/infra/gotools.sh" install notation
+  NOTATION="$CACHE/bin/notation"
+fi
 rm -rf "$OUT"
 mkdir -p "$OUT/sbom"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-say "release $VERSION of $COMMIT into $OUT${REGISTRY:+, pushed to $REGISTRY}"
+say "release $VERSION of $COMMIT into $OUT${REGISTRY:+, pushed to $REGISTRY}${SIGNING_KEY:+, signed}"
 
 # 2. The images: built (or found in the tool cache) by content; images.env maps each to its archive.
 bash "$ROOT/test/infra/images.sh" services "${SERVICES[@]}"
@@ -80,26 +98,47 @@ for service in "${SERVICES[@]}"; do
 done
 log "SBOMs: $OUT/sbom"
 
-# 5. The push.
+# 5. The push, and the signatures. notation's configuration (signingkeys.json: the one key) in the
+# scratch folder; its registry credentials are `notation login`'s, as usual.
+sign() {
+  [ -n "$SIGNING_KEY" ] || return 0
+  XDG_CONFIG_HOME="$work/notation-config" "$NOTATION" sign --key release "${insecure[@]}" "$1" >&2 || die "signing $1 failed"
+}
+if [ -n "$SIGNING_KEY" ]; then
+  mkdir -p "$work/notation-config/notation"
+  printf '{"default":"release","keys":[{"name":"release","keyPath":"%s","certPath":"%s"}]}\n' "$SIGNING_KEY" "$SIGNING_CERT" > "$work/notation-config/notation/signingkeys.json"
+  cp "$SIGNING_CERT" "$OUT/signing-cert.pem"
+fi
+tls=() plain=() insecure=()
+[ "${PLAIN_HTTP:-}" = 1 ] && tls=(--dest-tls-verify=false) plain=(--plain-http) insecure=(--insecure-registry)
 {
   printf '# release %s, commit %s\n' "$VERSION" "$COMMIT"
   if [ -n "$REGISTRY" ]; then
     apt_install skopeo
-    tls=()
-    [ "${PLAIN_HTTP:-}" = 1 ] && tls=(--dest-tls-verify=false)
     for service in "${SERVICES[@]}"; do
       ref="$REGISTRY/subscription-platform/$service:$VERSION"
       skopeo copy --quiet "${tls[@]}" --digestfile "$work/digest" "docker-archive:$(archive_of "$service")" "docker://$ref" >&2 || die "pushing $ref failed"
+      sign "$REGISTRY/subscription-platform/$service@$(cat "$work/digest")"
       printf '%s %s@%s\n' "$service" "$ref" "$(cat "$work/digest")"
     done
-    plain=()
-    [ "${PLAIN_HTTP:-}" = 1 ] && plain=(--plain-http)
-    "$HELM" push "$CHART_TGZ" "oci://$REGISTRY/charts" "${plain[@]}" >&2 || die "pushing the chart failed"
   else
     for service in "${SERVICES[@]}"; do printf '%s (not pushed: no REGISTRY) %s\n' "$service" "$(archive_of "$service")"; done
   fi
 } > "$OUT/images.txt"
+{
+  printf '# release %s, commit %s\n' "$VERSION" "$COMMIT"
+  if [ -n "$REGISTRY" ]; then
+    pushed=$("$HELM" push "$CHART_TGZ" "oci://$REGISTRY/charts" "${plain[@]}" 2>&1) || die "pushing the chart failed: $pushed"
+    printf '%s\n' "$pushed" >&2
+    digest=$(sed -n 's/^Digest: \(sha256:[0-9a-f]\{64\}\)$/\1/p' <<< "$pushed")
+    [ -n "$digest" ] || die "helm push named no digest: $pushed"
+    sign "$REGISTRY/charts/subscription-platform@$digest"
+    printf 'subscription-platform %s/charts/subscription-platform:%s@%s\n' "$REGISTRY" "$VERSION" "$digest"
+  else
+    printf 'subscription-platform (not pushed: no REGISTRY) %s\n' "$(basename "$CHART_TGZ")"
+  fi
+} > "$OUT/chart.txt"
 
 # 6. The checksums.
 (cd "$OUT" && find . -type f ! -name SHA256SUMS -printf '%P\n' | LC_ALL=C sort | xargs sha256sum > SHA256SUMS)
-say "release $VERSION: $OUT (chart, sbom/, images.txt, SHA256SUMS)${REGISTRY:+; pushed: helm install <name> oci://$REGISTRY/charts/subscription-platform --version $VERSION}"
+say "release $VERSION: $OUT (chart, sbom/, images.txt, chart.txt, ${SIGNING_KEY:+signing-cert.pem, }SHA256SUMS)${REGISTRY:+; pushed: helm install <name> oci://$REGISTRY/charts/subscription-platform --version $VERSION}"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Go-built tools for local runs and tests: test/infra/gotools.sh install [stripe-mock|helm|grpcurl|ghz]
+# Go-built tools for local runs and tests: test/infra/gotools.sh install [stripe-mock|helm|grpcurl|ghz|notation]
 # (no tool = all). grpcurl is the outside view of the cache service's reflection contract; ghz is
-# grpc-go's client driving the cache's transport (the cache's client-compatibility test).
+# grpc-go's client driving the cache's transport (the cache's client-compatibility test); notation
+# (the Notary Project's CLI) signs a release's images and chart in the registry and verifies them
+# (scripts/release.sh with SIGNING_KEY, docs/releasing.md).
 #
 # Built with `go install <module>/<cmd>@<pinned version>` from the Go module proxy (GitHub
 # release downloads are not reachable from every machine) into the machine-wide tool cache
@@ -9,7 +11,8 @@
 # .cache/bin/<tool> points at the entry's binary. When the entry is there, nothing is built, so a
 # repeat install takes milliseconds.
 #
-# Writes to .cache/run/infra.env: STRIPE_MOCK_BIN, HELM_BIN, GRPCURL_BIN, GHZ_BIN (the .cache/bin/<tool> symlinks).
+# Writes to .cache/run/infra.env: STRIPE_MOCK_BIN, HELM_BIN, GRPCURL_BIN, GHZ_BIN, NOTATION_BIN (the
+# .cache/bin/<tool> symlinks).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # Pinned versions (newest tags on proxy.golang.org when pinned). To bump: change the
@@ -19,6 +22,10 @@ HELM_VERSION=v4.3.1
 GRPCURL_VERSION=v1.9.4
 # The newest ghz the proxy serves (v0.121.0, 2025-12-07; `go list -m -versions` lists only up to v0.93.0).
 GHZ_VERSION=v0.121.0
+# The proxy here answers 403 to notation's version list and serves v1.3.2 (2025-04-24) by name.
+# notation rather than cosign: its go.mod requires 24 modules, cosign v2.6.5's 300 (cloud KMS clients,
+# sigstore services); it signs and verifies with a local key and certificate, offline.
+NOTATION_VERSION=v1.3.2
 
 BIN="$CACHE/bin"
 
@@ -36,6 +43,15 @@ ldflags_grpcurl() {
 ldflags_ghz() {
   # ghz's .goreleaser.yml sets no ldflags: GoReleaser's default, -X main.version={{.Version}}.
   printf '%s' "-s -w -X main.version=${GHZ_VERSION#v}"
+}
+
+ldflags_notation() {
+  # notation's Makefile: -X <module>/internal/version.GitCommit=<commit> and BuildMetadata, empty
+  # for a tagged build (the version itself is a constant of the source). The commit is the tag's,
+  # as the proxy's Origin record names it.
+  local module=github.com/notaryproject/notation commit
+  commit=$("$GO" mod download -json "$module@$NOTATION_VERSION" | sed -n 's/^[[:space:]]*"Hash": "\([0-9a-f]*\)",\{0,1\}$/\1/p' | head -n 1)
+  printf '%s' "-s -w -X $module/internal/version.GitCommit=$commit -X $module/internal/version.BuildMetadata="
 }
 
 ldflags_helm() {
@@ -66,12 +82,28 @@ build_tool() {
   [ "$(basename "$pkg")" = "$name" ] || mv "$dir/$(basename "$pkg")" "$dir/$name"
 }
 
-# install_tool NAME CMD_PACKAGE VERSION ENV_KEY VERSION_ARGS...
+# build_notation DIR NAME CMD_PACKAGE VERSION: `go install pkg@version` first asks the proxy for
+# the module's version list (for a deprecation notice), which the proxy here refuses for notation
+# (403): so `go build` in the downloaded module instead, the same build (its go.sum pins every
+# dependency; its go.mod has no replace directive that `go install` would refuse).
+build_notation() {
+  local dir=$1 name=$2 pkg=$3 version=$4 module=${3%/cmd/*} src flags
+  flags=$(ldflags_notation)
+  src=$(module_dir "$module" "$version")
+  [ -n "$src" ] && [ -f "$src/go.mod" ] || die "could not download $module@$version"
+  ! grep -q '^replace' "$src/go.mod" || die "$module@$version's go.mod replaces modules: go install would refuse it"
+  log "go build -trimpath -ldflags '$flags' ./${pkg#"$module"/} in $module@$version ($("$GO" env GOVERSION))"
+  (cd "$src" && "$GO" build -trimpath -ldflags "$flags" -o "$dir/$name" "./${pkg#"$module"/}")
+}
+
+# install_tool NAME CMD_PACKAGE VERSION ENV_KEY VERSION_ARGS...: built by build_<name> where there is
+# one, else build_tool.
 install_tool() {
-  local name=$1 pkg=$2 version=$3 key=$4 out
+  local name=$1 pkg=$2 version=$3 key=$4 out build=build_tool how="go install $2@$3"
   shift 4
-  go_tool "$name" "$version" "$pkg $(declare -f "ldflags_${name//-/_}")" "go install $pkg@$version from the Go module proxy" \
-    build_tool "$name" "$pkg" "$version"
+  if declare -F "build_${name//-/_}" > /dev/null; then build=build_${name//-/_} how="go build of $pkg in $version's module"; fi
+  go_tool "$name" "$version" "$pkg $(declare -f "ldflags_${name//-/_}")" "$how from the Go module proxy" \
+    "$build" "$name" "$pkg" "$version"
   own_dir "$BIN"
   if [ "$(readlink "$BIN/$name" 2> /dev/null)" != "$ENTRY/$name" ]; then
     out=$("$ENTRY/$name" "$@" 2>&1) || die "$name $* failed: $out"
@@ -102,6 +134,11 @@ install_ghz() {
     "$GHZ_VERSION" GHZ_BIN --version
 }
 
+install_notation() {
+  install_tool notation github.com/notaryproject/notation/cmd/notation \
+    "$NOTATION_VERSION" NOTATION_BIN version
+}
+
 case "${1:-}" in
   install)
     case "${2:-all}" in
@@ -109,9 +146,10 @@ case "${1:-}" in
       helm) install_helm ;;
       grpcurl) install_grpcurl ;;
       ghz) install_ghz ;;
-      all) install_stripe_mock; install_helm; install_grpcurl; install_ghz ;;
-      *) die "unknown tool '$2' (stripe-mock|helm|grpcurl|ghz)" ;;
+      notation) install_notation ;;
+      all) install_stripe_mock; install_helm; install_grpcurl; install_ghz; install_notation ;;
+      *) die "unknown tool '$2' (stripe-mock|helm|grpcurl|ghz|notation)" ;;
     esac
     ;;
-  *) die "usage: $0 install [stripe-mock|helm|grpcurl|ghz]" ;;
+  *) die "usage: $0 install [stripe-mock|helm|grpcurl|ghz|notation]" ;;
 esac

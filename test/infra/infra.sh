@@ -35,6 +35,8 @@ step_kubectl() { infra kube.sh install kubectl; }
 step_helm() { infra gotools.sh install helm; }
 step_grpcurl() { infra gotools.sh install grpcurl; }
 step_ghz() { infra gotools.sh install ghz; }
+# The release test's signing and verifying (scripts/release.sh with SIGNING_KEY builds it too).
+step_notation() { infra gotools.sh install notation; }
 step_otelcol() { infra otelcol.sh install; }
 step_deploy_tools() { infra deploy-tools.sh install; }
 step_release_tools() { infra release-tools.sh install; }
@@ -56,7 +58,7 @@ step_build() { make -C "$ROOT" --no-print-directory build; }
 step_lint() { make -C "$ROOT" --no-print-directory lint; }
 
 UP_STEPS=(redis kafka keycloak stripe-mock kube-apiserver etcd hive-gateway)
-TEST_STEPS=(kubectl helm grpcurl ghz otelcol deploy-tools release-tools chromium nginx caddy)
+TEST_STEPS=(kubectl helm grpcurl ghz notation otelcol deploy-tools release-tools chromium nginx caddy)
 
 # install_steps STEP...: side by side, one line each on the screen.
 install_steps() {

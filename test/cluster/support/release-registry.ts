@@ -1,8 +1,9 @@
 // `make release` into a real OCI registry on loopback, as an operator's CI would push a release:
 // Debian's docker-registry (the CNCF Distribution registry; test/infra/release-tools.sh) serving
 // plain http on 127.0.0.1, where the node's containerd pulls from too (it speaks http to a
-// loopback registry without configuration). release.test.ts checks what the release wrote and
-// pushed; the upgrade test installs from it by version.
+// loopback registry without configuration). The release is signed, as a publisher's would be,
+// with a throwaway key (support/signing.ts). release.test.ts checks what the release wrote, pushed
+// and signed; the upgrade test installs from it by version.
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import { eventually } from '../../support/eventually.js';
 import { freePort } from '../../support/free-port.js';
 import { infra } from '../../support/infra.js';
 import { infraSh } from './cluster.js';
+import { createSigningKey, type SigningKey } from './signing.js';
 
 export interface ReleaseRegistry {
   /** host:port of the registry. */
@@ -21,12 +23,14 @@ export interface ReleaseRegistry {
   out: string;
   /** What scripts/release.sh wrote on stderr: its progress lines. */
   log: string;
+  /** The key and certificate the release was signed with (SIGNING_KEY, SIGNING_CERT). */
+  signer: SigningKey;
   close(): void;
 }
 
 /**
- * A registry storing under `dir`, and scripts/release.sh run into it (REGISTRY, PLAIN_HTTP) with
- * the release folder under `dir`. The images build here when the cluster install has not built
+ * A registry storing under `dir`, and scripts/release.sh run into it (REGISTRY, PLAIN_HTTP), signed
+ * with a key made for it (SIGNING_KEY, SIGNING_CERT), with the release folder under `dir`. The images build here when the cluster install has not built
  * them yet (cold: minutes each).
  */
 export async function releaseIntoLocalRegistry(dir: string): Promise<ReleaseRegistry> {
@@ -38,9 +42,11 @@ export async function releaseIntoLocalRegistry(dir: string): Promise<ReleaseRegi
   try {
     await eventually(async () => (await fetch(`http://${address}/v2/`).catch(() => undefined))?.status === 200, 30_000, 'the registry to answer /v2/');
     const out = join(dir, 'release');
-    const release = await infraSh(join(repoRoot, 'scripts/release.sh'), [], 5_400_000, { REGISTRY: address, PLAIN_HTTP: '1', ALLOW_DIRTY: '1', RELEASE_DIR: out });
+    const signer = await createSigningKey(join(dir, 'signing'), 'subscription-platform release test');
+    const env = { REGISTRY: address, PLAIN_HTTP: '1', SIGNING_KEY: signer.key, SIGNING_CERT: signer.cert, ALLOW_DIRTY: '1', RELEASE_DIR: out };
+    const release = await infraSh(join(repoRoot, 'scripts/release.sh'), [], 5_400_000, env);
     if (release.code !== 0) throw new Error(`make release failed:\n${release.stderr.split('\n').slice(-30).join('\n')}`);
-    return { address, chart: `oci://${address}/charts/subscription-platform`, out, log: release.stderr, close };
+    return { address, chart: `oci://${address}/charts/subscription-platform`, out, log: release.stderr, signer, close };
   } catch (error) {
     close();
     throw error;
