@@ -81,19 +81,23 @@ export async function call(baseUrl: string, request: RawRequest): Promise<HttpRe
   return response;
 }
 
-/** Requests as a caller holding `key` sends them (no X-Api-Key header at all when key is null). */
-export function client(baseUrl: string, key: string | null = API_KEY) {
+/**
+ * Requests as a caller holding `key` sends them (no X-Api-Key header at all when key is null), each
+ * failing after `timeoutMs` without an answer (send's 5 s unless given).
+ */
+export function client(baseUrl: string, key: string | null = API_KEY, timeoutMs?: number) {
   const auth = key === null ? {} : { 'x-api-key': key };
+  const bound = timeoutMs === undefined ? {} : { timeoutMs };
   const text = (method: string, path: string, body: string | Buffer, contentType = 'text/plain') =>
-    call(baseUrl, { method, path, headers: { ...auth, 'content-type': contentType }, body });
+    call(baseUrl, { method, path, headers: { ...auth, 'content-type': contentType }, body, ...bound });
   return {
-    get: (path: string) => call(baseUrl, { method: 'GET', path, headers: auth }),
-    delete: (path: string) => call(baseUrl, { method: 'DELETE', path, headers: auth }),
+    get: (path: string) => call(baseUrl, { method: 'GET', path, headers: auth, ...bound }),
+    delete: (path: string) => call(baseUrl, { method: 'DELETE', path, headers: auth, ...bound }),
     post: text,
     registerGraph: (name: string, url: string) => text('POST', `/${name}`, url),
     storeSchema: (sdl: string, contentType = 'application/graphql') => text('POST', '/schema', sdl, contentType),
     send: (request: Omit<RawRequest, 'headers'> & { headers?: RawRequest['headers'] }) =>
-      call(baseUrl, { ...request, headers: { ...auth, ...request.headers } }),
+      call(baseUrl, { ...bound, ...request, headers: { ...auth, ...request.headers } }),
   };
 }
 
