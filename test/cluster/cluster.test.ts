@@ -13,7 +13,7 @@
 // One cluster runs per machine, so this one file does it all in order.
 import { spawn } from 'node:child_process';
 import { randomBytes, randomInt, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -36,6 +36,7 @@ import {
   CACHE_CLIENT,
   COMPONENTS,
   enterClusterTier,
+  leaveClusterTier,
   GATEWAY,
   imageTag,
   ready,
@@ -154,12 +155,7 @@ beforeAll(async () => {
 afterAll(async () => {
   // Whatever happened above, nothing of the cluster stays running.
   await deleteUsersNamed([plan.phoneNumber]).catch(() => undefined);
-  if (platform !== undefined) await platform.stop(tier);
-  else {
-    await clusterSh(['down']);
-    await tier?.release();
-    rmSync(scratch, { recursive: true, force: true });
-  }
+  await leaveClusterTier(platform, tier, scratch);
 }, 120_000);
 
 describe('an `up` interrupted with Ctrl-C', () => {

@@ -12,7 +12,7 @@
 // The platform's state lives in Redis (the cache's entries, auth's sessions among them; the
 // registry; the webhooks' log and drafts), as in an installation that is upgraded in place.
 import { randomBytes, randomInt, randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -30,6 +30,7 @@ import {
   CACHE_CLIENT,
   COMPONENTS,
   enterClusterTier,
+  leaveClusterTier,
   persistentStores,
   ready,
   RELEASE,
@@ -379,12 +380,7 @@ beforeAll(async () => {
 afterAll(async () => {
   registry?.close();
   if (oidcUserId !== undefined) await keycloakDeleteUser(platform!.keycloak, oidcUserId).catch(() => undefined);
-  if (platform !== undefined) await platform.stop(tier);
-  else {
-    await clusterSh(['down']);
-    await tier?.release();
-    rmSync(scratch, { recursive: true, force: true });
-  }
+  await leaveClusterTier(platform, tier, scratch);
 }, 120_000);
 
 describe('an upgrade from the previous release with live state in it', () => {

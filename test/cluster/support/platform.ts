@@ -75,6 +75,18 @@ export async function enterClusterTier(): Promise<ClusterTier> {
   return { before: await machineState(), release };
 }
 
+/**
+ * A cluster suite's last step, whatever happened before: the platform stopped (which takes the
+ * cluster down and releases the tier), or, when it never started, the cluster down, the tier
+ * released and the scratch folder removed.
+ */
+export async function leaveClusterTier(platform: ClusterPlatform | undefined, tier: ClusterTier | undefined, scratch: string): Promise<void> {
+  if (platform !== undefined) return platform.stop(tier);
+  await clusterSh(['down']);
+  await tier?.release();
+  rmSync(scratch, { recursive: true, force: true });
+}
+
 /** Secrets the user puts in the Secrets the charts name (existingSecret): none of it is a chart value. */
 export interface PlatformSecrets {
   registryApiKey: string;
