@@ -86,6 +86,8 @@ describe.each(scenarioFiles())('chart scenario %s on the real kube-apiserver', (
   beforeAll(async () => {
     namespace = uniqueName(scenario.replace(/-values\.yaml$/, ''));
     await ensureNamespace(admin, namespace, RESTRICTED);
+    // The chart's test Pods (helm test) run as the namespace's `default` account, which every real namespace has.
+    await withDefaultServiceAccount(namespace);
     rendered = await charts.render({ values: [values()], release: 'sp', namespace });
     // Namespaces the scenario reaches into (the controller's watchNamespaces) exist beforehand.
     for (const other of new Set(rendered.map((object) => object.metadata.namespace).filter((name) => name !== undefined && name !== namespace))) {
