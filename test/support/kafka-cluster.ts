@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -73,12 +73,37 @@ async function waitForBrokers(nodes: readonly NodeProcess[]): Promise<void> {
   }
 }
 
+/** The last lines a node's JVM wrote (its log in the data directory), for the error of a start that failed. */
+function logTail(file: string): string {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-8).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+/** A start that failed because a port chosen free was taken before the JVM bound it (another process on this machine). */
+class PortTaken extends Error {}
+
 /**
  * Starts three `kafka.sh run-cluster-node` JVMs (each broker and KRaft controller, a quorum of
  * three) on free loopback ports with temporary data directories, and resolves once every broker
  * is registered and the group and transaction coordinators (replicated three times) are up.
+ * A port is chosen free and then bound by the JVM seconds later: another process (a second
+ * checkout's suite, any outgoing connection) may take it meanwhile. Such a start is tried again
+ * on other ports, twice at most; any other failure names each exited node with its log's tail.
  */
 export async function startKafkaCluster(): Promise<KafkaCluster> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startKafkaClusterOnce();
+    } catch (err) {
+      if (!(err instanceof PortTaken) || attempt === 3) throw err;
+    }
+  }
+}
+
+async function startKafkaClusterOnce(): Promise<KafkaCluster> {
   const ports = await distinctPorts(6);
   const ids = [1, 2, 3];
   const voters = ids.map((id, i) => `${id}@127.0.0.1:${ports[3 + i]}`).join(',');
@@ -87,8 +112,10 @@ export async function startKafkaCluster(): Promise<KafkaCluster> {
   const env = { ...process.env, KAFKA_HEAP_OPTS: CLUSTER_HEAP_OPTS };
   const nodes: NodeProcess[] = ids.map((nodeId, i) => {
     const args = [kafkaScript, 'run-cluster-node', join(dataDir, `node-${nodeId}`), String(nodeId), String(ports[i]), String(ports[3 + i]), voters, cluster];
-    // run-cluster-node execs the JVM, so the child's pid is the broker's.
-    const child = spawn('bash', args, { stdio: 'ignore', env });
+    // run-cluster-node execs the JVM, so the child's pid is the broker's; its output goes to a log beside its data.
+    const log = openSync(join(dataDir, `node-${nodeId}.log`), 'a');
+    const child = spawn('bash', args, { stdio: ['ignore', log, log], env });
+    closeSync(log);
     return { nodeId, broker: `127.0.0.1:${ports[i]}`, child, alive: () => child.exitCode === null && child.signalCode === null };
   });
   const stop = async (): Promise<void> => {
@@ -101,8 +128,11 @@ export async function startKafkaCluster(): Promise<KafkaCluster> {
     await waitForBrokers(nodes);
     await kafkaReady(ports[0]!, nodes[0]!.child, true);
   } catch (err) {
+    const exited = nodes.filter((node) => !node.alive()).map((node) => ({ nodeId: node.nodeId, tail: logTail(join(dataDir, `node-${node.nodeId}.log`)) }));
     await stop();
-    throw err;
+    const detail = exited.map(({ nodeId, tail }) => `node ${nodeId} exited:\n${tail}`).join('\n');
+    if (exited.some(({ tail }) => /Address already in use/.test(tail))) throw new PortTaken(`${(err as Error).message}\n${detail}`);
+    throw exited.length === 0 ? err : new Error(`${(err as Error).message}\n${detail}`);
   }
   return {
     brokers,
