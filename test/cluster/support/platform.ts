@@ -275,6 +275,11 @@ export async function startClusterPlatform(scratch: string, namespace: string, g
           imagePullPolicy: image === undefined ? 'Never' : 'IfNotPresent',
           command: ['node', '-e', supportScript(script), ...args],
           env: Object.entries(env).map(([key, value]) => ({ name: key, value })),
+          // A CPU request, as any client Deployment has: a pod without one is BestEffort (CPU
+          // shares 2 against the services' 51–102), and while a roll starts five Node processes on
+          // the two cores it got no CPU for over a second — its own 2 s timer fired 3.16 s after
+          // the check began, failing a check the cache may well have answered.
+          resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { memory: '128Mi' } },
           securityContext: restrictedContainer,
         };
         const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace, labels }, spec: { restartPolicy: 'Never', containers: [container] } };
