@@ -75,16 +75,28 @@ export async function enterClusterTier(): Promise<ClusterTier> {
   return { before: await machineState(), release };
 }
 
-/**
- * A cluster suite's last step, whatever happened before: the platform stopped (which takes the
- * cluster down and releases the tier), or, when it never started, the cluster down, the tier
- * released and the scratch folder removed.
- */
-export async function leaveClusterTier(platform: ClusterPlatform | undefined, tier: ClusterTier | undefined, scratch: string): Promise<void> {
-  if (platform !== undefined) return platform.stop(tier);
+/** The cluster down, the tier released (when held), the scratch folder removed. */
+async function downAndRelease(tier: ClusterTier | undefined, scratch: string): Promise<void> {
   await clusterSh(['down']);
   await tier?.release();
   rmSync(scratch, { recursive: true, force: true });
+}
+
+/**
+ * A cluster suite's last step, whatever happened before: the platform stopped (its dependencies,
+ * then the cluster down and the tier released), or only the latter when it never started.
+ */
+export async function leaveClusterTier(platform: ClusterPlatform | undefined, tier: ClusterTier | undefined, scratch: string): Promise<void> {
+  if (platform !== undefined) return platform.stop(tier);
+  return downAndRelease(tier, scratch);
+}
+
+/**
+ * The components whose chart test `helm test`'s OUTPUT does not report Succeeded (none when all
+ * passed): each suite's Phase read within its own block, never the next suite's.
+ */
+export function chartTestsNotPassed(output: string): string[] {
+  return COMPONENTS.filter((component) => !new RegExp(`TEST SUITE:\\s+${RELEASE}-${component}-test\\s(?:(?!TEST SUITE:)[\\s\\S])*?Phase:\\s+Succeeded`).test(output));
 }
 
 /** Secrets the user puts in the Secrets the charts name (existingSecret): none of it is a chart value. */
@@ -189,10 +201,8 @@ export async function startClusterPlatform(scratch: string, namespace: string, g
   const stop = async (tier: ClusterTier | undefined): Promise<void> => {
     await closeForwards();
     await deps?.close();
-    await clusterSh(['down']);
-    await tier?.release();
     charts?.close();
-    rmSync(scratch, { recursive: true, force: true });
+    await downAndRelease(tier, scratch);
   };
   try {
     const up = await clusterSh(['up']);
@@ -217,6 +227,8 @@ export async function startClusterPlatform(scratch: string, namespace: string, g
     const subgraphs =
       graphqlApi === 'federation' ? await startSubgraphsPod(cluster, namespace, { image: `localhost/subscription-platform/webhooks:${imageTag('webhooks')}`, keycloakUrl: deps.keycloakUrl }) : undefined;
     const started = { cluster, charts, deps };
+    // Keycloak's admin API of the realm the in-cluster auth signs in with: the https Keycloak.
+    const keycloak = { ...sharedKeycloakAdmin(), url: deps.keycloakHttps.url };
     const forward = async (service: string, port: number): Promise<string> => {
       const opened = await cluster.portForward(namespace, `svc/${RELEASE}-${service}`, port);
       forwards.push(opened);
@@ -229,7 +241,7 @@ export async function startClusterPlatform(scratch: string, namespace: string, g
       secrets,
       authCa,
       authHost,
-      keycloak: { ...sharedKeycloakAdmin(), url: deps.keycloakHttps.url },
+      keycloak,
       values: (extra = {}, images = { tags: {} }) => writeValues({ scratch, namespace, deps: started.deps, graphqlApi }, extra, images),
       helm: async (args) => {
         const result = await started.charts.helm([...args, '--kubeconfig', cluster.kubeconfig]);
@@ -255,7 +267,7 @@ export async function startClusterPlatform(scratch: string, namespace: string, g
           webhooks: { url: `http://${webhooks}`, publicBaseUrl: WEBHOOKS_PUBLIC_URL, apiKey: secrets.webhooksApiKey, stripeWebhookSecret: secrets.stripeWebhookSecret, twilioAuthToken: secrets.twilioAuthToken, twilioAccountSid: localSecrets.twilioAccountSid },
           stripe: { apiUrl: started.deps.stripeApiUrl, apiKey: secrets.stripeApiKey },
           kafka: { brokers: [started.deps.kafkaBrokers], topics: DEFAULT_TOPICS },
-          keycloak: { ...sharedKeycloakAdmin(), url: started.deps.keycloakHttps.url },
+          keycloak,
         };
       },
       registryGraphs: async () => {
