@@ -359,7 +359,7 @@ YAML
 
 start_control_plane() {
   local t0=$SECONDS etcd_client etcd_peer
-  etcd_client=$(free_port); etcd_peer=$(free_port)
+  read -r etcd_client etcd_peer < <(free_port 2)
   rm -rf "$CL/etcd"
   start_bg cluster-etcd "$BIN/etcd" --name local --data-dir "$CL/etcd" \
     --listen-client-urls "http://127.0.0.1:$etcd_client" --advertise-client-urls "http://127.0.0.1:$etcd_client" \
@@ -466,9 +466,11 @@ start_node() {
   start_bg cluster-kubelet "$BIN/kubelet" --config "$CL/kubelet/config.yaml" \
     --kubeconfig "$CL/kubelet.kubeconfig" --root-dir "$CL/kubelet/root" \
     --hostname-override "$NODE_NAME" --node-ip "$NODE_IP" --v=1
+  local proxy_ports
+  read -ra proxy_ports < <(free_port 2)
   start_bg cluster-kube-proxy "$BIN/kube-proxy" --kubeconfig "$CL/kube-proxy.kubeconfig" \
     --hostname-override "$NODE_NAME" --bind-address "$NODE_IP" --cluster-cidr "$POD_CIDR" \
-    --proxy-mode iptables --masquerade-all --metrics-bind-address "127.0.0.1:$(free_port)" --healthz-bind-address "127.0.0.1:$(free_port)" \
+    --proxy-mode iptables --masquerade-all --metrics-bind-address "127.0.0.1:${proxy_ports[0]}" --healthz-bind-address "127.0.0.1:${proxy_ports[1]}" \
     --conntrack-max-per-core 0 --v=1
   await_start cluster-kubelet 60 "get node $NODE_NAME Ready" node_ready
   timing "node Ready" "$t0"

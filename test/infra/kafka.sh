@@ -111,8 +111,7 @@ classpath() {
 cds_train() {
   local dir=$1 tmpd bport cport pid rc=0
   tmpd=$(mktemp -d "$dir/.train.XXXXXX")
-  bport=$(free_port)
-  cport=$(free_port)
+  read -r bport cport < <(free_port 2)
   (broker_exec "$tmpd" "$bport" "$cport" "-XX:ArchiveClassesAtExit=$dir/kafka.jsa") > "$tmpd/broker.log" 2>&1 &
   pid=$!
   # Once per machine, beside the other installs' builds: more time than a start gets.
@@ -216,9 +215,7 @@ start() {
   t0=$(date +%s%N)
   install
   for attempt in 1 2 3; do
-    bport=$(free_port)
-    cport=$(free_port)
-    [ "$bport" != "$cport" ] || continue
+    read -r bport cport < <(free_port 2)
     rm -rf "$RUN/kafka-data"
     start_bg "$NAME" bash "$ROOT/test/infra/kafka.sh" run-private "$RUN/kafka-data" "$bport" "$cport"
     pid=$(cat "$RUN/$NAME.pid")

@@ -227,7 +227,7 @@ start() {
   make_secrets
   if ! is_running kube-etcd; then
     local client peer
-    client=$(free_port); peer=$(free_port)
+    read -r client peer < <(free_port 2)
     rm -rf "$STATE/etcd"
     start_bg kube-etcd "$BIN/etcd" --name local --data-dir "$STATE/etcd" \
       --listen-client-urls "http://127.0.0.1:$client" --advertise-client-urls "http://127.0.0.1:$client" \

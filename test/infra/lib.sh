@@ -24,9 +24,12 @@ die() { printf '[infra] error: %s\n' "$*" >&2; exit 1; }
 # output and log()), it goes to the screen all the same, through fd SP_SAY_FD.
 say() { printf '[infra] %s\n' "$*" >&"${SP_SAY_FD:-2}"; }
 
-# Ask the kernel for a free TCP port on loopback.
+# free_port [N]: N (1) different free TCP ports on loopback, on one line, below the kernel's
+# ephemeral range (test/support/free-port.ts says why; the clone's Node 24 runs TypeScript as is).
 free_port() {
-  node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
+  local node=node
+  [ -x "$CACHE/node/bin/node" ] && node="$CACHE/node/bin/node"
+  "$node" --input-type=module -e "const { freePorts } = await import('$ROOT/test/support/free-port.ts'); console.log((await freePorts(${1:-1})).join(' '));"
 }
 
 # wait_until PROCESS SECONDS CHECK...: runs CHECK every 0.2 s until it succeeds. Returns 1 when

@@ -9,7 +9,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { eventually } from './eventually.js';
 import { kafkaReady } from './kafka-broker.js';
 import { processProgress } from './progress.js';
-import { freePort } from './redis-server.js';
+import { freePorts } from './free-port.js';
 
 const kafkaScript = fileURLToPath(new URL('../infra/kafka.sh', import.meta.url));
 
@@ -54,12 +54,6 @@ async function kill(node: NodeProcess): Promise<void> {
   await exited;
 }
 
-async function distinctPorts(count: number): Promise<number[]> {
-  const ports = new Set<number>();
-  while (ports.size < count) ports.add(await freePort());
-  return [...ports];
-}
-
 /** Until a Metadata request lists all brokers (registered and unfenced), while their JVMs make progress. */
 async function waitForBrokers(nodes: readonly NodeProcess[]): Promise<void> {
   const brokers = nodes.map((node) => node.broker);
@@ -89,8 +83,8 @@ class PortTaken extends Error {}
  * Starts three `kafka.sh run-cluster-node` JVMs (each broker and KRaft controller, a quorum of
  * three) on free loopback ports with temporary data directories, and resolves once every broker
  * is registered and the group and transaction coordinators (replicated three times) are up.
- * A port is chosen free and then bound by the JVM seconds later: another process (a second
- * checkout's suite, any outgoing connection) may take it meanwhile. Such a start is tried again
+ * A port is chosen free and then bound by the JVM seconds later: another listener (a second
+ * checkout's suite) may take it meanwhile. Such a start is tried again
  * on other ports, twice at most; any other failure names each exited node with its log's tail.
  */
 export async function startKafkaCluster(): Promise<KafkaCluster> {
@@ -104,7 +98,7 @@ export async function startKafkaCluster(): Promise<KafkaCluster> {
 }
 
 async function startKafkaClusterOnce(): Promise<KafkaCluster> {
-  const ports = await distinctPorts(6);
+  const ports = await freePorts(6);
   const ids = [1, 2, 3];
   const voters = ids.map((id, i) => `${id}@127.0.0.1:${ports[3 + i]}`).join(',');
   const cluster = clusterId();
