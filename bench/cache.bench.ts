@@ -311,6 +311,10 @@ if (runs('deployment')) {
     { name: 'grpcGoServer', start: () => startPeer(buildGoPeer()) },
     { name: 'deployed', start: () => startCacheService({ Cache__Backend: 'memory' }) },
     { name: 'noHeapBound', start: () => startCacheService({ Cache__Backend: 'memory' }, [], { heapOptions: [] }) },
+    // The young generation's size is what the heap bound changes per call (scavenges of each call's garbage).
+    { name: 'oldSpaceOnly', start: () => startCacheService({ Cache__Backend: 'memory' }, [], { heapOptions: DEPLOYED_NODE_OPTIONS.filter((option) => !option.startsWith('--max-semi-space-size')) }) },
+    { name: 'semiSpace16', start: () => startCacheService({ Cache__Backend: 'memory' }, [], { heapOptions: [...DEPLOYED_NODE_OPTIONS.filter((option) => !option.startsWith('--max-semi-space-size')), '--max-semi-space-size=16'] }) },
+    { name: 'semiSpace32', start: () => startCacheService({ Cache__Backend: 'memory' }, [], { heapOptions: [...DEPLOYED_NODE_OPTIONS.filter((option) => !option.startsWith('--max-semi-space-size')), '--max-semi-space-size=32'] }) },
     { name: 'mainAlone', start: () => startCacheService({ Cache__Backend: 'memory', Cache__Partitions: '' }, [], { heapOptions: [], mainAlone: true }) },
   ];
   const targets: Array<Server & { name: string }> = [];
