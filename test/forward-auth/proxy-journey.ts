@@ -3,11 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { Agent, fetch } from 'undici';
 import { testCertificate } from '../../services/auth/test/support/auth-fixture.js';
-import { launchChromium } from '../../services/auth/test/support/chromium.js';
+import { launchChromium, newBrowserContext } from '../../services/auth/test/support/chromium.js';
 import { keycloakAdmin } from '../../services/auth/test/support/keycloak.js';
 import { newPhoneNumber } from '../../services/auth/test/support/phones.js';
 import { startReplicaPair, type ReplicaPair } from '../../services/auth/test/support/replica-pair.js';
 import { freePort } from '../support/free-port.js';
+import { HANG_GUARD_MS } from '../support/progress.js';
 import { startAll } from '../support/start-all.js';
 import { API, BROWSER, forged, identityAt, PAGE_PATH } from './client-requests.js';
 import { startDemoUpstream, type DemoUpstream } from './demo-upstream.js';
@@ -65,7 +66,7 @@ export function forwardAuthJourney(name: string, startProxy: StartProxy): void {
     });
 
     /** A fresh browser profile (no cookies) that trusts the test certificate. */
-    const newContext = (): Promise<BrowserContext> => browser.newContext({ ignoreHTTPSErrors: true });
+    const newContext = (): Promise<BrowserContext> => newBrowserContext(browser);
     const tokenIdOf = async (context: BrowserContext): Promise<string> => {
       const cookies = await context.cookies(proxy.baseUrl);
       const tokenId = cookies.find((cookie) => cookie.name === 'TokenId')?.value;
@@ -140,7 +141,7 @@ export function forwardAuthJourney(name: string, startProxy: StartProxy): void {
       } finally {
         await context.close();
       }
-    });
+    }, HANG_GUARD_MS);
 
     it('should let Chromium sign in through Keycloak (OIDC) via the proxy and land on the page it first asked for', async () => {
       const context = await newContext();
@@ -158,7 +159,7 @@ export function forwardAuthJourney(name: string, startProxy: StartProxy): void {
       } finally {
         await context.close();
       }
-    });
+    }, HANG_GUARD_MS);
 
     it('should refuse a session at once, through the proxy and on both auth replicas, after it logged out', async () => {
       const context = await newContext();
@@ -188,6 +189,6 @@ export function forwardAuthJourney(name: string, startProxy: StartProxy): void {
       } finally {
         await context.close();
       }
-    });
+    }, HANG_GUARD_MS);
   });
 }

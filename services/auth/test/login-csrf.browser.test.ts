@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startCacheService, type RunningCacheService } from '../../../test/support/cache-service.js';
 import { ALLOWED_ORIGIN, startAuth, type RunningAuth } from './support/auth-fixture.js';
-import { launchChromium } from './support/chromium.js';
+import { launchChromium, newBrowserContext } from './support/chromium.js';
+import { HANG_GUARD_MS } from '../../../test/support/progress.js';
 import { keycloakAdmin } from './support/keycloak.js';
 import { newPhoneNumber } from './support/phones.js';
 import { startAll } from '../../../test/support/start-all.js';
@@ -36,8 +37,7 @@ describe('browser login bound to the browser that started it (headless Chromium)
     await cacheService.close();
   });
 
-  /** A fresh browser profile that accepts the test's self-signed certificate. */
-  const newBrowser = (): Promise<BrowserContext> => browser.newContext({ ignoreHTTPSErrors: true });
+  const newBrowser = (): Promise<BrowserContext> => newBrowserContext(browser);
 
   /**
    * Signs in on Keycloak's real login page and returns the /redirect URL Keycloak sends the browser
@@ -89,5 +89,5 @@ describe('browser login bound to the browser that started it (headless Chromium)
     } finally {
       await Promise.all([attackerBrowser.close(), victimBrowser.close()]);
     }
-  });
+  }, HANG_GUARD_MS);
 });

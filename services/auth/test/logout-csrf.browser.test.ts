@@ -4,7 +4,8 @@ import { startCacheService, type RunningCacheService } from '../../../test/suppo
 import { collectEvents, type EventCollector } from '../../../test/support/kafka.js';
 import { startAll } from '../../../test/support/start-all.js';
 import { startAuth, type RunningAuth } from './support/auth-fixture.js';
-import { launchChromium } from './support/chromium.js';
+import { launchChromium, newBrowserContext } from './support/chromium.js';
+import { HANG_GUARD_MS } from '../../../test/support/progress.js';
 import { deleteUsersNamed } from './support/keycloak.js';
 import { newPhoneNumber } from './support/phones.js';
 
@@ -42,7 +43,7 @@ describe('POST /logout from a page of another site (headless Chromium)', () => {
 
   /** A browser profile signed in by an OTP login made through its own cookie store (the service's Set-Cookie lands there). */
   async function signedInBrowser(): Promise<{ context: BrowserContext; tokenId: string }> {
-    const context = await browser.newContext({ ignoreHTTPSErrors: true });
+    const context = await newBrowserContext(browser);
     const phoneNumber = newPhoneNumber();
     phoneNumbers.push(phoneNumber);
     const headers = { 'x-forwarded-for': `198.51.100.${phoneNumbers.length}` };
@@ -85,7 +86,7 @@ describe('POST /logout from a page of another site (headless Chromium)', () => {
     } finally {
       await context.close();
     }
-  });
+  }, HANG_GUARD_MS);
 
   it('should end the session and clear the cookie when a page of the service\'s own origin posts it', async () => {
     const { context, tokenId } = await signedInBrowser();
@@ -99,5 +100,5 @@ describe('POST /logout from a page of another site (headless Chromium)', () => {
     } finally {
       await context.close();
     }
-  });
+  }, HANG_GUARD_MS);
 });

@@ -21,6 +21,9 @@ function subgraphWithField(name: (typeof GRAPHS)[number], n: number): string {
   return subgraphSdl(name).replace(anchor, `${anchor}  extra${n}: Int\n`);
 }
 
+/** 201, or any other answer with its body, so a failure says why a publish was refused. */
+const answered = (res: { status: number; text: string }): number | { status: number; body: string } => (res.status === 201 ? 201 : { status: res.status, body: res.text });
+
 interface SupergraphBody {
   version: number;
   id: string;
@@ -51,7 +54,7 @@ describe.each([
 
   it(`should number ${PUBLISHES} concurrent publishes 1..${PUBLISHES}, none lost or doubled, each report against the version it follows`, async () => {
     const answers = await Promise.all(Array.from({ length: PUBLISHES }, (_, i) => versionsApi(client(replicas[i % 2]!.baseUrl)).publish(schemaNumber(i + 1))));
-    expect(answers.map((res) => res.status)).toEqual(Array.from({ length: PUBLISHES }, () => 201));
+    expect(answers.map(answered)).toEqual(Array.from({ length: PUBLISHES }, () => 201));
     const numbers = answers.map((res) => (res.json as { version: VersionBody }).version.version).sort((a, b) => a - b);
     expect(numbers).toEqual(Array.from({ length: PUBLISHES }, (_, i) => i + 1));
 
@@ -84,7 +87,7 @@ describe.each([
     for (const name of GRAPHS) expect((await apis[0]!.registerGraph(name, `http://${name}.shop.svc.cluster.local:4000/graphql`)).status).toBe(204);
     for (const name of GRAPHS) expect((await publish(0, name, subgraphSdl(name))).status).toBe(201);
     const answers = await Promise.all(Array.from({ length: SUBGRAPH_PUBLISHES }, (_, i) => publish(i, GRAPHS[i % 3]!, subgraphWithField(GRAPHS[i % 3]!, i))));
-    expect(answers.map((res) => res.status)).toEqual(Array.from({ length: SUBGRAPH_PUBLISHES }, () => 201));
+    expect(answers.map(answered)).toEqual(Array.from({ length: SUBGRAPH_PUBLISHES }, () => 201));
     const composed = answers.map((res) => (res.json as { supergraph: { version: number } }).supergraph.version).sort((a, b) => a - b);
     const total = GRAPHS.length + SUBGRAPH_PUBLISHES;
     expect(composed).toEqual(Array.from({ length: SUBGRAPH_PUBLISHES }, (_, i) => i + 1 + GRAPHS.length));
