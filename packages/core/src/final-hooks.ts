@@ -19,5 +19,5 @@ export async function runFinalShutdownHooks(budgetMs: number): Promise<void> {
   const all = (async () => {
     for (const hook of hooks) await hook().catch(() => undefined);
   })();
-  await withDeadline(all, Math.max(0, budgetMs)).catch(() => undefined);
+  await withDeadline(all, Math.max(0, budgetMs), { hard: true }).catch(() => undefined);
 }

@@ -22,4 +22,30 @@ describe('withDeadline', () => {
     await new Promise((resolve) => setTimeout(resolve, 40));
     expect(abandoned).toBe(false);
   });
+
+  it('should not hold a stall of this process against work whose answer came meanwhile, unless the deadline is hard', async () => {
+    const stall = (ms: number): void => {
+      const until = performance.now() + ms;
+      while (performance.now() < until);
+    };
+    // The answer arrives while the process is stalled past the 30 ms deadline, and is read after
+    // the timers phase, as a socket's data is (the poll phase; here the check phase).
+    const answered = (): Promise<string> => new Promise((resolve) => setTimeout(() => setImmediate(() => resolve('answer')), 10));
+    const soft = withDeadline(answered(), 30);
+    stall(120);
+    await expect(soft).resolves.toBe('answer');
+    const hard = withDeadline(answered(), 30, { hard: true });
+    stall(120);
+    await expect(hard).rejects.toThrow('timed out after 30 ms');
+    // Work sent only after the stall (its answer 10 ms later) gets the deadline again, once.
+    let sent = false;
+    const late = withDeadline(new Promise((resolve) => setImmediate(() => ((sent = true), setTimeout(resolve, 10)))), 30);
+    stall(120);
+    expect(sent).toBe(false);
+    await expect(late).resolves.toBeUndefined();
+    // An answer that never comes still times out, the stall notwithstanding.
+    const silent = withDeadline(never(), 30);
+    stall(120);
+    await expect(silent).rejects.toThrow('timed out after 30 ms');
+  });
 });

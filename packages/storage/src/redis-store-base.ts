@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { Cluster, type Redis } from 'ioredis';
-import { AppError, unavailable } from '@sp/core';
+import { AppError, unavailable, withDeadline } from '@sp/core';
 
 /** Runs one Redis call; its errors come out as AppErrors (503 when Redis is unreachable). */
 export type RedisRun = <T>(command: () => Promise<T>) => Promise<T>;
@@ -20,6 +20,8 @@ export interface RedisStoreBaseOptions {
   mapReplyError?: (err: Error) => Error | undefined;
   /** How long a call waits for a connection being opened (at start, or a reconnect in progress). */
   connectingWaitMs?: number;
+  /** How long a call waits for Redis' reply before the connection is taken as hung (1 s). */
+  noReplyTimeoutMs?: number;
 }
 
 /** Statuses (ioredis' public `status`) in which a connection attempt is under way. */
@@ -46,13 +48,33 @@ export function toRedisStoreError(err: unknown, options: RedisStoreBaseOptions =
 }
 
 /**
+ * Calls on `redis` with a reply deadline, for a Redis that accepts but never answers (hung, or a
+ * network partition): a call without a reply after `timeoutMs` fails, and the connection is
+ * dropped (its other calls fail with it) and opened again. `withDeadline` decides after reading
+ * what came meanwhile, so a stall of this process longer than the timeout does not drop a healthy
+ * connection — which ioredis' own `socketTimeout` does (its timer destroys the socket before the
+ * reply that came during the stall is read), hence not used.
+ */
+export function replyDeadline(redis: Redis | Cluster, timeoutMs: number): <T>(command: () => Promise<T>) => Promise<T> {
+  const dropConnection = (): void => {
+    // Said as ioredis says a lost connection (logRedisConnectionState logs it); an 'error' with no listener would throw.
+    if (redis.listenerCount('error') > 0) redis.emit('error', new Error(`no reply from Redis within ${timeoutMs} ms`));
+    redis.disconnect(true);
+  };
+  return <T>(command: () => Promise<T>): Promise<T> => withDeadline(command(), timeoutMs, { what: 'Redis reply', onTimeout: dropConnection });
+}
+
+/**
  * What every Redis-backed store shares, for a client made with `connectRedis` (no offline queue):
  * while a connection attempt is in progress a call waits for it briefly (all waiters sharing one
  * wait), so the first requests after a start or during a reconnect do not fail; while Redis is
  * down between attempts a call fails at once. Errors are mapped by `toRedisStoreError`.
+ * A call without a reply after `noReplyTimeoutMs` fails, and the connection is dropped
+ * (`replyDeadline`).
  */
 export function createRedisStoreBase(redis: Redis | Cluster, options: RedisStoreBaseOptions = {}): RedisStoreBase {
   const waitMs = options.connectingWaitMs ?? 1000;
+  const noReplyTimeoutMs = options.noReplyTimeoutMs ?? 1000;
   let opening: Promise<unknown> | undefined;
   const connected = (): Promise<unknown> | undefined => {
     if (!OPENING.has(redis.status)) return undefined;
@@ -64,8 +86,13 @@ export function createRedisStoreBase(redis: Redis | Cluster, options: RedisStore
   const fail = (err: unknown): never => {
     throw toRedisStoreError(err, options);
   };
-  // Plain promise chaining: this runs once per request, so no extra async frame.
-  const run: RedisRun = <T>(command: () => Promise<T>): Promise<T> => (connected()?.then(command) ?? command()).catch(fail);
+  const withReplyDeadline = replyDeadline(redis, noReplyTimeoutMs);
+  // Plain promise chaining: this runs once per request, so no extra async frame. The reply's
+  // deadline starts when the command is sent, after any wait for the connection.
+  const run: RedisRun = <T>(command: () => Promise<T>): Promise<T> => {
+    const waiting = connected();
+    return (waiting === undefined ? withReplyDeadline(command) : waiting.then(() => withReplyDeadline(command))).catch(fail);
+  };
   return {
     run,
     // On a Cluster every primary answers, so a ready service has a connection to each.

@@ -11,28 +11,27 @@ const reconnectDelay = (attempt: number): number => backoffDelay(attempt + 1, 50
  * rejects at once (no offline queue, no retry on another connection), and reconnection goes on in
  * the background forever, so the service recovers by itself when Redis returns (or, on Sentinel
  * and Cluster, when a replica has been promoted). A Redis that accepts but never answers (hung, or
- * a network partition) is caught by ioredis' `socketTimeout`: when no reply has come
- * `noReplyTimeoutMs` after a command was sent, the socket is destroyed, the waiting commands fail
- * and ioredis reconnects.
+ * a network partition) is caught by the stores' calls (`createRedisStoreBase`: no reply within
+ * its timeout drops the connection), not by ioredis' `socketTimeout`, which takes a reply that
+ * came while this process stalled for none (redis-store-base.ts says how).
  */
-const failFastRedisOptions = (noReplyTimeoutMs: number): RedisOptions => ({
+const failFastRedisOptions: RedisOptions = {
   enableOfflineQueue: false,
   // Commands issued in the same tick share one write: concurrent calls cost fewer round trips.
   enableAutoPipelining: true,
   maxRetriesPerRequest: 0,
   connectTimeout: 2000,
-  socketTimeout: noReplyTimeoutMs,
   retryStrategy: reconnectDelay,
-});
+};
 
 /**
- * A client with the fail-fast settings whose hung connections are dropped after `noReplyTimeoutMs`:
- * the one way the services connect to Redis. A standalone target gives a plain `Redis`.
+ * A client with the fail-fast settings: the one way the services connect to Redis, whose calls go
+ * through a store base (`createRedisStoreBase`). A standalone target gives a plain `Redis`.
  */
-export function connectRedis(target: Extract<RedisTarget, { kind: 'standalone' }>, noReplyTimeoutMs?: number): Redis;
-export function connectRedis(target: RedisTarget, noReplyTimeoutMs?: number): Redis | Cluster;
-export function connectRedis(target: RedisTarget, noReplyTimeoutMs = 1000): Redis | Cluster {
-  const options = failFastRedisOptions(noReplyTimeoutMs);
+export function connectRedis(target: Extract<RedisTarget, { kind: 'standalone' }>): Redis;
+export function connectRedis(target: RedisTarget): Redis | Cluster;
+export function connectRedis(target: RedisTarget): Redis | Cluster {
+  const options = failFastRedisOptions;
   switch (target.kind) {
     case 'standalone':
       return new Redis(target.url, options);
@@ -50,7 +49,7 @@ export function connectRedis(target: RedisTarget, noReplyTimeoutMs = 1000): Redi
         retryDelayOnClusterDown: 0,
         // Node connections keep ioredis' own cluster settings (an offline queue while a node
         // connection opens, no reconnect to a lost node: the slot map is fetched again instead).
-        redisOptions: { connectTimeout: options.connectTimeout, socketTimeout: noReplyTimeoutMs, maxRetriesPerRequest: 0, password: target.password },
+        redisOptions: { connectTimeout: options.connectTimeout, maxRetriesPerRequest: 0, password: target.password },
       };
       return new Cluster(target.nodes, clusterOptions);
     }

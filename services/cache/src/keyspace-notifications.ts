@@ -1,5 +1,6 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { backoffDelay, failedPrecondition, withDeadline, unavailable, type RedisTarget } from '@sp/core';
+import { replyDeadline } from '@sp/storage';
 import type { Logger } from '@sp/observability';
 import type { AppError } from '@sp/core';
 import type { ChangeKind, InvalidationHub } from './invalidation-hub.js';
@@ -41,14 +42,14 @@ export function kindOfEvent(event: string): ChangeKind | undefined {
 const escapeGlob = (text: string): string => text.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
 
 // Subscriber connections: no offline queue, no auto-resubscribe (a fresh connection must turn the
-// notifications on again before it counts as subscribed), a hung server caught by the PING below.
+// notifications on again before it counts as subscribed), a hung server caught by the PING below
+// (its reply deadline drops the connection; not ioredis' socketTimeout: @sp/storage replyDeadline).
 const SUBSCRIBER_OPTIONS: RedisOptions = {
   enableOfflineQueue: false,
   enableAutoPipelining: false,
   autoResubscribe: false,
   maxRetriesPerRequest: 0,
   connectTimeout: 2000,
-  socketTimeout: 1000,
   retryStrategy: (attempt) => backoffDelay(attempt + 1, 50, 2000),
 };
 const PING_MS = 1000;
@@ -103,8 +104,9 @@ function subscribeNode(redis: Redis, { where, pattern, onEvent, onState }: NodeW
       })
       .catch(() => redis.disconnect(true));
   });
+  const withinPing = replyDeadline(redis, PING_MS);
   const ping = setInterval(() => {
-    if (state.kind === 'subscribed') redis.ping().catch(() => undefined);
+    if (state.kind === 'subscribed') withinPing(() => redis.ping()).catch(() => undefined);
   }, PING_MS);
   ping.unref();
   return {

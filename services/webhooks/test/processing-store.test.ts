@@ -18,7 +18,7 @@ let store: ProcessingStore;
 
 beforeAll(async () => {
   redis = await startPrivateRedis();
-  store = createRedisProcessingStore(connectRedis(parseRedisUrl(redis.url), 500), silentLogger(), 'test:');
+  store = createRedisProcessingStore(connectRedis(parseRedisUrl(redis.url)), silentLogger(), 'test:');
 }, HANG_GUARD_MS);
 
 afterAll(async () => {
@@ -76,7 +76,7 @@ describe('the redis processing store when a claim\'s reply is lost', () => {
   it('should drop the claim it may have taken, so redeliveries are not refused for the whole lease', async () => {
     const proxy = await startTcpProxy(new URL(`http://127.0.0.1:${new URL(redis.url).port}`));
     const direct = connectRedis(parseRedisUrl(redis.url));
-    const viaProxy = createRedisProcessingStore(connectRedis(parseRedisUrl(`redis://127.0.0.1:${new URL(proxy.url).port}`), 500), silentLogger(), 'test:');
+    const viaProxy = createRedisProcessingStore(connectRedis(parseRedisUrl(`redis://127.0.0.1:${new URL(proxy.url).port}`)), silentLogger(), 'test:');
     try {
       await eventually(() => viaProxy.check().then(() => true));
       proxy.loseNextReply();
