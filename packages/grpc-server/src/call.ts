@@ -116,11 +116,12 @@ function resetStream(stream: ServerHttp2Stream, code: number): void {
  * message, the handler's state) would be copied by each scavenge and promoted with it: taken off,
  * the call is garbage the first scavenge frees. 'error' keeps its shared no-op (nothing to hold).
  */
-function detach(stream: ServerHttp2Stream, onClose: () => void): void {
+function detach(stream: ServerHttp2Stream, onClose: () => void, streaming: boolean): void {
   stream.removeListener('close', onClose);
   stream.removeAllListeners('data');
   stream.removeAllListeners('end');
-  stream.removeAllListeners('wantTrailers');
+  // A unary call's is the shared sendOkTrailers; a streaming call's reaches the call.
+  if (streaming) stream.removeAllListeners('wantTrailers');
 }
 
 function expireCall(call: Call): void {
@@ -406,7 +407,7 @@ export class Call implements StreamingCallPort, UnaryCall<unknown>, MessageSink 
       this.host.cancelledByClient();
     }
     this.streamCall?.emit('close');
-    detach(this.stream, this.onClose);
+    detach(this.stream, this.onClose, this.streamCall !== undefined);
   };
 
   /** The answer's bytes, or undefined once the call ended because they cannot be sent (a bug, too large, no room). */
