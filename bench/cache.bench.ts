@@ -57,8 +57,9 @@ const ROUNDS = 3;
 const GET_ROUNDS = 9;
 const GET_DURATION_MS = 3000;
 const PROFILE_DURATION_MS = 8000;
-/** Gets per phase of the allocation part (warm-up, GC totals, each sampling profile). */
+/** Gets per phase of the allocation part (warm-up, each sampling profile), and of its GC totals. */
 const ALLOCATION_CALLS = 20_000;
+const ALLOCATION_GC_CALLS = 60_000;
 const ENTRIES = 1_000_000;
 const INVALIDATION_WRITES = 1000;
 const LARGE_VALUE = Buffer.alloc(1024 * 1024, 'L');
@@ -343,13 +344,13 @@ if (runs('allocation')) {
   const service = await startCacheService({ Cache__Backend: 'memory' }, [`--inspect=127.0.0.1:${inspectPort}`, '--trace-gc-nvp'], { captureOutput: true });
   const client = createCacheClient<Buffer>({ address: service.address, deadlineMs: 5000, retries: 0, coalesce: false }, bufferSerializer);
   for (let i = 0; i < KEYS; i++) await client.set(`key-${i}`, VALUE);
-  const figures = await allocationPerCall(inspectPort, service.output!, (i) => client.get(`key-${i % KEYS}`), CONCURRENCY, ALLOCATION_CALLS);
+  const figures = await allocationPerCall(inspectPort, service.output!, (i) => client.get(`key-${i % KEYS}`), CONCURRENCY, ALLOCATION_CALLS, ALLOCATION_GC_CALLS);
   client.close();
   await service.stop();
   const { gc } = figures;
   const shares = (list: Array<{ name: string; bytes: number }>): string => list.map(({ name, bytes }) => `${name} ${bytes}`).join(', ');
   print(
-    `cache Get as deployed, per call (${ALLOCATION_CALLS} Gets, ${CONCURRENCY} in flight; load average ${load()}):`,
+    `cache Get as deployed, per call (${CONCURRENCY} in flight; GC totals over ${ALLOCATION_GC_CALLS} Gets, each sampling profile over ${ALLOCATION_CALLS}; load average ${load()}):`,
     `  allocated ${gc.allocatedBytesPerCall} B, promoted by scavenges ${gc.promotedBytesPerCall} B, survived a scavenge ${gc.survivedBytesPerCall} B; per 10,000 Gets ${gc.scavengesPer10k} scavenges, ${gc.markCompactsPer10k} mark-compacts, ${gc.pauseMsPer10k} ms of pauses`,
     `  sampled ${figures.sampledBytesPerCall} B, by origin: ${shares(figures.byOrigin)}`,
     `  of which freed only by a mark-compact ${figures.oldGarbageBytesPerCall} B, by origin: ${shares(figures.oldGarbageByOrigin)}`,

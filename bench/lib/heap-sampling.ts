@@ -171,7 +171,10 @@ export function gcFigures(lines: GcLine[], calls: number): GcFigures {
 
 /** What a server allocates per call, and what of it a mark-compact frees (it survived the scavenges), by allocation site. */
 export interface AllocationFigures {
+  /** Calls of each sampling profile. */
   calls: number;
+  /** Calls the garbage collector's totals were taken over (mark-compacts are few: more calls than a profile's). */
+  gcCalls: number;
   gc: GcFigures;
   sampledBytesPerCall: number;
   /** Sampled bytes per call of objects that died in a mark-compact (plus the few still alive at the end). */
@@ -188,17 +191,17 @@ const perCallShares = (shares: ByteShares, calls: number, count: number): ByteSh
 
 /**
  * A server started with `--inspect` on `inspectPort` and `--trace-gc-nvp` (its output kept), after
- * a warm-up of `calls` calls: the garbage collector's totals over `calls` more, then V8's sampling
+ * a warm-up of `calls` calls: the garbage collector's totals over `gcCalls` more, then V8's sampling
  * heap profile over `calls` each with every object sampled and with only those a mark-compact
  * collected. Counted per call, the figures do not depend on how loaded the machine is.
  */
-export async function allocationPerCall(inspectPort: number, output: () => string, call: (i: number) => Promise<unknown>, concurrency: number, calls: number): Promise<AllocationFigures> {
+export async function allocationPerCall(inspectPort: number, output: () => string, call: (i: number) => Promise<unknown>, concurrency: number, calls: number, gcCalls: number): Promise<AllocationFigures> {
   const session = await InspectorSession.connect(inspectPort);
   try {
     await callTimes(call, concurrency, calls);
     const from = output().length;
-    await callTimes(call, concurrency, calls);
-    const gc = gcFigures(parseGcLines(output().slice(from)), calls);
+    await callTimes(call, concurrency, gcCalls);
+    const gc = gcFigures(parseGcLines(output().slice(from)), gcCalls);
     await session.send('HeapProfiler.enable');
     const sampled = async (includeObjectsCollectedByMinorGC: boolean): Promise<ReturnType<typeof summarizeHeapProfile>> => {
       await session.send('HeapProfiler.startSampling', { samplingInterval: SAMPLING_INTERVAL_BYTES, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC });
@@ -209,6 +212,7 @@ export async function allocationPerCall(inspectPort: number, output: () => strin
     const oldGarbage = await sampled(false);
     return {
       calls,
+      gcCalls,
       gc,
       sampledBytesPerCall: Math.round(all.total / calls),
       oldGarbageBytesPerCall: Math.round(oldGarbage.total / calls),
