@@ -19,7 +19,10 @@
 // the server had them before, and wider ones), invalidation, redis-benchmark, footprint, profile,
 // deployment (what the deployed command line costs per Get: the service as deployed against the
 // same without the chart's heap bound, and `dist/main.js` alone without it, in interleaved rounds
-// with grpc-go; a diagnosis, not a way to run it: the heap bound keeps the container's memory).
+// with grpc-go; a diagnosis, not a way to run it: the heap bound keeps the container's memory),
+// allocation (the deployed service's heap allocation per Get, what its scavenges promote, and the
+// allocation sites, from --trace-gc-nvp and V8's sampling heap profiler: per call, so the machine's
+// load does not move them).
 import { execFileSync } from 'node:child_process';
 import { cpus } from 'node:os';
 import { bufferSerializer, createCacheClient } from '@sp/cache-client';
@@ -43,9 +46,10 @@ import {
   type RatioRange,
   type Server,
 } from './lib/cache-peers.ts';
+import { allocationPerCall } from './lib/heap-sampling.ts';
 import { invalidationLatency, type LatencyFigures } from './lib/invalidation-latency.ts';
 import { npmStart } from '../test/support/service-process.ts';
-import { drive, infraEnv, median, medianOf, rssBytes, writeResults, type RunFigures } from './lib/stats.ts';
+import { drive, freePort, infraEnv, median, medianOf, rssBytes, writeResults, type RunFigures } from './lib/stats.ts';
 
 const DURATION_MS = 5000;
 const ROUNDS = 3;
@@ -53,6 +57,9 @@ const ROUNDS = 3;
 const GET_ROUNDS = 9;
 const GET_DURATION_MS = 3000;
 const PROFILE_DURATION_MS = 8000;
+/** Gets per phase of the allocation part (warm-up, each sampling profile), and of its GC totals. */
+const ALLOCATION_CALLS = 20_000;
+const ALLOCATION_GC_CALLS = 60_000;
 const ENTRIES = 1_000_000;
 const INVALIDATION_WRITES = 1000;
 const LARGE_VALUE = Buffer.alloc(1024 * 1024, 'L');
@@ -61,7 +68,7 @@ const LARGE_SET_CONCURRENCY = [1, 4];
 /** The windows the server had before issue 39 (HTTP/2's defaults), and wider ones than the settings' defaults (256 KiB, 512 KiB). */
 const HTTP2_DEFAULT_WINDOWS = { Grpc__StreamWindowBytes: '65535', Grpc__ConnectionWindowBytes: '65535' };
 const WIDE_WINDOWS = { Grpc__StreamWindowBytes: String(1024 * 1024), Grpc__ConnectionWindowBytes: String(2 * 1024 * 1024) };
-const PARTS = ['get', 'ops', 'large-set', 'invalidation', 'redis-benchmark', 'footprint', 'profile', 'deployment'] as const;
+const PARTS = ['get', 'ops', 'large-set', 'invalidation', 'redis-benchmark', 'footprint', 'profile', 'deployment', 'allocation'] as const;
 const chosen = new Set((process.env.BENCH_CACHE_PARTS ?? PARTS.join(',')).split(',').map((part) => part.trim()));
 const unknownParts = [...chosen].filter((part) => !(PARTS as readonly string[]).includes(part));
 if (unknownParts.length > 0) throw new Error(`BENCH_CACHE_PARTS: unknown ${unknownParts.join(', ')} (parts: ${PARTS.join(', ')})`);
@@ -330,6 +337,26 @@ if (runs('deployment')) {
     ...Object.entries(ratios).map(([name, r]) => `  ${name.padEnd(12)} ${range(r.vsGrpcGo)} grpc-go's CPU per call, ${range(r.vsDeployed)} the deployed service's`),
   );
   results.deployment = { ratios, loadAverageAfterEachRound: comparison.loadAverages, rounds: comparison.rounds };
+}
+
+if (runs('allocation')) {
+  const inspectPort = await freePort();
+  const service = await startCacheService({ Cache__Backend: 'memory' }, [`--inspect=127.0.0.1:${inspectPort}`, '--trace-gc-nvp'], { captureOutput: true });
+  const client = createCacheClient<Buffer>({ address: service.address, deadlineMs: 5000, retries: 0, coalesce: false }, bufferSerializer);
+  for (let i = 0; i < KEYS; i++) await client.set(`key-${i}`, VALUE);
+  const figures = await allocationPerCall(inspectPort, service.output!, (i) => client.get(`key-${i % KEYS}`), CONCURRENCY, ALLOCATION_CALLS, ALLOCATION_GC_CALLS);
+  client.close();
+  await service.stop();
+  const { gc } = figures;
+  const shares = (list: Array<{ name: string; bytes: number }>): string => list.map(({ name, bytes }) => `${name} ${bytes}`).join(', ');
+  print(
+    `cache Get as deployed, per call (${CONCURRENCY} in flight; GC totals over ${ALLOCATION_GC_CALLS} Gets, each sampling profile over ${ALLOCATION_CALLS}; load average ${load()}):`,
+    `  allocated ${gc.allocatedBytesPerCall} B, promoted by scavenges ${gc.promotedBytesPerCall} B, survived a scavenge ${gc.survivedBytesPerCall} B; per 10,000 Gets ${gc.scavengesPer10k} scavenges, ${gc.markCompactsPer10k} mark-compacts, ${gc.pauseMsPer10k} ms of pauses`,
+    `  sampled ${figures.sampledBytesPerCall} B, by origin: ${shares(figures.byOrigin)}`,
+    `  of which freed only by a mark-compact ${figures.oldGarbageBytesPerCall} B, by origin: ${shares(figures.oldGarbageByOrigin)}`,
+    ...figures.topSites.slice(0, 12).map(({ name, bytes }) => `    ${String(bytes).padStart(5)} B  ${name}`),
+  );
+  results.allocation = figures;
 }
 
 if (runs('profile')) {

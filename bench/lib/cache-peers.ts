@@ -35,6 +35,8 @@ export interface Server {
   address: string;
   pid: number;
   stop: () => Promise<void>;
+  /** What the process printed on stdout since it listened (a service started with `captureOutput`). */
+  output?: () => string;
 }
 
 /** How a variant of the deployed service differs (the `deployment` part of the benchmark): no heap bound, or `dist/main.js` alone. */
@@ -47,6 +49,8 @@ export interface ServiceVariant {
   sourceMaps?: boolean;
   /** Variables of DEPLOYED_ENV left out (to compare a setting of the chart's environment with its absence). */
   withoutEnv?: string[];
+  /** Keeps what the process prints on stdout (Server.output), e.g. `--trace-gc-nvp` lines. */
+  captureOutput?: boolean;
 }
 
 const SOURCE_MAPS = '--enable-source-maps';
@@ -70,7 +74,9 @@ export async function startCacheService(env: Record<string, string>, nodeOptions
     /listening/,
     cwd,
   );
-  return { address: `127.0.0.1:${port}`, stop: () => stopChild(child), pid: child.pid! };
+  let printed = '';
+  if (variant.captureOutput === true) child.stdout!.on('data', (chunk: Buffer) => (printed += chunk.toString()));
+  return { address: `127.0.0.1:${port}`, stop: () => stopChild(child), pid: child.pid!, output: () => printed };
 }
 
 /** A peer server: `command` listens on 127.0.0.1:$PORT and prints `listening`. */

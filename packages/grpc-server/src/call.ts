@@ -109,6 +109,21 @@ function resetStream(stream: ServerHttp2Stream, code: number): void {
   if (writable(stream)) stream.close(code);
 }
 
+/**
+ * Takes the call's listeners off its closed stream. Node keeps a closed stream in memory until the
+ * next full garbage collection (measured: every stream of a Get load survives the scavenges, until
+ * a mark-compact frees it), so whatever its listeners reach (the call, its closures, its request
+ * message, the handler's state) would be copied by each scavenge and promoted with it: taken off,
+ * the call is garbage the first scavenge frees. 'error' keeps its shared no-op (nothing to hold).
+ */
+function detach(stream: ServerHttp2Stream, onClose: () => void, streaming: boolean): void {
+  stream.removeListener('close', onClose);
+  stream.removeAllListeners('data');
+  stream.removeAllListeners('end');
+  // A unary call's is the shared sendOkTrailers; a streaming call's reaches the call.
+  if (streaming) stream.removeAllListeners('wantTrailers');
+}
+
 function expireCall(call: Call): void {
   call.expire();
 }
@@ -159,6 +174,9 @@ export class Call implements StreamingCallPort, UnaryCall<unknown>, MessageSink 
   private trailers = OK_TRAILERS;
   /** The RST_STREAM code sent after the trailers while the client is still sending. */
   private resetCode: number = h2.NGHTTP2_NO_ERROR;
+  /** The connection's list of calls in flight (call-list.ts). */
+  prevListed: Call | undefined = undefined;
+  nextListed: Call | undefined = undefined;
 
   constructor(
     readonly stream: ServerHttp2Stream,
@@ -389,6 +407,7 @@ export class Call implements StreamingCallPort, UnaryCall<unknown>, MessageSink 
       this.host.cancelledByClient();
     }
     this.streamCall?.emit('close');
+    detach(this.stream, this.onClose, this.streamCall !== undefined);
   };
 
   /** The answer's bytes, or undefined once the call ended because they cannot be sent (a bug, too large, no room). */

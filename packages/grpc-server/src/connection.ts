@@ -2,6 +2,7 @@ import { constants as h2, type ServerHttp2Session, type ServerHttp2Stream } from
 import { ConnectionBudget, type ProcessBudget } from './budgets.js';
 import type { CallHost } from './call.js';
 import type { CoarseClock } from './coarse-clock.js';
+import { CallList, type Listed } from './call-list.js';
 import { KeepaliveProbe, PingEnforcement } from './keepalive.js';
 import { resetAllowance, smallFrameAllowance } from './allowance.js';
 import type { GrpcServerLimits, GrpcServerLogger, LimitName } from './options.js';
@@ -13,8 +14,8 @@ const DEFAULT_WINDOW_BYTES = 65_535;
 /** How long the first GOAWAY's PING may take to come back before the second GOAWAY goes anyway. */
 const DRAIN_PING_TIMEOUT_MS = 1000;
 
-/** What the connection policy needs of a call: its time limits, checked once a second. */
-interface SweptCall {
+/** What the connection policy needs of a call: its time limits, checked once a second (and the links of the connection's list of calls). */
+export interface SweptCall extends Listed<SweptCall> {
   sweep(now: number): void;
 }
 
@@ -41,7 +42,7 @@ export class Connection implements CallHost {
   private readonly onLimit: (limit: LimitName) => void;
   /** The flow-control window streams get now: HTTP/2's default until a large message comes (widenWindows). */
   streamWindow = DEFAULT_WINDOW_BYTES;
-  private readonly calls = new Set<SweptCall>();
+  private readonly calls = new CallList<SweptCall>();
   private readonly keepalive: KeepaliveProbe;
   private readonly resets = resetAllowance();
   private readonly smallFrames = smallFrameAllowance();
@@ -99,7 +100,7 @@ export class Connection implements CallHost {
   }
 
   closed(call: SweptCall): void {
-    this.calls.delete(call);
+    this.calls.remove(call);
     if (this.calls.size === 0) this.idleSince = this.clock.now;
   }
 
@@ -141,7 +142,7 @@ export class Connection implements CallHost {
     if (cut !== undefined) return this.cut(cut);
     if (!this.handshaken) return;
     if (!this.draining) this.retireIfDue(now);
-    for (const call of this.calls) call.sweep(now);
+    this.calls.forEach((call) => call.sweep(now));
   }
 
   /** The limit that ends the connection now, if one does: no handshake, the age's grace over, a keepalive ping unanswered. */
