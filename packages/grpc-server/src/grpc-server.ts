@@ -170,6 +170,7 @@ export class GrpcServer {
     const { stream } = call;
     // The call is the assembler's sink: it keeps the message (call.ts, SingleRequest).
     const assembler = new MessageAssembler(this.limits.maxReceiveMessageBytes, call);
+    call.assembler = assembler;
     stream.on('data', (chunk: Buffer) => {
       if (call.done) return;
       const error = assembler.push(chunk);
@@ -200,13 +201,13 @@ export class GrpcServer {
   private serveBidi(call: Call): void {
     const { stream, route } = call;
     const streamCall = call.streaming();
-    const assembler = new MessageAssembler(this.limits.maxReceiveMessageBytes, {
+    const assembler = (call.assembler = new MessageAssembler(this.limits.maxReceiveMessageBytes, {
       reserve: (bytes) => call.reserveRequest(bytes),
       message: (bytes) => {
         if (this.decode(call, bytes)) streamCall.emit('data', call.request);
         call.releaseRequest(bytes.length);
       },
-    });
+    }));
     stream.on('data', (chunk: Buffer) => {
       if (call.done) return;
       const error = assembler.push(chunk);
