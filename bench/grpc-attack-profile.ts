@@ -4,7 +4,7 @@
 // read before and after, so the figure is the attack's), its CPU, and from the profile the longest
 // stretch without an idle sample and what ran in it. Usage:
 //   flock /work/logs/heavy.lock node --import tsx bench/grpc-attack-profile.ts resetStorm [repeat]
-// The attack runs in a process of its own at nice 19, as in the benchmark.
+// The attack runs in a process of its own, as in the benchmark.
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -6,9 +6,9 @@
 // nodejs_eventloop_lag_max_seconds: what the server made everyone wait, whatever the client's own
 // scheduling), the service's RSS at the start, its peak, and after the attackers left and 10 s
 // passed (with the V8 heap, external memory and malloc's brk heap then), and whether the process
-// stayed up. The attacker runs in a process of its own at nice 19 (bench/lib/attacker-process.ts):
-// on this machine's two cores, an attacker beside the good client in the benchmark's process took
-// the CPU a remote one would not. Targets (issue 39): RSS growth < 100 MB, the p99 within 100 ms
+// stayed up. The attacker runs in a process of its own (bench/lib/attacker-process.ts), not beside the good
+// client in the benchmark's process; the service's event-loop delay tells its stalls from the
+// good client's scheduling on this machine's two cores. Targets (issue 39): RSS growth < 100 MB, the p99 within 100 ms
 // of the quiet p99, RSS back within 20 MB of the start, no restart. Results:
 // bench/results/grpc-attacks.json. BENCH_ATTACKS picks attacks (comma-separated names, default
 // all); BENCH_SERVICE_ENV adds variables to the service's environment (`NAME=value,…`, e.g. a
@@ -149,7 +149,7 @@ writeResults('grpc-attacks', {
   goodClient: '@sp/cache-client, one Get at a time with 2 ms pauses; quiet p99 measured for 3 s just before each attack',
   targets: TARGETS,
   serviceEnv,
-  attacker: 'its own process at nice 19 (bench/lib/attacker-process.ts)',
+  attacker: 'its own process (bench/lib/attacker-process.ts)',
   rss: { startMiB: mib(startRss), endMiB: mib(endRss), endVsStartMiB: mib(endRss - startRss), start: startParts, end: endParts },
   attacks: results,
 });
