@@ -28,6 +28,6 @@ describe('MessageAssembler.release', () => {
     const small = new MessageAssembler(1024 * 1024, { reserve: () => true, message: () => undefined });
     small.push(grpcFrame(Buffer.alloc(100, 's')).subarray(0, 50));
     small.release();
-    expect(Buffer.allocUnsafe(10).buffer.detached).toBe(false);
+    expect(Buffer.allocUnsafe(10).buffer.byteLength).toBeGreaterThan(0); // the shared pool is not detached
   });
 });
