@@ -6,7 +6,7 @@ import type { CoarseClock } from './coarse-clock.js';
 import { asGrpcError, statusHeaders, type GrpcError } from './grpc-status.js';
 import { GrpcStreamCall, type StreamingCallPort, type UnaryCall, type UnaryCallback } from './handlers.js';
 import type { PingEnforcement } from './keepalive.js';
-import { frameMessage, PREFIX_BYTES, prefixOf, SERVER_BUSY, type MessageSink } from './message-assembly.js';
+import { frameMessage, PREFIX_BYTES, prefixOf, SERVER_BUSY, type MessageAssembler, type MessageSink } from './message-assembly.js';
 import type { GrpcServerLimits, GrpcServerLogger, LimitName } from './options.js';
 import type { Route } from './routes.js';
 
@@ -141,6 +141,8 @@ export class Call implements StreamingCallPort, UnaryCall<unknown>, MessageSink 
   request: unknown = undefined;
   /** A unary or server-streaming call's request message, once assembled (the call is its assembler's sink). */
   requestMessage: Buffer | undefined = undefined;
+  /** Assembles the request's messages; what it holds of an unfinished one is given back when the stream closes. */
+  assembler: MessageAssembler | undefined = undefined;
   /** Whether a second request message came for a method that takes one. */
   secondMessage = false;
   /** Whether the outcome is decided: what the client still sends is read and dropped. */
@@ -401,6 +403,7 @@ export class Call implements StreamingCallPort, UnaryCall<unknown>, MessageSink 
     this.host.closed(this);
     this.host.budget.release(this.headerBytes + this.requestBytes + this.answerBytes + this.pausedBytes);
     this.headerBytes = this.requestBytes = this.answerBytes = this.pausedBytes = 0;
+    this.assembler?.release();
     if (!this.done) {
       this.settle(GrpcStatus.CANCELLED, 'Cancelled by the client');
       this.abort('AbortError', 'The client cancelled the call');

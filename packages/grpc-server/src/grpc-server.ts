@@ -129,8 +129,8 @@ export class GrpcServer {
   private dispatch(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, rawHeaders: string[]): void {
     // A stream reset or torn down emits 'error' after its outcome is already decided (or moot).
     stream.on('error', noop);
-    const connection = this.connections.get(stream.session as ServerHttp2Session);
-    if (connection === undefined) return void stream.close(h2.NGHTTP2_REFUSED_STREAM);
+    const connection = this.countedOn(stream);
+    if (connection === undefined) return;
     // Reset already: Node emits 'stream' after it read all a socket read brought, RST_STREAMs
     // included. Nothing is made for such a stream (no call, timer or listeners: a flood of HEADERS
     // and RST_STREAM pairs costs Node's own work and this), and it counts against the allowance
@@ -158,11 +158,19 @@ export class GrpcServer {
     else this.serveSingleRequest(call);
   }
 
+  /** The stream's connection once it counted the stream; undefined when the stream is refused or ended the connection (connection.ts, streamOpened). */
+  private countedOn(stream: ServerHttp2Stream): Connection | undefined {
+    const connection = this.connections.get(stream.session as ServerHttp2Session);
+    if (connection === undefined) stream.close(h2.NGHTTP2_REFUSED_STREAM);
+    return connection?.streamOpened() === true ? connection : undefined;
+  }
+
   /** Unary and server-streaming calls: one request message, then (once the client's END_STREAM came) the handler. */
   private serveSingleRequest(call: Call): void {
     const { stream } = call;
     // The call is the assembler's sink: it keeps the message (call.ts, SingleRequest).
     const assembler = new MessageAssembler(this.limits.maxReceiveMessageBytes, call);
+    call.assembler = assembler;
     stream.on('data', (chunk: Buffer) => {
       if (call.done) return;
       const error = assembler.push(chunk);
@@ -193,13 +201,13 @@ export class GrpcServer {
   private serveBidi(call: Call): void {
     const { stream, route } = call;
     const streamCall = call.streaming();
-    const assembler = new MessageAssembler(this.limits.maxReceiveMessageBytes, {
+    const assembler = (call.assembler = new MessageAssembler(this.limits.maxReceiveMessageBytes, {
       reserve: (bytes) => call.reserveRequest(bytes),
       message: (bytes) => {
         if (this.decode(call, bytes)) streamCall.emit('data', call.request);
         call.releaseRequest(bytes.length);
       },
-    });
+    }));
     stream.on('data', (chunk: Buffer) => {
       if (call.done) return;
       const error = assembler.push(chunk);

@@ -32,6 +32,16 @@ export interface MessageSink {
   message(bytes: Buffer): void;
 }
 
+/** ES2024's ArrayBuffer.prototype.transfer (Node 21 and later), not yet in TypeScript's lib here. */
+interface Transferable {
+  transfer(newByteLength?: number): ArrayBuffer;
+}
+
+const transferable = (buffer: ArrayBufferLike): buffer is ArrayBuffer & Transferable => typeof (buffer as Partial<Transferable>).transfer === 'function';
+
+/** Buffers this large or larger come from an ArrayBuffer of their own, never Node's shared pool (Buffer.poolSize / 2). */
+const OWN_BUFFER_BYTES = 8192;
+
 export const SERVER_BUSY: GrpcError = { code: GrpcStatus.RESOURCE_EXHAUSTED, details: 'The server has no room for this message now; retry later' };
 
 /**
@@ -113,6 +123,19 @@ export class MessageAssembler {
     this.filled = 0;
     if (length === 0) this.deliver();
     return undefined;
+  }
+
+  /**
+   * Gives back at once the memory of a message left unfinished (its call ended): a buffer of its
+   * own is detached (ArrayBuffer.prototype.transfer), which frees its memory now instead of at
+   * the next garbage collection. An idle process collects none: after 5,000 never-ending 512 KiB
+   * messages the budgets' 32 MiB of them was still held, as V8's external memory, 10 s after the
+   * attackers left, and malloc's heap with it. Nothing else holds such a buffer.
+   */
+  release(): void {
+    const pending = this.pending;
+    this.pending = undefined;
+    if (pending !== undefined && pending.byteOffset === 0 && pending.buffer.byteLength === pending.byteLength && pending.byteLength >= OWN_BUFFER_BYTES && transferable(pending.buffer)) pending.buffer.transfer(0);
   }
 
   private deliver(): void {

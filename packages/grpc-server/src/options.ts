@@ -65,6 +65,7 @@ export type LimitName =
   | 'keepalive_timeout'
   | 'too_many_pings'
   | 'too_many_resets'
+  | 'too_many_streams_per_read'
   | 'too_many_small_frames'
   | 'metadata_size'
   | 'stream_budget'

@@ -34,7 +34,7 @@ const bytes = (fallback: number) => env.positiveInt(fallback);
 /** A time limit in ms; 0 turns it off. */
 const ms = (fallback: number) => z.coerce.number().int().min(0).max(2 ** 31 - 1).default(fallback);
 const GRPC_VARIABLES = {
-  Grpc__MaxConcurrentStreams: ['maxConcurrentStreams', env.positiveInt(DEFAULT_LIMITS.maxConcurrentStreams).describe('Calls one connection may have open at once (HTTP/2 `SETTINGS_MAX_CONCURRENT_STREAMS`); further streams are refused')],
+  Grpc__MaxConcurrentStreams: ['maxConcurrentStreams', env.positiveInt(DEFAULT_LIMITS.maxConcurrentStreams).describe('Calls one connection may have open at once (HTTP/2 `SETTINGS_MAX_CONCURRENT_STREAMS`); further streams are refused, and a connection that opens three times as many in one read is closed')],
   Grpc__MaxMetadataBytes: ['maxMetadataBytes', bytes(DEFAULT_LIMITS.maxMetadataBytes).describe('Largest request header list, in bytes (`SETTINGS_MAX_HEADER_LIST_SIZE`); a larger one resets its stream, and a connection that keeps sending them is closed')],
   Grpc__MaxConnections: ['maxConnections', env.positiveInt(DEFAULT_LIMITS.maxConnections).describe('Open connections; further ones are closed as they arrive')],
   Grpc__ConnectionBufferBytes: ['connectionBufferBytes', bytes(DEFAULT_LIMITS.connectionBufferBytes).describe("Bytes one connection may hold for its calls (headers, request messages, answers not yet sent); past it new calls and messages are refused `RESOURCE_EXHAUSTED`. At least the largest request and answer")],
