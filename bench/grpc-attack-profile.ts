@@ -13,6 +13,7 @@ import { bufferSerializer, createCacheClient } from '@sp/cache-client';
 import { attackIn } from './lib/attacker-process.ts';
 import { startCacheService } from './lib/cache-peers.ts';
 import { summarizeProfile } from './lib/cpu-profile.ts';
+import { processMetrics } from './lib/process-metrics.ts';
 import { cpuMicros, freePort, percentile, rssBytes } from './lib/stats.ts';
 
 const name = process.argv[2] ?? 'resetStorm';
@@ -25,14 +26,11 @@ const writer = createCacheClient<Buffer>({ address: service.address, deadlineMs:
 await writer.set('good:key', Buffer.alloc(100, 'g'));
 await writer.set('attack:big', Buffer.alloc(1024 * 1024, 'b'));
 
-const lagMax = async (): Promise<number> => {
-  const text = await (await fetch(`http://127.0.0.1:${managementPort}/metrics`)).text();
-  return Number(/^nodejs_eventloop_lag_max_seconds(?:\{[^}]*\})? (\S+)/m.exec(text)?.[1] ?? NaN) * 1000;
-};
+const lagMax = async (): Promise<number> => ((await processMetrics(managementPort)).nodejs_eventloop_lag_max_seconds ?? NaN) * 1000;
 const memory = async (): Promise<string> => {
-  const text = await (await fetch(`http://127.0.0.1:${managementPort}/metrics`)).text();
-  const pick = (metric: string): string => (Number(new RegExp(`^${metric}(?:\\{[^}]*\\})? (\\S+)`, 'm').exec(text)?.[1] ?? NaN) / 2 ** 20).toFixed(1);
-  return `heap used ${pick('nodejs_heap_size_used_bytes')} total ${pick('nodejs_heap_size_total_bytes')} external ${pick('nodejs_external_memory_bytes')} MiB`;
+  const figures = await processMetrics(managementPort);
+  const mib = (bytes: number | undefined): string => ((bytes ?? NaN) / 2 ** 20).toFixed(1);
+  return `heap used ${mib(figures.nodejs_heap_size_used_bytes)} total ${mib(figures.nodejs_heap_size_total_bytes)} external ${mib(figures.nodejs_external_memory_bytes)} MiB`;
 };
 
 const worker = new Worker(new URL('./lib/good-client-worker.ts', import.meta.url), { workerData: { address: service.address, key: 'good:key' } });

@@ -20,6 +20,7 @@ import { bufferSerializer, createCacheClient } from '@sp/cache-client';
 import { attackIn } from './lib/attacker-process.ts';
 import { ATTACKS, BIG_KEY } from './lib/attacks.ts';
 import { startCacheService } from './lib/cache-peers.ts';
+import { processMetrics, type ProcessMetrics } from './lib/process-metrics.ts';
 import { freePort, percentile, rssBytes, writeResults } from './lib/stats.ts';
 
 const MiB = 1024 * 1024;
@@ -35,13 +36,7 @@ const writer = createCacheClient<Buffer>({ address: service.address, deadlineMs:
 await writer.set(BIG_KEY, Buffer.alloc(MiB, 'b'));
 await writer.set('good:key', Buffer.alloc(100, 'g'));
 
-/** The service's own metrics (prom-client's default ones among them), by name. */
-async function metrics(): Promise<Record<string, number>> {
-  const text = await (await fetch(`http://127.0.0.1:${managementPort}/metrics`)).text();
-  const figures: Record<string, number> = {};
-  for (const match of text.matchAll(/^(nodejs_eventloop_lag_max_seconds|nodejs_heap_size_used_bytes|nodejs_heap_size_total_bytes|nodejs_external_memory_bytes)(?:\{[^}]*\})? (\S+)$/gm)) figures[match[1]!] = Number(match[2]);
-  return figures;
-}
+const metrics = (): Promise<ProcessMetrics> => processMetrics(managementPort);
 
 /** Resident MiB of the service's malloc brk heap (`[heap]`) and of its other anonymous mappings (V8's pages, malloc's mmaps and arenas). */
 function residentParts(pid: number): { brkMiB: number; otherAnonymousMiB: number } {
@@ -110,7 +105,7 @@ for (const name of chosen) {
   await sleep(SETTLE_MS);
   const up = alive(service.pid);
   const after = up ? rssBytes(service.pid) : NaN;
-  const settled = up ? await metrics() : {};
+  const settled: ProcessMetrics = up ? await metrics() : {};
   const figures = {
     attackMs,
     quietP99Ms: p99(quietRun.latencies),
