@@ -75,18 +75,18 @@ test-only: build
 	npm test --silent
 
 # `make test`: the lint, the dependencies and the tools of the tests install side by side (steps of
-# infra.sh). Then, while the unit and integration tiers run, the single-node cluster's commands and
-# images build in the background at the lowest CPU priority (cold: the longest builds of all, reused
-# after: keyed by version and content); the cluster tier runs last and waits for them
-# (test/jest/sequencer.cjs, test/cluster/cluster.test.ts). The previous release's images and chart
-# (the upgrade test's; scripts/release/previous.sh, cached per machine by commit) build after them.
-# Its screen output: .cache/logs/cluster-install.screen.
+# infra.sh). Then the tiers run in two jest processes side by side (test/jest/lanes.cjs): the unit
+# and integration tiers, and the cluster tier, whose suites first wait for the single-node cluster's
+# commands and images, built in the background at the lowest CPU priority (cold: the longest builds
+# of all, reused after: keyed by version and content; test/cluster/support/platform.ts). The
+# previous release's images and chart (the upgrade test's; scripts/release/previous.sh, cached per
+# machine by commit) build after them. The install's screen output: .cache/logs/cluster-install.screen.
 test: toolchain
 	@$(INFRA) install test lint
 	@$(INFRA) up
 	@$(INFRA) disk
 	@mkdir -p .cache/logs; { nice -n 19 bash test/infra/cluster.sh install && nice -n 19 bash scripts/release/previous.sh > /dev/null; } > .cache/logs/cluster-install.screen 2>&1 & cluster=$$!; \
-	  status=0; npm test --silent || status=$$?; \
+	  status=0; node test/jest/lanes.cjs || status=$$?; \
 	  wait $$cluster || { echo "the cluster install failed: .cache/logs/cluster-install.screen"; tail -n 30 .cache/logs/cluster-install.screen; }; \
 	  $(INFRA) down > .cache/run/down.log 2>&1; \
 	  bash test/infra/cluster.sh down >> .cache/run/down.log 2>&1; exit $$status
