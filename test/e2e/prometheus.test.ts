@@ -142,6 +142,27 @@ afterAll(async () => {
 /** Alerts that need kube-state-metrics (docs/deployment.md): no data outside a cluster, so never active here. */
 const NEEDS_KUBE_STATE_METRICS = new Set(['SubscriptionPlatformNotReady']);
 
+/**
+ * The latency alerts, by the histogram their quantile reads. Their threshold is a speed, which a
+ * busy machine (a second `make test` beside this one: load 14 on two cores) reaches while every
+ * request succeeds — the alert is right to pend then, and speed is no test's verdict here
+ * (docs/development.md; the thresholds themselves are promtool's unit tests, alerts.test.yaml).
+ * What this live check still holds of them is what no load explains: a quantile past the last
+ * finite bucket (a stream or a wait on nothing counted as a request), where histogram_quantile
+ * answers the last finite bound.
+ */
+const LATENCY_ALERTS: Record<string, string> = {
+  SubscriptionPlatformHighLatency: 'http_request_duration_seconds_bucket',
+  SubscriptionPlatformCacheHighLatency: 'grpc_server_handling_seconds_bucket',
+};
+
+/** The highest finite bucket bound of a histogram's series for one service. */
+async function lastFiniteBucket(metric: string, service: string): Promise<number> {
+  const bounds = (await prometheus!.series(`${metric}{service="${service}"}`)).map((labels) => Number(labels.le)).filter(Number.isFinite);
+  if (bounds.length === 0) throw new Error(`no series of ${metric} for ${service}`);
+  return Math.max(...bounds);
+}
+
 const activeAlert = (name: string, labels: Record<string, string>) => async (): Promise<ActiveAlert | undefined> =>
   (await prometheus!.alerts()).find((alert) => alert.labels.alertname === name && Object.entries(labels).every(([key, value]) => alert.labels[key] === value));
 
@@ -204,9 +225,17 @@ describe('a real Prometheus scraping the platform during the journey', () => {
     expect(await zeros(`webhook_signature_failures_total{namespace="${NAMESPACE}"}`)).toEqual(['webhooks stripe 0', 'webhooks twilio 0']);
   });
 
-  it('should keep every alert inactive while the platform is healthy', async () => {
-    const active = (await prometheus!.alerts()).filter((alert) => !NEEDS_KUBE_STATE_METRICS.has(alert.labels.alertname!));
-    expect(active.map((alert) => ({ ...alert.labels, state: alert.state, value: alert.value }))).toEqual([]);
+  it('should keep every alert inactive while the platform is healthy, but for a latency alert that load explains', async () => {
+    const alerts = (await prometheus!.alerts()).filter((alert) => !NEEDS_KUBE_STATE_METRICS.has(alert.labels.alertname!));
+    const latency = alerts.filter((alert) => alert.labels.alertname! in LATENCY_ALERTS);
+    expect(alerts.filter((alert) => !latency.includes(alert)).map((alert) => ({ ...alert.labels, state: alert.state, value: alert.value }))).toEqual([]);
+    const pastLastBucket: string[] = [];
+    for (const alert of latency) {
+      const last = await lastFiniteBucket(LATENCY_ALERTS[alert.labels.alertname!]!, alert.labels.service!);
+      if (!(Number(alert.value) < last)) pastLastBucket.push(`${alert.labels.alertname} ${alert.labels.service} ${alert.value} (last bucket ${last})`);
+    }
+    if (latency.length > 0) process.stdout.write(`latency alerts pending on this machine's load: ${latency.map((alert) => `${alert.labels.alertname} ${alert.labels.service} ${alert.value}`).join(', ')}\n`);
+    expect(pastLastBucket).toEqual([]);
   });
 
   describe('faults', () => {
