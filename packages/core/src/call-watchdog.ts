@@ -11,8 +11,6 @@ export interface CallWatchdogOptions {
 export interface CallWatchdog {
   /** `call()`'s promise, or a rejection `[what ]timed out after {ms} ms` when a call in flight has waited `ms`. */
   watch<T>(call: () => Promise<T>): Promise<T>;
-  /** Stops the timer; calls in flight are no longer watched. */
-  close(): void;
 }
 
 /** A call in flight, in a list of its own links (no Map or Set churned per call: see docs/benchmarks.md). */
@@ -28,7 +26,9 @@ interface Watched {
  * call: the calls in flight are kept oldest first, and an interval (a quarter of `ms`, unref'd)
  * looks at the oldest. Once a call has waited `ms`, `onTimeout` abandons the resource and every
  * call in flight fails with it (they share its fate). A call is failed after `ms` to `ms * 1.25`,
- * against `withDeadline`'s `ms`.
+ * against `withDeadline`'s `ms`. The interval stops at a tick that finds no call in flight and
+ * starts again with the next call (at most one timer per quarter of `ms`), so an idle watchdog
+ * holds no timer and needs no closing.
  *
  * A stall of this process is not held against the calls, as `withDeadline` has it: when the
  * interval fires more than STALL_MS late, the calls in flight get `ms` again from then, once (a
@@ -44,7 +44,8 @@ export function createCallWatchdog(ms: number, options: CallWatchdogOptions = {}
   let graceFrom = -Infinity;
   let verdict: NodeJS.Immediate | undefined;
   const period = Math.max(1, ms / 4);
-  let due = performance.now() + period;
+  let timer: NodeJS.Timeout | undefined;
+  let due = 0;
 
   const remove = (call: Watched): void => {
     if (call.older === undefined && oldest !== call) return; // failed by a verdict already
@@ -69,12 +70,19 @@ export function createCallWatchdog(ms: number, options: CallWatchdogOptions = {}
     const now = performance.now();
     const late = now - due > STALL_MS;
     due = now + period;
-    if (oldest === undefined) return;
+    if (oldest === undefined) {
+      clearInterval(timer);
+      timer = undefined;
+      return;
+    }
     if (late && oldest.since >= graceFrom) graceFrom = now;
     else if (waited(oldest, now) >= ms) verdict ??= setImmediate(judge);
   };
-  const timer = setInterval(tick, period);
-  timer.unref();
+  const start = (): void => {
+    due = performance.now() + period;
+    timer = setInterval(tick, period);
+    timer.unref();
+  };
 
   return {
     watch: <T>(call: () => Promise<T>): Promise<T> =>
@@ -95,10 +103,7 @@ export function createCallWatchdog(ms: number, options: CallWatchdogOptions = {}
         if (newest === undefined) oldest = watched;
         else newest.newer = watched;
         newest = watched;
+        if (timer === undefined) start();
       }),
-    close: () => {
-      clearInterval(timer);
-      clearImmediate(verdict);
-    },
   };
 }

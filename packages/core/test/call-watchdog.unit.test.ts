@@ -1,5 +1,5 @@
-import { afterEach, describe, expect, it } from '@jest/globals';
-import { createCallWatchdog, type CallWatchdog, type CallWatchdogOptions } from '../src/call-watchdog.js';
+import { describe, expect, it } from '@jest/globals';
+import { createCallWatchdog } from '../src/call-watchdog.js';
 
 const never = (): Promise<never> => new Promise<never>(() => undefined);
 const after = <T>(ms: number, value?: T): Promise<T | undefined> => new Promise((resolve) => setTimeout(() => resolve(value), ms));
@@ -11,17 +11,9 @@ function stall(ms: number): void {
 }
 
 describe('createCallWatchdog', () => {
-  const watchdogs: CallWatchdog[] = [];
-  const watchdog = (ms: number, options?: CallWatchdogOptions): CallWatchdog => {
-    const created = createCallWatchdog(ms, options);
-    watchdogs.push(created);
-    return created;
-  };
-  afterEach(() => watchdogs.splice(0).forEach((created) => created.close()));
-
   it('should give the value or the failure of calls that settle in time, and abandon nothing', async () => {
     let abandoned = 0;
-    const calls = watchdog(30, { onTimeout: () => abandoned++ });
+    const calls = createCallWatchdog(30, { onTimeout: () => abandoned++ });
     await expect(calls.watch(() => Promise.resolve(42))).resolves.toBe(42);
     await expect(calls.watch(() => Promise.reject(new Error('refused')))).rejects.toThrow('refused');
     await expect(calls.watch(() => {
@@ -35,7 +27,7 @@ describe('createCallWatchdog', () => {
 
   it('should fail every call in flight once one has waited the deadline, after abandoning what they share', async () => {
     const events: string[] = [];
-    const calls = watchdog(40, { what: 'Redis reply', onTimeout: () => events.push('abandoned') });
+    const calls = createCallWatchdog(40, { what: 'Redis reply', onTimeout: () => events.push('abandoned') });
     const started = performance.now();
     const oldest = calls.watch(never).catch((err: Error) => (events.push('oldest failed'), err.message));
     await after(15);
@@ -48,12 +40,12 @@ describe('createCallWatchdog', () => {
     expect(elapsed).toBeLessThan(40 * 1.25 + 250);
     // The next calls are watched afresh.
     await expect(calls.watch(() => after(10, 'answer'))).resolves.toBe('answer');
-    await expect(watchdog(10).watch(never)).rejects.toThrow(/^timed out after 10 ms$/);
+    await expect(createCallWatchdog(10).watch(never)).rejects.toThrow(/^timed out after 10 ms$/);
   });
 
   it('should fail a call that gets no answer while other calls keep being answered (a Cluster node that hangs)', async () => {
     let abandoned = 0;
-    const calls = watchdog(40, { onTimeout: () => abandoned++ });
+    const calls = createCallWatchdog(40, { onTimeout: () => abandoned++ });
     const started = performance.now();
     const hung = calls.watch(never);
     // Another node's calls, one after another, each answered in 2 ms: an answer every few ms.
@@ -74,7 +66,7 @@ describe('createCallWatchdog', () => {
 
   it('should not hold a stall of this process against calls whose answer came meanwhile, and still fail a call never answered', async () => {
     let abandoned = 0;
-    const calls = watchdog(30, { onTimeout: () => abandoned++ });
+    const calls = createCallWatchdog(30, { onTimeout: () => abandoned++ });
     // The answer arrives while the process is stalled past the 30 ms deadline, and is read after
     // the timers phase, as a socket's data is (the poll phase; here the check phase).
     const answered = (): Promise<string> => new Promise((resolve) => setTimeout(() => setImmediate(() => resolve('answer')), 10));
@@ -96,7 +88,7 @@ describe('createCallWatchdog', () => {
   });
 
   it('should give a call its time again once only, so a process that keeps stalling still fails a call never answered', async () => {
-    const calls = watchdog(30);
+    const calls = createCallWatchdog(30);
     let outcome = 'waiting';
     calls.watch(never).catch((err: Error) => (outcome = err.message));
     for (let i = 0; i < 10 && outcome === 'waiting'; i++) {

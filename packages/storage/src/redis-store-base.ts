@@ -110,7 +110,6 @@ export function createRedisStoreBase(redis: Redis | Cluster, options: RedisStore
       });
     },
     close: async () => {
-      watchdog.close();
       await redis.quit().catch(() => redis.disconnect());
     },
   };

@@ -115,7 +115,6 @@ function subscribeNode(redis: Redis, { where, pattern, onEvent, onState }: NodeW
     },
     close() {
       clearInterval(ping);
-      watchdog.close();
       redis.disconnect();
     },
   };
