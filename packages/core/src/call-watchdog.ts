@@ -93,7 +93,7 @@ export function createCallWatchdog(ms: number, options: CallWatchdogOptions = {}
             remove(watched);
             resolve(value);
           },
-          (err: unknown) => {
+          (err: Error) => {
             remove(watched);
             reject(err);
           },
