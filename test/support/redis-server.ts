@@ -70,6 +70,10 @@ export interface RedisProcess {
   port: number;
   /** SIGKILL, as a crash or a lost machine: no shutdown, no last write. Resolves once it is gone. */
   kill(): Promise<void>;
+  /** Freezes the server (SIGSTOP): it keeps its connections open but answers nothing, like a hung Redis. */
+  pause(): void;
+  /** Lets a paused server go on (SIGCONT). */
+  resume(): void;
   readonly alive: boolean;
 }
 
@@ -102,6 +106,8 @@ export async function spawnRedis(port: number, args: readonly string[]): Promise
       child.kill('SIGKILL');
       await exited;
     },
+    pause: () => void child.kill('SIGSTOP'),
+    resume: () => void child.kill('SIGCONT'),
   };
 }
 

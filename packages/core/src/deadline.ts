@@ -8,13 +8,13 @@ export interface DeadlineOptions {
 }
 
 /** A timer this late means the process itself was stalled (a timer on a busy machine is a few ms late). */
-const STALL_MS = 50;
+export const STALL_MS = 50;
 
 /**
  * `promise`, or a rejection `[what ]timed out after {ms} ms` once `ms` have passed, whichever comes
  * first. The timer is dropped as soon as the promise settles and does not keep the process alive
- * by itself. The one timeout race of the services (readiness checks, publishes, Redis replies,
- * shutdown waits).
+ * by itself. The one timeout race of the services (readiness checks, publishes, shutdown waits);
+ * calls that share a connection share one watchdog instead (`createCallWatchdog`: Redis replies).
  *
  * A deadline waits for an answer, so the time this process could not listen is not held against
  * it. Timers run before the event loop's poll phase, so when the process stalls past `ms` (a long

@@ -1,6 +1,7 @@
 export * from './config.js';
 export * from './errors.js';
 export * from './deadline.js';
+export * from './call-watchdog.js';
 export * from './backoff.js';
 export * from './poll.js';
 export * from './final-hooks.js';

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { Cluster, type Redis } from 'ioredis';
-import { AppError, unavailable, withDeadline } from '@sp/core';
+import { AppError, createCallWatchdog, unavailable, type CallWatchdog } from '@sp/core';
 
 /** Runs one Redis call; its errors come out as AppErrors (503 when Redis is unreachable). */
 export type RedisRun = <T>(command: () => Promise<T>) => Promise<T>;
@@ -49,19 +49,27 @@ export function toRedisStoreError(err: unknown, options: RedisStoreBaseOptions =
 
 /**
  * Calls on `redis` with a reply deadline, for a Redis that accepts but never answers (hung, or a
- * network partition): a call without a reply after `timeoutMs` fails, and the connection is
- * dropped (its other calls fail with it) and opened again. `withDeadline` decides after reading
- * what came meanwhile, so a stall of this process longer than the timeout does not drop a healthy
+ * network partition): once a call has waited `timeoutMs` for its reply, the connection is dropped
+ * and opened again, and every call in flight on it fails (`Redis reply timed out after … ms`, a 503
+ * through `toRedisStoreError`). One watchdog per client (`createCallWatchdog`: one interval timer,
+ * no timer or race per call on the stores' hot path), which decides after reading what came
+ * meanwhile, so a stall of this process longer than the timeout does not drop a healthy
  * connection — which ioredis' own `socketTimeout` does (its timer destroys the socket before the
  * reply that came during the stall is read), hence not used.
+ *
+ * A Cluster client has a connection per node behind one client: the watchdog judges its oldest
+ * call in flight, so a hung node is caught while the others keep answering (a watchdog of the time
+ * since the last reply would not catch it), and the verdict drops the whole client (every node's
+ * connection, and the calls in flight on healthy nodes with them), as a per-call deadline did: the
+ * stores cannot tell which node a call went to, and ioredis fetches the slot map again on reconnect.
  */
-export function replyDeadline(redis: Redis | Cluster, timeoutMs: number): <T>(command: () => Promise<T>) => Promise<T> {
+export function replyWatchdog(redis: Redis | Cluster, timeoutMs: number): CallWatchdog {
   const dropConnection = (): void => {
     // Said as ioredis says a lost connection (logRedisConnectionState logs it); an 'error' with no listener would throw.
     if (redis.listenerCount('error') > 0) redis.emit('error', new Error(`no reply from Redis within ${timeoutMs} ms`));
     redis.disconnect(true);
   };
-  return <T>(command: () => Promise<T>): Promise<T> => withDeadline(command(), timeoutMs, { what: 'Redis reply', onTimeout: dropConnection });
+  return createCallWatchdog(timeoutMs, { what: 'Redis reply', onTimeout: dropConnection });
 }
 
 /**
@@ -70,7 +78,7 @@ export function replyDeadline(redis: Redis | Cluster, timeoutMs: number): <T>(co
  * wait), so the first requests after a start or during a reconnect do not fail; while Redis is
  * down between attempts a call fails at once. Errors are mapped by `toRedisStoreError`.
  * A call without a reply after `noReplyTimeoutMs` fails, and the connection is dropped
- * (`replyDeadline`).
+ * (`replyWatchdog`).
  */
 export function createRedisStoreBase(redis: Redis | Cluster, options: RedisStoreBaseOptions = {}): RedisStoreBase {
   const waitMs = options.connectingWaitMs ?? 1000;
@@ -86,12 +94,12 @@ export function createRedisStoreBase(redis: Redis | Cluster, options: RedisStore
   const fail = (err: unknown): never => {
     throw toRedisStoreError(err, options);
   };
-  const withReplyDeadline = replyDeadline(redis, noReplyTimeoutMs);
+  const watchdog = replyWatchdog(redis, noReplyTimeoutMs);
   // Plain promise chaining: this runs once per request, so no extra async frame. The reply's
   // deadline starts when the command is sent, after any wait for the connection.
   const run: RedisRun = <T>(command: () => Promise<T>): Promise<T> => {
     const waiting = connected();
-    return (waiting === undefined ? withReplyDeadline(command) : waiting.then(() => withReplyDeadline(command))).catch(fail);
+    return (waiting === undefined ? watchdog.watch(command) : waiting.then(() => watchdog.watch(command))).catch(fail);
   };
   return {
     run,

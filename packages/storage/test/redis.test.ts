@@ -53,6 +53,30 @@ describe('connectRedis and the stores\' calls', () => {
     expect(await eventually(() => run(() => client.get('greeting')).then((value) => value ?? undefined))).toBe('hello');
   });
 
+  it('should fail every call in flight on a hung Redis at the first one\'s timeout, dropping the connection once', async () => {
+    await eventually(() => client.status === 'ready' || undefined);
+    const errorsBefore = connectionErrors.length;
+    redis.pause();
+    const started = Date.now();
+    try {
+      // Calls sent over half the timeout: they share the connection, and its fate.
+      const calls: Array<Promise<string>> = [];
+      for (let i = 0; i < 5; i++) {
+        calls.push(run(() => client.get('greeting')).then(() => 'answered', (err: unknown) => `${(err as { status?: number }).status} ${Date.now() - started}`));
+        await new Promise((resolve) => setTimeout(resolve, NO_REPLY_TIMEOUT_MS / 10));
+      }
+      const outcomes = await Promise.all(calls);
+      const failedAt = outcomes.map((outcome) => Number(outcome.split(' ')[1]));
+      expect(outcomes.map((outcome) => outcome.split(' ')[0])).toEqual(['503', '503', '503', '503', '503']);
+      expect(Math.min(...failedAt)).toBeGreaterThanOrEqual(NO_REPLY_TIMEOUT_MS - 50);
+      expect(Math.max(...failedAt)).toBeLessThan(NO_REPLY_TIMEOUT_MS * 1.25 + 250);
+      expect(connectionErrors.slice(errorsBefore).filter((message) => message.startsWith('no reply'))).toEqual([`no reply from Redis within ${NO_REPLY_TIMEOUT_MS} ms`]);
+    } finally {
+      redis.resume();
+    }
+    expect(await eventually(() => run(() => client.get('greeting')).then((value) => value ?? undefined))).toBe('hello');
+  });
+
   it('should let a call wait for a Redis that stalls for less than the timeout', async () => {
     redis.pause();
     const resumed = new Promise((resolve) => setTimeout(resolve, NO_REPLY_TIMEOUT_MS * 0.6)).then(() => redis.resume());
@@ -74,5 +98,26 @@ describe('connectRedis and the stores\' calls', () => {
     }
     expect(client.status).toBe('ready');
     expect(connectionErrors.slice(errorsBefore)).toEqual([]);
+  });
+
+  it('should keep a healthy connection through a stall of 1.5 s with calls in flight, at the default timeout (1 s)', async () => {
+    const own = connectRedis(parseRedisUrl(redis.url)) as Redis;
+    const errors: string[] = [];
+    own.on('error', (err: Error) => errors.push(err.message));
+    const store = createRedisStoreBase(own);
+    try {
+      await eventually(async () => (await store.run(() => own.get('greeting'))) === 'hello' || undefined);
+      for (let i = 0; i < 3; i++) {
+        const sent = [store.run(() => own.get('greeting')), store.run(() => own.ping())];
+        await new Promise((resolve) => setImmediate(resolve)); // written: the replies come during the stall
+        const during = store.run(() => own.get('greeting')); // sent only after it
+        stall(1500);
+        expect(await Promise.all([...sent, during])).toEqual(['hello', 'PONG', 'hello']);
+      }
+      expect(own.status).toBe('ready');
+      expect(errors).toEqual([]);
+    } finally {
+      await store.close();
+    }
   });
 });

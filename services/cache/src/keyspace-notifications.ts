@@ -1,6 +1,6 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { backoffDelay, failedPrecondition, withDeadline, unavailable, type RedisTarget } from '@sp/core';
-import { replyDeadline } from '@sp/storage';
+import { replyWatchdog } from '@sp/storage';
 import type { Logger } from '@sp/observability';
 import type { AppError } from '@sp/core';
 import type { ChangeKind, InvalidationHub } from './invalidation-hub.js';
@@ -43,7 +43,7 @@ const escapeGlob = (text: string): string => text.replace(/[*?[\]\\]/g, (c) => `
 
 // Subscriber connections: no offline queue, no auto-resubscribe (a fresh connection must turn the
 // notifications on again before it counts as subscribed), a hung server caught by the PING below
-// (its reply deadline drops the connection; not ioredis' socketTimeout: @sp/storage replyDeadline).
+// (its reply deadline drops the connection; not ioredis' socketTimeout: @sp/storage replyWatchdog).
 const SUBSCRIBER_OPTIONS: RedisOptions = {
   enableOfflineQueue: false,
   enableAutoPipelining: false,
@@ -104,9 +104,9 @@ function subscribeNode(redis: Redis, { where, pattern, onEvent, onState }: NodeW
       })
       .catch(() => redis.disconnect(true));
   });
-  const withinPing = replyDeadline(redis, PING_MS);
+  const watchdog = replyWatchdog(redis, PING_MS);
   const ping = setInterval(() => {
-    if (state.kind === 'subscribed') withinPing(() => redis.ping()).catch(() => undefined);
+    if (state.kind === 'subscribed') watchdog.watch(() => redis.ping()).catch(() => undefined);
   }, PING_MS);
   ping.unref();
   return {
