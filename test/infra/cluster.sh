@@ -47,7 +47,8 @@ POD_CIDR=10.244.0.0/24
 SERVICE_CIDR=10.96.0.0/16
 NODE_NAME=sp-node
 SYSCTLS=(vm.overcommit_memory kernel.panic kernel.panic_on_oops net.ipv4.ip_forward
-  net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables net.ipv4.conf.all.route_localnet)
+  net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables net.ipv4.conf.all.route_localnet
+  net.ipv6.conf.default.disable_ipv6)
 CLUSTER_DNS=10.96.0.10
 CTR_SOCK="$CL/containerd/containerd.sock"
 # The NFQUEUE the policy engine reads (its default).
@@ -254,6 +255,13 @@ YAML
 }
 
 bridge() {
+  # The cluster is IPv4 only. Without this, the bridge and every Pod's veth would get an IPv6
+  # link-local address as they come and go: an address change of the machine, which Chromium takes
+  # as a network change, failing every connection it is opening with ERR_NETWORK_CHANGED (the
+  # browser tests beside the cluster tier; reproduced with a veth made during a slow TLS handshake:
+  # 4 of 4 navigations failed, none without the address). Interfaces made before keep theirs;
+  # `down` restores the setting (SYSCTLS).
+  sysctl -qw net.ipv6.conf.default.disable_ipv6=1
   ip link show "$BRIDGE" > /dev/null 2>&1 || ip link add "$BRIDGE" type bridge
   ip addr replace "$NODE_IP/24" dev "$BRIDGE"
   ip link set "$BRIDGE" up
