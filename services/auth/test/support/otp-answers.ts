@@ -18,6 +18,16 @@ export function expectRefused(reply: Reply, status: number, reason: OtpRefusalRe
   expect(Number(retryAfter)).toBeLessThanOrEqual(maxRetryAfter);
 }
 
+/**
+ * How many of `replies` were admitted (200), and every other answer counted by status and body:
+ * compared whole, so a wrong count says what came instead.
+ */
+export function admittedAmong(replies: readonly Reply[]): { admitted: number; others: Record<string, number> } {
+  const others: Record<string, number> = {};
+  for (const reply of replies.filter((r) => r.status !== 200)) others[`${reply.status} ${reply.text}`] = (others[`${reply.status} ${reply.text}`] ?? 0) + 1;
+  return { admitted: replies.length - Object.values(others).reduce((sum, n) => sum + n, 0), others };
+}
+
 /** A counter in the cache service the instance uses; 0 when absent (never taken, or given back). */
 export async function cacheCounter(auth: RunningAuth, key: string): Promise<number> {
   return Number((await auth.cache.get(key)) ?? 0);
