@@ -4,5 +4,6 @@ export * from './deadline.js';
 export * from './backoff.js';
 export * from './poll.js';
 export * from './final-hooks.js';
+export * from './log-exit.js';
 export * from './shutdown.js';
 export * from './redis-url.js';
