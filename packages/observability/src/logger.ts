@@ -1,5 +1,4 @@
 import { pino, type Logger, type DestinationStream } from 'pino';
-import { trackLogDestination } from '@sp/core';
 
 export type { Logger } from 'pino';
 
@@ -74,13 +73,6 @@ export function createLogger(options: LoggerOptions): Logger {
         },
       },
     },
-    options.destination ?? standardOutput(),
+    options.destination ?? pino.destination({ sync: false }),
   );
-}
-
-/** Standard output, written asynchronously; a shutdown ends it within its grace period (endLogs). */
-function standardOutput(): DestinationStream {
-  const destination = pino.destination({ sync: false });
-  trackLogDestination(destination);
-  return destination;
 }
