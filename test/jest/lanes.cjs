@@ -13,6 +13,7 @@
 const { spawn } = require('node:child_process');
 const { createWriteStream, mkdirSync, readFileSync, rmSync } = require('node:fs');
 const { join } = require('node:path');
+const SummaryReporter = require('./summary-reporter.cjs');
 
 const root = join(__dirname, '../..');
 const logs = join(root, '.cache/logs');
@@ -69,7 +70,7 @@ async function main() {
     process.stdout.write(`\n── ${tiers(lane)} (${lane.log}) ──\n${readFileSync(lane.log, 'utf8')}`);
   }
   const total = started.map((lane) => countsOf(tiers(lane), lane.counts)).reduce((a, b) => ({ passed: a.passed + b.passed, failed: a.failed + b.failed, skipped: a.skipped + b.skipped }));
-  process.stdout.write(`\n${total.passed} passed, ${total.failed} failed${total.skipped ? `, ${total.skipped} skipped` : ''}\n`);
+  process.stdout.write(`\n${SummaryReporter.line(total)}\n`);
   process.exitCode = status || (total.failed > 0 ? 1 : 0);
 }
 

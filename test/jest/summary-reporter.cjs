@@ -13,10 +13,15 @@ const { writeFileSync } = require('node:fs');
 const EXIT_GRACE_MS = Number(process.env.SP_TEST_EXIT_GRACE_MS ?? 60_000);
 
 class SummaryReporter {
+  /** "N passed, N failed[, N skipped]": the one form of the line, for a lane's total too (lanes.cjs). */
+  static line({ passed, failed, skipped }) {
+    return `${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`;
+  }
+
   onRunComplete(_contexts, results) {
     const failed = results.numFailedTests + results.numRuntimeErrorTestSuites;
     const skipped = results.numPendingTests + results.numTodoTests;
-    const line = `${results.numPassedTests} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`;
+    const line = SummaryReporter.line({ passed: results.numPassedTests, failed, skipped });
     process.stdout.write(`\n${process.env.SP_TEST_LANE ? `${process.env.SP_TEST_LANE}: ` : ''}${line}\n`);
     if (process.env.SP_TEST_COUNTS) writeFileSync(process.env.SP_TEST_COUNTS, JSON.stringify({ passed: results.numPassedTests, failed, skipped }));
     setTimeout(() => {

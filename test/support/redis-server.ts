@@ -9,16 +9,20 @@ import { startAll } from './start-all.js';
 
 export { freePort };
 
-/** A redis-server of the test's own, which the test may stop and start again on the same port. */
-export interface PrivateRedis {
-  url: string;
-  port: number;
-  stop(): Promise<void>;
-  start(): Promise<void>;
+/** A redis-server a test can freeze, as a hung Redis. */
+export interface PausableRedis {
   /** Freezes the server (SIGSTOP): it keeps its connections open but answers nothing, like a hung Redis. */
   pause(): void;
   /** Lets a paused server go on (SIGCONT). */
   resume(): void;
+}
+
+/** A redis-server of the test's own, which the test may stop and start again on the same port. */
+export interface PrivateRedis extends PausableRedis {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+  start(): Promise<void>;
 }
 
 /** One PING over a plain socket: no client library, so no reconnect timers outlive the check. */
@@ -66,14 +70,10 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
 }
 
 /** A redis-server (or sentinel) process of a test's own set, which the test may SIGKILL. */
-export interface RedisProcess {
+export interface RedisProcess extends PausableRedis {
   port: number;
   /** SIGKILL, as a crash or a lost machine: no shutdown, no last write. Resolves once it is gone. */
   kill(): Promise<void>;
-  /** Freezes the server (SIGSTOP): it keeps its connections open but answers nothing, like a hung Redis. */
-  pause(): void;
-  /** Lets a paused server go on (SIGCONT). */
-  resume(): void;
   readonly alive: boolean;
 }
 
