@@ -1,4 +1,5 @@
 import { pino, type Logger, type DestinationStream } from 'pino';
+import { trackLogDestination } from '@sp/core';
 
 export type { Logger } from 'pino';
 
@@ -73,6 +74,13 @@ export function createLogger(options: LoggerOptions): Logger {
         },
       },
     },
-    options.destination ?? pino.destination({ sync: false }),
+    options.destination ?? standardOutput(),
   );
+}
+
+/** Standard output, written asynchronously; a shutdown ends it within its grace period (endLogs). */
+function standardOutput(): DestinationStream {
+  const destination = pino.destination({ sync: false });
+  trackLogDestination(destination);
+  return destination;
 }
