@@ -6,25 +6,59 @@ import { withDeadline } from './deadline.js';
  * a sonic-boom stream): `end` writes what it holds, then emits 'close'; `destroy` drops it.
  */
 export interface LogDestination extends EventEmitter {
+  write(line: string): boolean;
+  flush(callback: (err?: Error) => void): void;
   end(): void;
   destroy(): void;
 }
 
-/** The destinations not closed yet, and whether their reader is gone (EPIPE: nothing more can be written). */
-const destinations = new Map<LogDestination, { broken: boolean }>();
+/** What a logger writes to (pino's `DestinationStream`, with the `flush` its `logger.flush` calls). */
+export interface EndableLogDestination {
+  write(line: string): void;
+  flush(callback?: (err?: Error) => void): void;
+}
+
+interface DestinationState {
+  /** The reader is gone (EPIPE): nothing more can be written. */
+  broken: boolean;
+  /** `endLogs` has begun: the destination may close at any moment from here on. */
+  ending: boolean;
+}
+
+/** The destinations not closed yet. */
+const destinations = new Map<LogDestination, DestinationState>();
 
 /**
- * Registers a destination for `endLogs`. Observes its errors without handling them
- * (`errorMonitor`), so its logger's own handling stays as it is: after an EPIPE (the process
- * that spawned this one died) pino stops writing, silently, and `endLogs` must not wait for it.
+ * The destination a logger writes to, registered for `endLogs`. Observes the stream's errors
+ * without handling them (`errorMonitor`), so its own handling stays as it is: after an EPIPE (the
+ * process that spawned this one died) pino stops writing, silently, and `endLogs` must not wait
+ * for it. Once `endLogs` has begun, a line the stream no longer takes (closed: it throws) is
+ * dropped: the timers and connections of a process that exits go on logging to its last moment,
+ * and a throw there reached the fatal handler, whose own line threw again (Node's exit status 7).
  */
-export function trackLogDestination(destination: LogDestination): void {
-  const state = { broken: false };
-  destinations.set(destination, state);
-  destination.on(errorMonitor, (err: NodeJS.ErrnoException) => {
+export function endableLogDestination(stream: LogDestination): EndableLogDestination {
+  const state: DestinationState = { broken: false, ending: false };
+  destinations.set(stream, state);
+  stream.on(errorMonitor, (err: NodeJS.ErrnoException) => {
     if (err.code === 'EPIPE') state.broken = true;
   });
-  destination.once('close', () => destinations.delete(destination));
+  stream.once('close', () => destinations.delete(stream));
+  return {
+    write(line) {
+      if (!state.ending) {
+        stream.write(line);
+        return;
+      }
+      try {
+        stream.write(line);
+      } catch {
+        // Closed by endLogs: the process is exiting and this line is lost, as on a crash.
+      }
+    },
+    flush(callback = () => undefined) {
+      stream.flush(callback);
+    },
+  };
 }
 
 /**
@@ -36,18 +70,19 @@ export function trackLogDestination(destination: LogDestination): void {
  * lost, as on a crash.
  */
 export async function endLogs(budgetMs: number): Promise<void> {
-  await Promise.all([...destinations].map(([destination, state]) => endDestination(destination, state.broken, budgetMs)));
+  await Promise.all([...destinations].map(([stream, state]) => endDestination(stream, state, budgetMs)));
 }
 
-async function endDestination(destination: LogDestination, broken: boolean, budgetMs: number): Promise<void> {
-  if (!broken) {
+async function endDestination(stream: LogDestination, state: DestinationState, budgetMs: number): Promise<void> {
+  state.ending = true;
+  if (!state.broken) {
     const ended = new Promise<void>((resolve) => {
-      destination.once('close', () => resolve());
-      destination.once(errorMonitor, () => resolve());
+      stream.once('close', () => resolve());
+      stream.once(errorMonitor, () => resolve());
     });
-    destination.end();
+    stream.end();
     await withDeadline(ended, Math.max(0, budgetMs), { hard: true }).catch(() => undefined);
   }
   // Not closed: drops what is left (after an EPIPE pino made destroy a no-op, and its synchronous flush too).
-  if (destinations.has(destination)) destination.destroy();
+  if (destinations.has(stream)) stream.destroy();
 }

@@ -35,6 +35,29 @@ describe('graceful shutdown', () => {
     expect(lines.map((line) => line.msg)).toEqual(['listening', 'shutting down', 'shutdown complete']);
   });
 
+  // A service's timers and connections go on logging while it exits: a line logged after the
+  // logger's standard output was ended must be dropped, not thrown (it was thrown into the fatal
+  // handler, which threw again writing its own line: the process exited 7 instead of 0).
+  it('should exit 0 after SIGTERM while lines are logged to the very end, with every line before the shutdown written', async () => {
+    const child = spawn(process.execPath, [fixture], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, GRACE_MS: '2000' } });
+    const lines: Array<Record<string, unknown>> = [];
+    const listening = new Promise<number>((resolve) => {
+      createInterface({ input: child.stdout }).on('line', (line) => {
+        const entry = JSON.parse(line) as Record<string, unknown>;
+        lines.push(entry);
+        if (entry.msg === 'listening') resolve(entry.port as number);
+      });
+    });
+    const exited = once(child, 'exit') as Promise<[number | null, string | null]>;
+    const port = await listening;
+    expect(await (await fetch(`http://127.0.0.1:${port}/chatter`)).text()).toBe('chatter started');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    child.kill('SIGTERM');
+    const [code] = await exited;
+    expect({ code, fatal: lines.filter((line) => line.level === 'fatal') }).toEqual({ code: 0, fatal: [] });
+    expect(lines.map((line) => line.msg).filter((msg) => msg !== 'chatter')).toEqual(['listening', 'shutting down', 'shutdown complete']);
+  });
+
   // A process spawned with its output piped (a benchmark's peer, a test's server) outlives a
   // parent that crashed, or a parent that stopped reading: pino's synchronous flush at exit then
   // retried its writes every 100 ms for ever (EAGAIN on a full pipe, EPIPE on a closed one).

@@ -1,5 +1,5 @@
 import { pino, type Logger, type DestinationStream } from 'pino';
-import { trackLogDestination } from '@sp/core';
+import { endableLogDestination } from '@sp/core';
 
 export type { Logger } from 'pino';
 
@@ -80,7 +80,5 @@ export function createLogger(options: LoggerOptions): Logger {
 
 /** Standard output, written asynchronously; a shutdown ends it within its grace period (endLogs). */
 function standardOutput(): DestinationStream {
-  const destination = pino.destination({ sync: false });
-  trackLogDestination(destination);
-  return destination;
+  return endableLogDestination(pino.destination({ sync: false }));
 }
