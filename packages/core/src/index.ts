@@ -5,5 +5,6 @@ export * from './call-watchdog.js';
 export * from './backoff.js';
 export * from './poll.js';
 export * from './final-hooks.js';
+export * from './log-exit.js';
 export * from './shutdown.js';
 export * from './redis-url.js';

@@ -1,6 +1,10 @@
 import type { Logger } from 'pino';
 import { ConfigError } from './config.js';
 import { runFinalShutdownHooks } from './final-hooks.js';
+import { endLogs } from './log-exit.js';
+
+/** The end of the grace period kept to write the last log lines and exit (a stopped reader cannot hold the exit longer). */
+const LOG_RESERVE_MS = 250;
 
 export interface ShutdownStep {
   name: string;
@@ -22,7 +26,12 @@ export interface ShutdownOptions {
  * Returns the shutdown function, so tests and fatal errors can trigger the same sequence.
  */
 export function onShutdown(steps: readonly ShutdownStep[], options: ShutdownOptions): () => Promise<void> {
-  const exit = options.exit ?? ((code: number) => process.exit(code));
+  // The process' own exit writes the last log lines first, within what is left of the grace period.
+  const exit = async (code: number, budgetMs: number): Promise<void> => {
+    if (options.exit !== undefined) return options.exit(code);
+    await endLogs(budgetMs);
+    process.exit(code);
+  };
   let running: Promise<void> | undefined;
   const shutdown = (): Promise<void> => {
     running ??= (async () => {
@@ -30,8 +39,8 @@ export function onShutdown(steps: readonly ShutdownStep[], options: ShutdownOpti
       const startedAt = Date.now();
       const deadline = setTimeout(() => {
         options.logger.error('shutdown exceeded the grace period, exiting');
-        exit(1);
-      }, options.gracePeriodMs);
+        void exit(1, LOG_RESERVE_MS);
+      }, Math.max(0, options.gracePeriodMs - LOG_RESERVE_MS));
       deadline.unref();
       for (const step of steps) {
         const started = Date.now();
@@ -44,12 +53,11 @@ export function onShutdown(steps: readonly ShutdownStep[], options: ShutdownOpti
       }
       const flushStarted = Date.now();
       // Whatever the steps left of the grace period, less a margin to log and exit in time.
-      await runFinalShutdownHooks(options.gracePeriodMs - (Date.now() - startedAt) - 250);
+      await runFinalShutdownHooks(options.gracePeriodMs - (Date.now() - startedAt) - LOG_RESERVE_MS);
       options.logger.debug({ ms: Date.now() - flushStarted }, 'final shutdown hooks done');
       clearTimeout(deadline);
       options.logger.info('shutdown complete');
-      options.logger.flush();
-      exit(0);
+      await exit(0, options.gracePeriodMs - (Date.now() - startedAt));
     })();
     return running;
   };

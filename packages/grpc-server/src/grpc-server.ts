@@ -1,5 +1,5 @@
 import http2, { constants as h2, type Http2Server, type IncomingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { context } from '@opentelemetry/api';
 import { ProcessBudget } from './budgets.js';
@@ -32,6 +32,12 @@ const noop = (): void => undefined;
 export class GrpcServer {
   private readonly routes = new Map<string, Route>();
   private readonly connections = new Map<ServerHttp2Session, Connection>();
+  /**
+   * The TCP connections, open until the peer closed its side too: a session closed gracefully
+   * ends its socket and waits for the peer's FIN, which a frozen client never sends, and the
+   * server's close waits for every socket.
+   */
+  private readonly sockets = new Set<Socket>();
   private readonly server: Http2Server;
   private readonly limits: GrpcServerLimits;
   private readonly budget: ProcessBudget;
@@ -56,6 +62,10 @@ export class GrpcServer {
     });
     this.server.maxConnections = limits.maxConnections;
     this.server.on('drop', () => this.onLimit('max_connections'));
+    this.server.on('connection', (socket: Socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+    });
     this.server.on('session', (session: ServerHttp2Session) => this.accept(session));
     this.server.on('sessionError', (err: Error) => options.logger.debug({ err }, 'grpc connection error'));
     this.server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, rawHeaders: string[]) => this.dispatch(stream, headers, flags, rawHeaders));
@@ -94,6 +104,7 @@ export class GrpcServer {
     this.closing = true;
     const force = setTimeout(() => {
       for (const session of this.connections.keys()) session.destroy();
+      for (const socket of this.sockets) socket.destroy();
     }, graceMs);
     const drained = Promise.all([...this.connections.values()].map((connection) => connection.drain('shutdown')));
     // Node's own close sends every session its final GOAWAY at once: it comes after the first step.

@@ -128,6 +128,20 @@ describe('GrpcServer: connection policy', () => {
     }
   });
 
+  it('should finish closing once the grace has passed when a client stopped reading (its end of the connection never closes)', async () => {
+    const running = await start({});
+    // A frozen client (SIGSTOPped, its machine gone): it never reads the server's GOAWAY or FIN, so never closes its side.
+    const frozen = await rawHttp2(running.port, { read: false });
+    try {
+      await sleep(300); // the server took the preface: a session
+      const closing = running.server.close(1000);
+      service = undefined;
+      expect(await Promise.race([closing.then(() => 'closed'), sleep(4000).then(() => 'still closing')])).toBe('closed');
+    } finally {
+      frozen.destroy();
+    }
+  });
+
   it('should close gracefully on shutdown: GOAWAY refusing nothing and a PING, then GOAWAY with the last stream, the call in flight answered', async () => {
     const running = await start({});
     const connection = await rawHttp2(running.port);

@@ -1,4 +1,5 @@
 import { pino, type Logger, type DestinationStream } from 'pino';
+import { endableLogDestination } from '@sp/core';
 
 export type { Logger } from 'pino';
 
@@ -73,6 +74,11 @@ export function createLogger(options: LoggerOptions): Logger {
         },
       },
     },
-    options.destination ?? pino.destination({ sync: false }),
+    options.destination ?? standardOutput(),
   );
+}
+
+/** Standard output, written asynchronously; a shutdown ends it within its grace period (endLogs). */
+function standardOutput(): DestinationStream {
+  return endableLogDestination(pino.destination({ sync: false }));
 }
