@@ -10,14 +10,18 @@ export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: infra('CHROMIUM_BIN'), args: CHROMIUM_ARGS });
 }
 
+/** What a browser step leaves of its test's hang guard: a step that never comes fails first, by Playwright's error. */
+const STEP_MARGIN_MS = 60_000;
+
 /**
- * A fresh browser profile that accepts the tests' self-signed certificates. Its steps wait as long
- * as the hang guard, not Playwright's 30 s: a sign-in through Keycloak's pages is Chromium's and
- * Keycloak's work, whose pace on a busy machine the journeys do not assert (a step that never comes
- * still fails, at the guard); the browser tests' `it`s take the same guard.
+ * A fresh browser profile that accepts the tests' self-signed certificates. Its steps wait almost
+ * as long as the hang guard, not Playwright's 30 s: a sign-in through Keycloak's pages is Chromium's
+ * and Keycloak's work, whose pace on a busy machine the journeys do not assert. A step that never
+ * comes still fails, a minute before the guard that the browser tests' `it`s take, so that the
+ * failure names the step and its call log (jest's own timeout names only the test).
  */
 export async function newBrowserContext(browser: Browser): Promise<BrowserContext> {
   const context = await browser.newContext({ ignoreHTTPSErrors: true });
-  context.setDefaultTimeout(HANG_GUARD_MS);
+  context.setDefaultTimeout(HANG_GUARD_MS - STEP_MARGIN_MS);
   return context;
 }
