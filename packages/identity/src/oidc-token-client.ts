@@ -82,9 +82,11 @@ export function createOidcTokenClient(options: OidcTokenClientOptions): OidcToke
     });
     try {
       // The token's life counts from the request, not the answer: never held past its real expiry.
+      // `expires_in` as sent, on this clock: openid-client's expiresIn() counts down on its own
+      // clock (Date.now) in whole seconds, so a millisecond after the answer it says 299 of 300.
       const requestedAt = now();
       const response = await grantRequest(await configuration, options.grant);
-      const lifetimeMs = (response.expiresIn() ?? DEFAULT_LIFETIME_SECONDS) * 1000;
+      const lifetimeMs = (response.expires_in ?? DEFAULT_LIFETIME_SECONDS) * 1000;
       cached = { value: response.access_token, renewAtMs: requestedAt + Math.max(lifetimeMs - margin, lifetimeMs / 2), expiresAtMs: requestedAt + lifetimeMs };
       return cached.value;
     } catch (err) {
