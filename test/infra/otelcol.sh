@@ -15,6 +15,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # The collector release: the builder and the core modules. The manifest pins every component.
 OTELCOL_VERSION=v0.165.0
 MANIFEST="$ROOT/test/infra/otelcol/builder.yaml"
+# Prometheus' service discoveries built in: those observability/otel-collector/config.yaml uses
+# (file and http discovery are always in): the collector's own `validate` of the example
+# (test/e2e/otel-collector.test.ts) refuses a discovery configuration that is not built in.
+PROMETHEUS_SD_TAGS=remove_all_sd,enable_kubernetes_sd
 
 BIN="$CACHE/bin"
 
@@ -44,15 +48,18 @@ build_otelcol() {
   PATH="$(dirname "$GO"):$PATH" "$tmp/bin/builder" --config "$tmp/builder.yaml" --skip-get-modules --skip-compilation \
     || { rm -rf "$tmp"; die "the collector's builder failed"; }
   go_mod > "$tmp/dist/go.mod"
-  log "go build the collector (go.mod from $MANIFEST)"
-  (cd "$tmp/dist" && GOFLAGS="$GOFLAGS -mod=mod" "$GO" build -trimpath -ldflags "-s -w" -o "$dir/otelcol-sp" .) \
+  # The Prometheus receiver registers every service discovery of Prometheus (its `plugins`
+  # package: the AWS, Azure, GCE, OCI, … SDKs, most of the build) unless built with Prometheus' own
+  # tags: remove_all_sd, then each one the configuration uses (kubernetes_sd_configs only).
+  log "go build -tags $PROMETHEUS_SD_TAGS the collector (go.mod from $MANIFEST)"
+  (cd "$tmp/dist" && GOFLAGS="$GOFLAGS -mod=mod" "$GO" build -trimpath -tags "$PROMETHEUS_SD_TAGS" -ldflags "-s -w" -o "$dir/otelcol-sp" .) \
     || { rm -rf "$tmp"; die "the collector build failed"; }
   rm -rf "$tmp"
 }
 
 install_otelcol() {
   local out
-  go_tool otelcol "$OTELCOL_VERSION" "$(cat "$MANIFEST") $(declare -f go_mod)" "the OpenTelemetry Collector $OTELCOL_VERSION with its builder, from the Go module proxy" build_otelcol
+  go_tool otelcol "$OTELCOL_VERSION" "$(cat "$MANIFEST") $(declare -f go_mod) $PROMETHEUS_SD_TAGS" "the OpenTelemetry Collector $OTELCOL_VERSION with its builder, from the Go module proxy" build_otelcol
   own_dir "$BIN"
   if [ "$(readlink "$BIN/otelcol-sp" 2> /dev/null)" != "$ENTRY/otelcol-sp" ]; then
     out=$("$ENTRY/otelcol-sp" --version 2>&1) || die "otelcol-sp --version failed: $out"

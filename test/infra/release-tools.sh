@@ -8,15 +8,18 @@
 #   .deb is fetched with `apt-get download` and only its binary unpacked (dpkg-deb): installing the
 #   package would add a system user and start a registry through its maintainer scripts.
 # - The contract checks against the previous release (scripts/contracts.ts, `make contracts`):
-#   buf (`buf breaking`, the cache proto) and oasdiff (`oasdiff breaking`, the OpenAPI documents),
-#   built with `go install` from the Go module proxy (neither is in Debian bookworm).
+#   buf (`buf breaking`, the cache proto), the release binary from Buf's own npm package
+#   (`@bufbuild/buf-linux-x64`, which Buf publishes with every release: a download instead of a go
+#   build of 4 minutes of CPU), and oasdiff (`oasdiff breaking`, the OpenAPI documents), built with
+#   `go install` from the Go module proxy (neither is in Debian bookworm; oasdiff is on no registry
+#   this project reaches).
 #
 # Each is an entry of the machine-wide tool cache (lib.sh: cached), linked from .cache/bin.
 # Writes to .cache/run/infra.env: DOCKER_REGISTRY_BIN, BUF_BIN, OASDIFF_BIN.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 BIN="$CACHE/bin"
-# Pinned versions (the newest the Go module proxy served when pinned).
+# Pinned versions (the newest the Go module proxy, for buf its npm package, served when pinned).
 BUF_VERSION=v1.75.0
 OASDIFF_VERSION=v1.37.0
 
@@ -66,8 +69,28 @@ install_go_tool() {
   env_set "$key" "$BIN/$name"
 }
 
-# buf's version is a constant of its source; oasdiff's is set at build time, as its release build does.
-install_buf() { install_go_tool buf github.com/bufbuild/buf/cmd/buf "$BUF_VERSION" BUF_BIN "" --version; }
+# unpack_buf DIR VERSION: buf's release binary from its npm package into DIR (npm checks the
+# tarball against the registry's integrity hash).
+unpack_buf() {
+  local dir=$1 version=$2
+  (cd "$dir" && npm pack --silent "@bufbuild/buf-linux-x64@$version" > /dev/null) || die "npm pack @bufbuild/buf-linux-x64@$version failed"
+  tar -xzf "$dir/bufbuild-buf-linux-x64-$version.tgz" -C "$dir" --strip-components=2 package/bin/buf
+  rm "$dir/bufbuild-buf-linux-x64-$version.tgz"
+}
+
+install_buf() {
+  local out
+  cached buf "$BUF_VERSION" "$(input_key "$(declare -f unpack_buf)")" "Buf's release binary, the npm package @bufbuild/buf-linux-x64@${BUF_VERSION#v}" unpack_buf "${BUF_VERSION#v}"
+  own_dir "$BIN"
+  if [ "$(readlink "$BIN/buf" 2> /dev/null)" != "$ENTRY/buf" ]; then
+    out=$("$ENTRY/buf" --version 2>&1) || die "buf --version failed: $out"
+    [ "$out" = "${BUF_VERSION#v}" ] || die "buf --version does not report ${BUF_VERSION#v}: $out"
+    link_tool "$BIN/buf" "$ENTRY/buf"
+  fi
+  env_set BUF_BIN "$BIN/buf"
+}
+
+# oasdiff's version is set at build time, as its release build does.
 install_oasdiff() {
   install_go_tool oasdiff github.com/oasdiff/oasdiff "$OASDIFF_VERSION" OASDIFF_BIN "-X github.com/oasdiff/oasdiff/build.Version=${OASDIFF_VERSION#v}" --version
 }
