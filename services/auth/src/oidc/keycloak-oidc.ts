@@ -41,7 +41,8 @@ function toRenewedTokens(grant: Grant, requestedAtMs: number): RenewedTokens {
     requestedAtMs,
     accessToken: grant.access_token,
     refreshToken: grant.refresh_token,
-    expiresInSeconds: grant.expiresIn() ?? 300,
+    // As sent, counted from requestedAtMs on the service's clock (expiresIn() counts down on Date.now in whole seconds).
+    expiresInSeconds: grant.expires_in ?? 300,
     refreshExpiresInSeconds: refreshExpiresIn(grant),
     ...(claims === undefined ? {} : { groups: groupsOf(claims) }),
   };
