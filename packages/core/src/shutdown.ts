@@ -52,8 +52,10 @@ export function onShutdown(steps: readonly ShutdownStep[], options: ShutdownOpti
         }
       }
       const flushStarted = Date.now();
-      // Whatever the steps left of the grace period, less a margin to log and exit in time.
-      await runFinalShutdownHooks(options.gracePeriodMs - (Date.now() - startedAt) - LOG_RESERVE_MS);
+      // Whatever the steps left of the grace period, less the deadline's reserve and as much again
+      // before it: hooks cut at their budget (a collector that never answers) end before the
+      // deadline fires, not with it (which exited 1 from a shutdown that was on time).
+      await runFinalShutdownHooks(options.gracePeriodMs - (Date.now() - startedAt) - 2 * LOG_RESERVE_MS);
       options.logger.debug({ ms: Date.now() - flushStarted }, 'final shutdown hooks done');
       clearTimeout(deadline);
       options.logger.info('shutdown complete');

@@ -58,6 +58,25 @@ describe('graceful shutdown', () => {
     expect(lines.map((line) => line.msg).filter((msg) => msg !== 'chatter')).toEqual(['listening', 'shutting down', 'shutdown complete']);
   });
 
+  // The cache image's SIGTERM test with an OTLP endpoint that refuses: the tracing flush (a final
+  // hook) took its whole budget, which ended when the deadline fired, and the deadline won: exit 1.
+  it('should exit 0 within the grace period when a final hook never ends, having cut it at its budget', async () => {
+    const child = spawn(process.execPath, [fixture], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, GRACE_MS: '2000', FINAL_HOOK: 'hang' } });
+    const lines: Array<Record<string, unknown>> = [];
+    const listening = new Promise<void>((resolve) => {
+      createInterface({ input: child.stdout }).on('line', (line) => {
+        const entry = JSON.parse(line) as Record<string, unknown>;
+        lines.push(entry);
+        if (entry.msg === 'listening') resolve();
+      });
+    });
+    const exited = once(child, 'exit') as Promise<[number | null, string | null]>;
+    await listening;
+    child.kill('SIGTERM');
+    const [code] = await exited;
+    expect({ code, lines: lines.map((line) => line.msg) }).toEqual({ code: 0, lines: ['listening', 'shutting down', 'shutdown complete'] });
+  });
+
   // A process spawned with its output piped (a benchmark's peer, a test's server) outlives a
   // parent that crashed, or a parent that stopped reading: pino's synchronous flush at exit then
   // retried its writes every 100 ms for ever (EAGAIN on a full pipe, EPIPE on a closed one).
