@@ -9,6 +9,7 @@ import { createSecureServer, type Http2ServerRequest, type Http2ServerResponse }
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { generateSelfSignedCertificate } from '../../services/auth/src/tls.js';
+import { freePort } from '../support/free-port.js';
 import { prepareCharts, type Charts, type K8sObject } from './support/helm.js';
 import { ofKind, selects, type Container, type Deployment, type PodSpec } from './support/manifests.js';
 import { services } from './support/service-config.js';
@@ -240,8 +241,38 @@ describe("the chart tests' script, run with node", () => {
         await new Promise<void>((resolve) => server.close(() => resolve()));
       }
     }
-    const closed = await runScript(pod, [{ ...check, grpcHealth: '127.0.0.1:1' }]);
+    // A port nothing listens on: refused, tried again for ROUTE_WAIT_MS (1 s here), then failed.
+    const closed = await runScript(pod, [{ ...check, grpcHealth: '127.0.0.1:1' }], { ROUTE_WAIT_MS: '1000' });
     expect(closed.code).toBe(1);
     expect(closed.output).toMatch(/^FAILED the gRPC health check .*ECONNREFUSED/);
+  });
+
+  // Right after `helm install --wait` the Pods are ready, but kube-proxy may not route the new
+  // Service to them yet and refuses its connections (the cold CI run's upgrade test: auth's
+  // checks got ECONNREFUSED from the Service 9 s after the install).
+  it('should try a refused connection again until the Service answers, for an HTTP and a gRPC check', async () => {
+    const pod = testPodOf(await scenario('minimal-values.yaml'), 'cache');
+    const [readyz, health] = checksOf(pod) as [Check, Check];
+    const [httpPort, grpcPort] = [await freePort(), await freePort()];
+    const { createServer: createHttp2Server } = await import('node:http2');
+    const http = createServer((_request, response) => response.end('{"status":"ready"}'));
+    const grpc = createHttp2Server();
+    grpc.on('stream', (stream) => {
+      stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+      stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
+      stream.end(Buffer.from([0, 0, 0, 0, 2, 8, 1]));
+    });
+    // Both start listening a while after the script: until then their connections are refused.
+    const listenLater = setTimeout(() => {
+      http.listen(httpPort, '127.0.0.1');
+      grpc.listen(grpcPort, '127.0.0.1');
+    }, 2500);
+    try {
+      const outcome = await runScript(pod, [local(readyz, httpPort), { ...health, grpcHealth: `127.0.0.1:${grpcPort}` }]);
+      expect({ code: outcome.code, output: outcome.output.trim().split('\n') }).toEqual({ code: 0, output: [expect.stringMatching(/^ok +ready/), expect.stringMatching(/^ok .*SERVING$/)] });
+    } finally {
+      clearTimeout(listenLater);
+      await Promise.all([http, grpc].map((server) => new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()))));
+    }
   });
 });

@@ -18,6 +18,9 @@ mirror) with the component's security contexts (Pod Security restricted), the sc
 node, no service account token. Its labels are not the component's selector labels (the Service
 never routes to it); the component's NetworkPolicy lets it in by its `subscription-platform.io/test`
 label (platform-lib.testPeer). A passing test Pod is deleted; a failing one stays for its logs.
+A check whose connection is refused is tried again every second for up to 30 s from the Pod's
+start (ROUTE_WAIT_MS): right after `helm install --wait` the Pods are ready, but kube-proxy may not
+route the new Service to them yet (it refuses connections to a Service it knows no endpoints of).
 */}}
 {{- define "platform-lib.testPeer" -}}
 podSelector:
@@ -89,6 +92,20 @@ const http = require('node:http');
 const https = require('node:https');
 const http2 = require('node:http2');
 const TIMEOUT_MS = 10000;
+const ROUTE_WAIT_MS = Number(process.env.ROUTE_WAIT_MS || 30000);
+const started = Date.now();
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+/** The check, tried again while its connection is refused, until ROUTE_WAIT_MS after the start. */
+async function untilRouted(check, run) {
+  for (;;) {
+    try {
+      return await run(check);
+    } catch (error) {
+      if (error.code !== 'ECONNREFUSED' || Date.now() - started >= ROUTE_WAIT_MS) throw error;
+      await sleep(1000);
+    }
+  }
+}
 const expand = (text, encode) => String(text).replace(/\$\{(\w+)\}/g, (_, name) => (encode ? encodeURIComponent(process.env[name] || '') : process.env[name] || ''));
 function request(check) {
   const url = new URL(expand(check.url, true));
@@ -143,7 +160,7 @@ function grpcHealth(address) {
   let failed = 0;
   for (const check of JSON.parse(process.env.CHECKS)) {
     try {
-      const outcome = check.grpcHealth ? await grpcHealth(check.grpcHealth) : await httpCheck(check);
+      const outcome = await untilRouted(check, (c) => (c.grpcHealth ? grpcHealth(c.grpcHealth) : httpCheck(c)));
       console.log('ok     ' + check.name + ': ' + outcome);
     } catch (error) {
       failed++;
