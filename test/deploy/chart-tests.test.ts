@@ -5,7 +5,7 @@
 // before a cluster runs it.
 import { spawn } from 'node:child_process';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
-import { createSecureServer, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
+import { createSecureServer, createServer as createHttp2Server, type Http2Server, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { generateSelfSignedCertificate } from '../../services/auth/src/tls.js';
@@ -62,6 +62,18 @@ const local = (check: Check, port: number, scheme = 'http'): Check => {
   const url = new URL(check.url!);
   return { ...check, url: `${scheme}://127.0.0.1:${port}${url.pathname}${url.search}` };
 };
+
+/** A cleartext HTTP/2 server (not yet listening) answering every gRPC health Check with `serving`: 1 SERVING, 2 NOT_SERVING. */
+function healthServer(serving: number): Http2Server {
+  const server = createHttp2Server();
+  server.on('stream', (stream, headers) => {
+    expect(headers[':path']).toBe('/grpc.health.v1.Health/Check');
+    stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+    stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
+    stream.end(Buffer.from([0, 0, 0, 0, 2, 8, serving]));
+  });
+  return server;
+}
 
 interface Seen {
   method: string;
@@ -221,18 +233,11 @@ describe("the chart tests' script, run with node", () => {
   it('should check the cache with a real gRPC health call, failing on NOT_SERVING and on a closed port', async () => {
     const pod = testPodOf(await scenario('minimal-values.yaml'), 'cache');
     const check = checksOf(pod).find((candidate) => candidate.grpcHealth !== undefined)!;
-    const { createServer: createHttp2Server } = await import('node:http2');
     for (const [serving, code] of [
       [1, 0],
       [2, 1],
     ] as const) {
-      const server = createHttp2Server();
-      server.on('stream', (stream, headers) => {
-        expect(headers[':path']).toBe('/grpc.health.v1.Health/Check');
-        stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
-        stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
-        stream.end(Buffer.from([0, 0, 0, 0, 2, 8, serving]));
-      });
+      const server = healthServer(serving);
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
       try {
         const { port } = server.address() as { port: number };
@@ -254,14 +259,8 @@ describe("the chart tests' script, run with node", () => {
     const pod = testPodOf(await scenario('minimal-values.yaml'), 'cache');
     const [readyz, health] = checksOf(pod) as [Check, Check];
     const [httpPort, grpcPort] = [await freePort(), await freePort()];
-    const { createServer: createHttp2Server } = await import('node:http2');
     const http = createServer((_request, response) => response.end('{"status":"ready"}'));
-    const grpc = createHttp2Server();
-    grpc.on('stream', (stream) => {
-      stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
-      stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
-      stream.end(Buffer.from([0, 0, 0, 0, 2, 8, 1]));
-    });
+    const grpc = healthServer(1);
     // Both start listening a while after the script: until then their connections are refused.
     const listenLater = setTimeout(() => {
       http.listen(httpPort, '127.0.0.1');

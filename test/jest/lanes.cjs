@@ -103,6 +103,7 @@ async function main() {
   else {
     process.stdout.write(`another make test runs on this machine (${others.join(', ')}): the cluster tier runs after the others, not beside them\n`);
     started = [];
+    // The lane on screen first (LANES lists the cluster lane first, so that its note comes before that screen).
     for (const lane of [...LANES].reverse()) {
       const run = startLane(lane, false);
       started.push(run);

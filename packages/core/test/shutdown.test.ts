@@ -7,18 +7,24 @@ import { describe, expect, it } from '@jest/globals';
 
 const fixture = fileURLToPath(new URL('./fixtures/drain-server.ts', import.meta.url));
 
+/** The fixture with `env`, every line it logs read into `lines`; `listening` resolves with its ports, `exited` with its exit status. */
+function startLogged(env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, [fixture], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+  const lines: Array<Record<string, unknown>> = [];
+  const listening = new Promise<{ port: number; managementPort: number }>((resolve) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      const entry = JSON.parse(line) as Record<string, unknown>;
+      lines.push(entry);
+      if (entry.msg === 'listening') resolve(entry as { port: number; managementPort: number });
+    });
+  });
+  const exited = (once(child, 'exit') as Promise<[number | null, string | null]>).then(([code]) => code);
+  return { child, lines, listening, exited };
+}
+
 describe('graceful shutdown', () => {
   it('should finish an in-flight request after SIGTERM, refuse new ones while /readyz answers 503, and exit 0', async () => {
-    const child = spawn(process.execPath, [fixture], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const lines: Array<Record<string, unknown>> = [];
-    const listening = new Promise<{ port: number; managementPort: number }>((resolve) => {
-      createInterface({ input: child.stdout }).on('line', (line) => {
-        const entry = JSON.parse(line) as Record<string, unknown>;
-        lines.push(entry);
-        if (entry.msg === 'listening') resolve(entry as { port: number; managementPort: number });
-      });
-    });
-    const exited = once(child, 'exit') as Promise<[number | null, string | null]>;
+    const { child, lines, listening, exited } = startLogged();
     const { port, managementPort } = await listening;
     const base = `http://127.0.0.1:${port}`;
 
@@ -30,8 +36,7 @@ describe('graceful shutdown', () => {
     await expect(fetch(`${base}/fast`)).rejects.toThrow();
     expect((await fetch(`http://127.0.0.1:${managementPort}/readyz`)).status).toBe(503);
     await expect(inFlight).resolves.toEqual({ status: 200, body: 'slow done' });
-    const [code] = await exited;
-    expect(code).toBe(0);
+    expect(await exited).toBe(0);
     expect(lines.map((line) => line.msg)).toEqual(['listening', 'shutting down', 'shutdown complete']);
   });
 
@@ -39,21 +44,12 @@ describe('graceful shutdown', () => {
   // logger's standard output was ended must be dropped, not thrown (it was thrown into the fatal
   // handler, which threw again writing its own line: the process exited 7 instead of 0).
   it('should exit 0 after SIGTERM while lines are logged to the very end, with every line before the shutdown written', async () => {
-    const child = spawn(process.execPath, [fixture], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, GRACE_MS: '2000' } });
-    const lines: Array<Record<string, unknown>> = [];
-    const listening = new Promise<number>((resolve) => {
-      createInterface({ input: child.stdout }).on('line', (line) => {
-        const entry = JSON.parse(line) as Record<string, unknown>;
-        lines.push(entry);
-        if (entry.msg === 'listening') resolve(entry.port as number);
-      });
-    });
-    const exited = once(child, 'exit') as Promise<[number | null, string | null]>;
-    const port = await listening;
+    const { child, lines, listening, exited } = startLogged({ GRACE_MS: '2000' });
+    const { port } = await listening;
     expect(await (await fetch(`http://127.0.0.1:${port}/chatter`)).text()).toBe('chatter started');
     await new Promise((resolve) => setTimeout(resolve, 100));
     child.kill('SIGTERM');
-    const [code] = await exited;
+    const code = await exited;
     expect({ code, fatal: lines.filter((line) => line.level === 'fatal') }).toEqual({ code: 0, fatal: [] });
     expect(lines.map((line) => line.msg).filter((msg) => msg !== 'chatter')).toEqual(['listening', 'shutting down', 'shutdown complete']);
   });
@@ -61,19 +57,10 @@ describe('graceful shutdown', () => {
   // The cache image's SIGTERM test with an OTLP endpoint that refuses: the tracing flush (a final
   // hook) took its whole budget, which ended when the deadline fired, and the deadline won: exit 1.
   it('should exit 0 within the grace period when a final hook never ends, having cut it at its budget', async () => {
-    const child = spawn(process.execPath, [fixture], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, GRACE_MS: '2000', FINAL_HOOK: 'hang' } });
-    const lines: Array<Record<string, unknown>> = [];
-    const listening = new Promise<void>((resolve) => {
-      createInterface({ input: child.stdout }).on('line', (line) => {
-        const entry = JSON.parse(line) as Record<string, unknown>;
-        lines.push(entry);
-        if (entry.msg === 'listening') resolve();
-      });
-    });
-    const exited = once(child, 'exit') as Promise<[number | null, string | null]>;
+    const { child, lines, listening, exited } = startLogged({ GRACE_MS: '2000', FINAL_HOOK: 'hang' });
     await listening;
     child.kill('SIGTERM');
-    const [code] = await exited;
+    const code = await exited;
     expect({ code, lines: lines.map((line) => line.msg) }).toEqual({ code: 0, lines: ['listening', 'shutting down', 'shutdown complete'] });
   });
 
