@@ -45,14 +45,11 @@ export function endableLogDestination(stream: LogDestination): EndableLogDestina
   stream.once('close', () => destinations.delete(stream));
   return {
     write(line) {
-      if (!state.ending) {
-        stream.write(line);
-        return;
-      }
       try {
         stream.write(line);
-      } catch {
+      } catch (err) {
         // Closed by endLogs: the process is exiting and this line is lost, as on a crash.
+        if (!state.ending) throw err;
       }
     },
     flush(callback = () => undefined) {
