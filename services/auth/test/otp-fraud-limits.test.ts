@@ -4,7 +4,7 @@ import { startPrivateRedis, type PrivateRedis } from '../../../test/support/redi
 import { SMS_BUDGET_KEY } from '../src/otp/rate-limiter.js';
 import { capturingLogger, counterValue, startAuth, type RunningAuth } from './support/auth-fixture.js';
 import type { Reply } from './support/https-client.js';
-import { admittedAmong, cacheCounter, expectNothingSpentFor, expectRefused } from './support/otp-answers.js';
+import { cacheCounter, expectAdmitted, expectNothingSpentFor, expectRefused } from './support/otp-answers.js';
 import { numbersInDistinctPrefixes, numbersSharingPrefix } from './support/phones.js';
 import { startSmsTopic, type SmsTopic } from './support/sms-topic.js';
 import { startAll } from '../../../test/support/start-all.js';
@@ -66,7 +66,7 @@ describe.each([
   async function expectExactlyAdmitted(replicas: RunningAuth[], numbers: readonly string[], network: number, expected: number, refused: (reply: Reply) => void): Promise<string[]> {
     const replies = await Promise.all(numbers.map((phoneNumber, i) => replicas[i % 2]!.client.post('/otp', { phoneNumber }, { 'x-forwarded-for': `198.${network}.${i}.1` })));
     const admitted = numbers.filter((_, i) => replies[i]!.status === 200);
-    expect(admittedAmong(replies)).toMatchObject({ admitted: expected });
+    expectAdmitted(replies, expected);
     for (const reply of replies.filter((r) => r.status !== 200)) refused(reply);
     expect((await sms.recipients()).filter((to) => numbers.includes(to)).sort()).toEqual([...admitted].sort());
     return admitted;

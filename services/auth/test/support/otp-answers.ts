@@ -19,13 +19,15 @@ export function expectRefused(reply: Reply, status: number, reason: OtpRefusalRe
 }
 
 /**
- * How many of `replies` were admitted (200), and every other answer counted by status and body:
- * compared whole, so a wrong count says what came instead.
+ * Fails unless exactly `expected` of `replies` were admitted (200), naming every other answer by
+ * status and body with their counts: a wrong count says what came instead (jest's diffs leave out
+ * what an asymmetric matcher or `toMatchObject` accepted).
  */
-export function admittedAmong(replies: readonly Reply[]): { admitted: number; others: Record<string, number> } {
+export function expectAdmitted(replies: readonly Reply[], expected: number): void {
   const others: Record<string, number> = {};
   for (const reply of replies.filter((r) => r.status !== 200)) others[`${reply.status} ${reply.text}`] = (others[`${reply.status} ${reply.text}`] ?? 0) + 1;
-  return { admitted: replies.filter((r) => r.status === 200).length, others };
+  const admitted = replies.length - Object.values(others).reduce((sum, n) => sum + n, 0);
+  if (admitted !== expected) throw new Error(`${admitted} of ${replies.length} admitted, ${expected} expected; the others: ${JSON.stringify(others)}`);
 }
 
 /** A counter in the cache service the instance uses; 0 when absent (never taken, or given back). */
