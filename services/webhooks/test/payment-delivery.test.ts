@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it } from '@jest/globals';
+import { eventually } from '../../../test/support/eventually.js';
 import { freePort } from '../../../test/support/redis-server.js';
 import type { ConsumedEvent } from '../../../test/support/kafka.js';
 import { checkoutSessionObject, priceObject, productObject, signStripe, stripeEvent } from './support/stripe-events.js';
@@ -11,6 +12,10 @@ import {
   type WebhooksInstance,
 } from './support/webhooks-env.js';
 import { useStripeWebhooksSuite, type StripeMockFixtures } from './support/stripe-webhooks-suite.js';
+
+/** How long each readiness state is waited for, and one answer of /readyz (its checks time out at 2 s). */
+const READYZ_WAIT_MS = 10_000;
+const READYZ_ANSWER_MS = 5_000;
 
 let deps: Dependencies;
 let service: WebhooksInstance;
@@ -207,14 +212,25 @@ describe('rejected deliveries', () => {
 
 describe('operations', () => {
   it('should report every dependency ready, and name the gateway when it is down', async () => {
-    const ready = await fetch(`${service.managementUrl}/readyz`);
-    expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ status: 'ok', failing: [], checks: { store: 'ok', cache: 'ok', broker: 'ok', gateway: 'ok' } });
+    // Each state is waited for, as a kubelet probes again before acting: a check whose dependency
+    // answers past its 2 s timeout on a busy machine fails one probe (the pair saw a 503 here). The
+    // waits end well inside the test's timeout, so a state that never comes is named with the last
+    // answer instead of ending in jest's timeout.
+    const answered = (status: number, what: string): Promise<{ status: number; body: { failing: string[] } }> =>
+      eventually(
+        async () => {
+          const reply = await fetch(`${service.managementUrl}/readyz`, { signal: AbortSignal.timeout(READYZ_ANSWER_MS) });
+          const answer = { status: reply.status, body: (await reply.json()) as { failing: string[] } };
+          if (answer.status !== status) throw new Error(`GET /readyz answered ${JSON.stringify(answer)}`);
+          return answer;
+        },
+        READYZ_WAIT_MS,
+        what,
+      );
+    expect((await answered(200, 'every dependency ready')).body).toEqual({ status: 'ok', failing: [], checks: { store: 'ok', cache: 'ok', broker: 'ok', gateway: 'ok' } });
     await deps.gateway.down();
-    const notReady = await fetch(`${service.managementUrl}/readyz`);
-    expect(notReady.status).toBe(503);
-    expect(((await notReady.json()) as { failing: string[] }).failing).toEqual(['gateway']);
-  });
+    expect((await answered(503, 'readiness off with the gateway down')).body.failing).toEqual(['gateway']);
+  }, 3 * (READYZ_WAIT_MS + READYZ_ANSWER_MS));
 
   it('should reuse one gateway access token across calls', async () => {
     for (let i = 0; i < 5; i++) await postStripeEvent(service.baseUrl, stripeEvent('product.created', productObject()));
