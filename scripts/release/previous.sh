@@ -11,7 +11,7 @@
 # was built; its chart is packaged with helm. The result is an entry of the machine-wide tool cache
 # keyed by the commit: built once per machine (cold: the five image builds, minutes each), reused
 # by every clone and run after. The images.sh entries the build made are dropped once copied here:
-# they would count against the three archives per service images.sh keeps for the clones' own.
+# they would count against the two archives per service images.sh keeps for the clones' own.
 source "$(dirname "${BASH_SOURCE[0]}")/../../test/infra/lib.sh"
 
 SERVICES=(cache auth graph-registry webhooks graph-controller)

@@ -332,12 +332,12 @@ drop_service_images() {
   buildah_ rmi --prune > /dev/null 2>&1 || true
 }
 
-# A change to a service's sources makes a new archive of its image, one to what the services share
-# five (about 1 GB): the three newest of each service stay
-# (other clones on this machine may be on other commits), older ones go.
+# A change to a service's sources makes a new archive of its image (about 350 MB each, the gateway's
+# 630 MB): the two newest of each service stay (another clone on this machine may be on another
+# commit), older ones go. Three each had filled a CI machine's disk.
 drop_old_archives() {
   local service
-  for service in "${SERVICES[@]}" "$GATEWAY"; do drop_old_entries "image-$service" 3; done
+  for service in "${SERVICES[@]}" "$GATEWAY"; do drop_old_entries "image-$service" 2; done
 }
 
 case "${1:-}" in
