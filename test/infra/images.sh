@@ -334,7 +334,8 @@ drop_service_images() {
 
 # A change to a service's sources makes a new archive of its image (about 350 MB each, the gateway's
 # 630 MB): the two newest of each service stay (another clone on this machine may be on another
-# commit), older ones go. Three each had filled a CI machine's disk.
+# commit), older ones go. Three each were 5.4 GB of a CI machine's 12.4 GB tool cache when its
+# disk filled.
 drop_old_archives() {
   local service
   for service in "${SERVICES[@]}" "$GATEWAY"; do drop_old_entries "image-$service" 2; done
