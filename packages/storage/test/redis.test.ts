@@ -45,8 +45,10 @@ describe('connectRedis and the stores\' calls', () => {
       const elapsed = Date.now() - started;
       expect(outcome).toBe('503 redis is unavailable');
       expect(connectionErrors).toContain(`no reply from Redis within ${NO_REPLY_TIMEOUT_MS} ms`);
+      // At the timeout, not before it; how long after it depends on how busy the machine is (the
+      // watchdog lets a stall of this process pass, see replyWatchdog), so no upper bound: without
+      // the watchdog the call would wait for as long as Redis hangs, and jest's timeout fails it.
       expect(elapsed).toBeGreaterThanOrEqual(NO_REPLY_TIMEOUT_MS - 50);
-      expect(elapsed).toBeLessThan(NO_REPLY_TIMEOUT_MS * 1.2 + 250);
     } finally {
       redis.resume();
     }
@@ -69,7 +71,6 @@ describe('connectRedis and the stores\' calls', () => {
       const failedAt = outcomes.map((outcome) => Number(outcome.split(' ')[1]));
       expect(outcomes.map((outcome) => outcome.split(' ')[0])).toEqual(['503', '503', '503', '503', '503']);
       expect(Math.min(...failedAt)).toBeGreaterThanOrEqual(NO_REPLY_TIMEOUT_MS - 50);
-      expect(Math.max(...failedAt)).toBeLessThan(NO_REPLY_TIMEOUT_MS * 1.25 + 250);
       expect(connectionErrors.slice(errorsBefore).filter((message) => message.startsWith('no reply'))).toEqual([`no reply from Redis within ${NO_REPLY_TIMEOUT_MS} ms`]);
     } finally {
       redis.resume();
