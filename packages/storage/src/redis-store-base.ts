@@ -20,9 +20,12 @@ export interface RedisStoreBaseOptions {
   mapReplyError?: (err: Error) => Error | undefined;
   /** How long a call waits for a connection being opened (at start, or a reconnect in progress). */
   connectingWaitMs?: number;
-  /** How long a call waits for Redis' reply before the connection is taken as hung (1 s). */
+  /** How long a call waits for Redis' reply before the connection is taken as hung (DEFAULT_NO_REPLY_TIMEOUT_MS). */
   noReplyTimeoutMs?: number;
 }
+
+/** The stores' reply deadline unless a store sets its own: what the services run with. */
+export const DEFAULT_NO_REPLY_TIMEOUT_MS = 1000;
 
 /** Statuses (ioredis' public `status`) in which a connection attempt is under way. */
 const OPENING = new Set(['wait', 'connecting', 'connect']);
@@ -82,7 +85,7 @@ export function replyWatchdog(redis: Redis | Cluster, timeoutMs: number): CallWa
  */
 export function createRedisStoreBase(redis: Redis | Cluster, options: RedisStoreBaseOptions = {}): RedisStoreBase {
   const waitMs = options.connectingWaitMs ?? 1000;
-  const noReplyTimeoutMs = options.noReplyTimeoutMs ?? 1000;
+  const noReplyTimeoutMs = options.noReplyTimeoutMs ?? DEFAULT_NO_REPLY_TIMEOUT_MS;
   let opening: Promise<unknown> | undefined;
   const connected = (): Promise<unknown> | undefined => {
     if (!OPENING.has(redis.status)) return undefined;
