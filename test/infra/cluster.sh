@@ -60,7 +60,9 @@ timing() { log "stage $1: $(($SECONDS - $2))s"; }
 # (CPU-bound Go builds) and the images (much of it waiting on package downloads), side by side.
 CLUSTER_DEBS=(containerd runc containernetworking-plugins iptables conntrack buildah mmdebstrap gcc libc6-dev)
 step_cluster_debs() { apt_install "${CLUSTER_DEBS[@]}"; }
-step_kube_node() { bash "$ROOT/test/infra/kube.sh" install && bash "$ROOT/test/infra/kube.sh" install-node; }
+step_kube_node() { bash "$ROOT/test/infra/kube.sh" install && bash "$ROOT/test/infra/kube.sh" install-node commands; }
+step_coredns() { bash "$ROOT/test/infra/kube.sh" install-node coredns; }
+step_network_policies() { bash "$ROOT/test/infra/kube.sh" install-node network-policies; }
 step_images() { bash "$ROOT/test/infra/images.sh" all; }
 
 install() {
@@ -72,7 +74,7 @@ install() {
   flock "$lock"
   t0=$(date +%s%N)
   say "installing the cluster: ${CLUSTER_DEBS[*]} (Debian), the node's commands, the images (tools' output: $LOGS/<step>.log)"
-  run_parallel cluster-debs kube-node images
+  run_parallel cluster-debs kube-node coredns network-policies images
   # The last Go builds of `make test`: Go's caches serve nothing that runs now.
   trim_go_caches
   say "cluster installed in $(duration_since "$t0")"
@@ -512,6 +514,7 @@ YAML
 start_dns() {
   local t0=$SECONDS kc="$CL/admin.kubeconfig"
   kubeconfig coredns system:coredns
+  # Only the plugins kube.sh builds in (COREDNS_PLUGINS there).
   cat > "$CL/Corefile" << COREFILE
 .:53 {
   bind $NODE_IP

@@ -6,8 +6,11 @@
 #                                 kube-apiserver (control) and etcd: what `make up` and the API
 #                                 tests run (the default), built once per machine into the tool
 #                                 cache; kubectl: what the tests run beside them (`make test`)
-#   test/infra/kube.sh install-node  the commands of the single-node cluster (kubectl, kubelet, kube-proxy,
-#                                 kube-controller-manager, kube-scheduler, coredns, kube-network-policies)
+#   test/infra/kube.sh install-node [commands|coredns|network-policies]
+#                                 the commands of the single-node cluster: kubectl, kubelet,
+#                                 kube-proxy, kube-controller-manager, kube-scheduler (commands),
+#                                 coredns, kube-network-policies (default: all; cluster.sh builds
+#                                 the three side by side: they share no packages)
 #   test/infra/kube.sh start     etcd + kube-apiserver on free loopback ports (~4 s)
 #   test/infra/kube.sh stop
 #   test/infra/kube.sh run-apiserver DIR PORT ETCD_URL [ETCD_PREFIX]
@@ -30,6 +33,8 @@ KUBE_VERSION=v1.35.4
 ETCD_VERSION=v3.6.16
 # Cluster DNS of the single-node cluster (test/infra/cluster.sh).
 COREDNS_VERSION=v1.15.0
+# The plugins the cluster's Corefile uses (cluster.sh: start_dns), the only ones built in.
+COREDNS_PLUGINS=(bind errors cache kubernetes)
 # The single-node cluster's NetworkPolicy engine (test/infra/cluster.sh, "Network policies").
 NETWORK_POLICIES_VERSION=v0.8.0
 
@@ -143,16 +148,58 @@ install_etcd() {
   env_set ETCD_BIN "$BIN/etcd"
 }
 
-# install-node: what only the single-node cluster runs. kube-network-policies (kubernetes-sigs)
-# decides each new connection of a pod against the NetworkPolicies, in user space, from an
-# NFQUEUE; its module has no main package at the root: the command is .../cmd.
-install_node() {
+# build_coredns DIR PLUGIN...: CoreDNS with those plugins alone, in the order of the release's
+# plugin.cfg (the order they run in), chosen the way CoreDNS documents for a build of one's own: a
+# main that imports the plugins and calls dnsserver.SetDirectives before coremain.Run. The full
+# build also compiles every plugin the cluster never runs (the cloud DNS providers' SDKs: Route 53,
+# Azure, Cloud DNS; etcd, dnstap, gRPC). A Corefile naming a plugin left out fails at start.
+build_coredns() {
+  local out=$1 dir name pkg imports="" names=""
+  shift
+  dir=$(module_dir github.com/coredns/coredns "$COREDNS_VERSION")
+  [ -f "$dir/plugin.cfg" ] || die "could not download github.com/coredns/coredns@$COREDNS_VERSION"
+  while IFS=: read -r name pkg; do
+    [[ " $* " == *" $name "* ]] || continue
+    [[ $pkg == */* ]] || pkg=github.com/coredns/coredns/plugin/$pkg
+    imports+=$'\t_ "'"$pkg"$'"\n'
+    names+="${names:+, }\"$name\""
+  done < <(grep -v '^#' "$dir/plugin.cfg")
+  [ "$(grep -o '"[^"]*"' <<< "$names" | wc -l)" = $# ] || die "not all of $* are plugins of coredns $COREDNS_VERSION's plugin.cfg (found: $names)"
+  build_required "$out" coredns "$COREDNS_VERSION" github.com/coredns/coredns . "package main
+
+import (
+	\"log\"
+
+	\"github.com/coredns/coredns/core/dnsserver\"
+	\"github.com/coredns/coredns/coremain\"
+
+$imports)
+
+func main() {
+	if err := dnsserver.SetDirectives([]string{$names}); err != nil {
+		log.Fatal(err)
+	}
+	coremain.Run()
+}"
+}
+
+# install-node: what only the single-node cluster runs.
+install_node_commands() {
   install_kubectl
   kube_tool kubernetes-node "$KUBE_VERSION" "go build ${KUBE_NODE[*]} from the Go module proxy" build_kubernetes "${KUBE_NODE[@]}"
   link_commands "$ENTRY" "${KUBE_NODE[@]}"
-  kube_tool coredns "$COREDNS_VERSION" "go build coredns from the Go module proxy" \
-    build_required coredns "$COREDNS_VERSION" github.com/coredns/coredns github.com/coredns/coredns
+}
+
+install_coredns() {
+  go_tool coredns "$COREDNS_VERSION" "${COREDNS_PLUGINS[*]} $(declare -f build_required)" \
+    "go build of coredns with the plugins ${COREDNS_PLUGINS[*]}, from the Go module proxy" build_coredns "${COREDNS_PLUGINS[@]}"
   link_commands "$ENTRY" coredns
+}
+
+# kube-network-policies (kubernetes-sigs) decides each new connection of a pod against the
+# NetworkPolicies, in user space, from an NFQUEUE; its module has no main package at the root:
+# the command is .../cmd.
+install_network_policies() {
   kube_tool kube-network-policies "$NETWORK_POLICIES_VERSION" "go build kube-network-policies from the Go module proxy" \
     build_required kube-network-policies "$NETWORK_POLICIES_VERSION" sigs.k8s.io/kube-network-policies sigs.k8s.io/kube-network-policies/cmd
   link_commands "$ENTRY" kube-network-policies
@@ -269,7 +316,15 @@ case "${1:-}" in
       *) die "usage: $0 install [control|etcd|kubectl]" ;;
     esac
     ;;
-  install-node) install_node ;;
+  install-node)
+    case "${2:-all}" in
+      commands) install_node_commands ;;
+      coredns) install_coredns ;;
+      network-policies) install_network_policies ;;
+      all) install_node_commands; install_coredns; install_network_policies ;;
+      *) die "usage: $0 install-node [commands|coredns|network-policies]" ;;
+    esac
+    ;;
   start) start ;;
   stop) stop ;;
   run-apiserver) shift; make_secrets; run_apiserver "$@" ;;
