@@ -21,6 +21,10 @@ action=${1:-up}
 shift || true
 
 infra() { bash "$ROOT/test/infra/$1" "${@:2}"; }
+# The tools of the tests install a step lower in CPU priority: the tests wait for all of them, but
+# `make test` builds the single-node cluster's commands beside them, and those wait for
+# kube-apiserver's build first (kube.sh: the packages they share), the longest chain of a cold run.
+infra_low() { nice -n 5 bash "$ROOT/test/infra/$1" "${@:2}"; }
 
 # The install steps, one function each (run_parallel runs step_<name>).
 step_redis() { infra redis.sh install; }
@@ -32,18 +36,18 @@ step_etcd() { infra kube.sh install etcd; }
 # The tests' kubectl (not `make up`'s: it applies its objects through the Kubernetes client).
 step_kubectl() { infra kube.sh install kubectl; }
 # The tools of the tests (the integration tier): not installed by `make up`.
-step_helm() { infra gotools.sh install helm; }
-step_grpcurl() { infra gotools.sh install grpcurl; }
-step_ghz() { infra gotools.sh install ghz; }
+step_helm() { infra_low gotools.sh install helm; }
+step_grpcurl() { infra_low gotools.sh install grpcurl; }
+step_ghz() { infra_low gotools.sh install ghz; }
 # The release test's signing and verifying (scripts/release.sh with SIGNING_KEY builds it too).
-step_notation() { infra gotools.sh install notation; }
-step_otelcol() { infra otelcol.sh install; }
-step_deploy_tools() { infra deploy-tools.sh install; }
-step_release_tools() { infra release-tools.sh install; }
-step_chromium() { infra browser.sh install; }
+step_notation() { infra_low gotools.sh install notation; }
+step_otelcol() { infra_low otelcol.sh install; }
+step_deploy_tools() { infra_low deploy-tools.sh install; }
+step_release_tools() { infra_low release-tools.sh install; }
+step_chromium() { infra_low browser.sh install; }
 # The reverse proxies of the forward-auth tests (test/forward-auth/nginx.test.ts, caddy.test.ts).
-step_nginx() { infra proxies.sh install nginx; }
-step_caddy() { infra proxies.sh install caddy; }
+step_nginx() { infra_low proxies.sh install nginx; }
+step_caddy() { infra_low proxies.sh install caddy; }
 # Hive Gateway, the GraphQL gateway of `make up` and of the federation tests: gateway/ is an npm
 # project of its own (graphql 16; the workspaces use 17), installed from its lock file (prebuilt,
 # seconds from npm's cache or another clone's copy: npm.sh), again only when the lock file changes.
