@@ -74,24 +74,25 @@ test-unit: install
 test-only: build
 	npm test --silent
 
-# `make test`: the single-node cluster's commands and images (test/infra/cluster.sh install) and,
-# a step lower in CPU priority, the previous release's images and chart (the upgrade test's, which
-# runs later; scripts/release/previous.sh, cached per machine by commit) start building in the
-# background first, beside the lint, the dependencies and the tools of the tests (steps of
-# infra.sh): cold, they are the longest builds of all, and the cluster tier's suites wait for
-# them (test/cluster/support/platform.ts). Reused after: keyed by version and content. Then the tiers run in two jest processes side by side
-# (test/jest/lanes.cjs): the unit and integration tiers, and the cluster tier; what is left of the
-# background builds by then runs at the lowest CPU priority, so that the tests come first. The
-# builds' screen output: .cache/logs/cluster-install.screen. They run in a process group of their own
-# (setsid), stopped with the run when it is interrupted or an install fails.
+# `make test`: the single-node cluster's commands and images (test/infra/cluster.sh install) and
+# the previous release's images and chart (the upgrade test's; scripts/release/previous.sh, cached
+# per machine by commit) start building in the background first, beside the lint, the
+# dependencies and the tools of the tests (steps of infra.sh, those tools a step lower in CPU
+# priority): cold, they are the longest builds of all, and the cluster tier's suites wait for them
+# (test/cluster/support/platform.ts). Reused after: keyed by version and content. Then the tiers
+# run in two jest processes side by side (test/jest/lanes.cjs): the unit and integration tiers,
+# and the cluster tier. The builds keep the same CPU priority as the tests: a cold run's kube
+# commands are still building when the tiers start, and the cluster tier waits for them (at the
+# lowest priority, beside the other tiers, they took 31 minutes). Their screen output:
+# .cache/logs/cluster-install.screen. They run in a process group of their own (setsid), stopped
+# with the run when it is interrupted or an install fails.
 test: toolchain
 	@mkdir -p .cache/logs; \
-	  setsid bash -c 'bash test/infra/cluster.sh install & install=$$!; nice -n 10 bash scripts/release/previous.sh > /dev/null; previous=$$?; wait $$install && exit $$previous' \
+	  setsid bash -c 'bash test/infra/cluster.sh install & install=$$!; bash scripts/release/previous.sh > /dev/null; previous=$$?; wait $$install && exit $$previous' \
 	    > .cache/logs/cluster-install.screen 2>&1 & cluster=$$!; \
 	  trap 'kill -TERM -- -$$cluster 2> /dev/null; exit 130' INT TERM HUP; \
 	  $(INFRA) install test lint && $(INFRA) up && $(INFRA) disk \
 	    || { kill -TERM -- -$$cluster 2> /dev/null || true; wait $$cluster || true; exit 1; }; \
-	  renice -n 19 -g $$cluster > /dev/null 2>&1 || true; \
 	  status=0; node test/jest/lanes.cjs || status=$$?; \
 	  wait $$cluster || { echo "the cluster install failed: .cache/logs/cluster-install.screen"; tail -n 30 .cache/logs/cluster-install.screen; }; \
 	  $(INFRA) down > .cache/run/down.log 2>&1; \
