@@ -74,21 +74,24 @@ test-unit: install
 test-only: build
 	npm test --silent
 
-# `make test`: the single-node cluster's commands and images (test/infra/cluster.sh install) and
-# the previous release's images and chart (the upgrade test's; scripts/release/previous.sh, cached
-# per machine by commit) start building in the background first, beside the lint, the
-# dependencies and the tools of the tests (steps of infra.sh, those tools a step lower in CPU
-# priority): cold, they are the longest builds of all, and the cluster tier's suites wait for them
-# (test/cluster/support/platform.ts). Reused after: keyed by version and content. Then the tiers
-# run in two jest processes side by side (test/jest/lanes.cjs): the unit and integration tiers,
-# and the cluster tier. The builds keep the same CPU priority as the tests: a cold run's kube
+# `make test`: the single-node cluster's commands and images (test/infra/cluster.sh install), then
+# the previous release's images and chart (the upgrade test's, which runs after the cluster suite;
+# scripts/release/previous.sh, cached per machine by commit), start building in the background
+# first, beside the lint, the dependencies and the tools of the tests (steps of infra.sh, those
+# tools a step lower in CPU priority): cold, they are the longest builds of all, and the cluster
+# tier's suites wait for them (test/cluster/support/platform.ts). The previous release comes after
+# the cluster's install, not beside it: beside it, a cold run's previous release took the base
+# image's build first and its five images took turns with the current ones, so the cluster suite
+# waited for both. Reused after: keyed by version and content. Then the tiers run in two jest
+# processes side by side (test/jest/lanes.cjs): the unit and integration tiers, and the cluster
+# tier. The builds keep the same CPU priority as the tests: a cold run's kube
 # commands are still building when the tiers start, and the cluster tier waits for them (at the
 # lowest priority, beside the other tiers, they took 31 minutes). Their screen output:
 # .cache/logs/cluster-install.screen. They run in a process group of their own (setsid), stopped
 # with the run when it is interrupted or an install fails.
 test: toolchain
 	@mkdir -p .cache/logs; \
-	  setsid bash -c 'bash test/infra/cluster.sh install & install=$$!; bash scripts/release/previous.sh > /dev/null; previous=$$?; wait $$install && exit $$previous' \
+	  setsid bash -c 'bash test/infra/cluster.sh install && bash scripts/release/previous.sh > /dev/null' \
 	    > .cache/logs/cluster-install.screen 2>&1 & cluster=$$!; \
 	  trap 'kill -TERM -- -$$cluster 2> /dev/null; exit 130' INT TERM HUP; \
 	  $(INFRA) install test lint && $(INFRA) up && $(INFRA) disk \
