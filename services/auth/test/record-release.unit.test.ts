@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createCacheClient, type CacheClient } from '@sp/cache-client';
+import { unavailable } from '@sp/core';
 import { startCacheService, type RunningCacheService } from '../../../test/support/cache-service.js';
 import { silentLogger } from '../../../test/support/silent-logger.js';
 import { tryCacheLock, withCacheLock } from '../src/cache-lock.js';
@@ -52,6 +53,27 @@ describe('releases of records that may have changed hands', () => {
     await Promise.all(Array.from({ length: 5 }, () => withCacheLock(cache, 'lock:serial', { ttlMs: 10_000, waitMs: 5000, pollMs: 10 }, work)));
     expect(most).toBe(1);
     expect(await cache.get('lock:serial')).toBeUndefined();
+  });
+
+  it('should give back a cooldown whose claim was stored but whose answer was lost', async () => {
+    // The claim reaches the cache service and is stored; its answer does not come back (a
+    // deadline passed on a busy machine). The request answers 503, and the number must not then be
+    // held for the whole cooldown with no code sent: the next request is admitted at once.
+    const limits = { cooldownSeconds: 30, maxPerPhone: 100, maxPerIp: 100, maxPerPrefix: 100, maxPerMinute: 1000, windowSeconds: 60 };
+    const lostClaims: CacheClient<unknown> = {
+      ...cache,
+      nearCache: cache.nearCache,
+      async setIfAbsent(key, value, ttlMs) {
+        await cache.setIfAbsent(key, value, ttlMs);
+        throw unavailable('cache service', new Error('deadline exceeded'));
+      },
+    };
+    const requester = { phone: newPhoneNumber(), ip: '203.0.113.8', prefix: '+4915' };
+    const limiter = createOtpRateLimiter(lostClaims, limits, { now: Date.now, logger: silentLogger() });
+    await expect(limiter.admit(requester)).rejects.toMatchObject({ status: 503 });
+    expect(await cache.get(`otp:${requester.phone}:cooldown`)).toBeUndefined();
+    const next = createOtpRateLimiter(cache, limits, { now: Date.now, logger: silentLogger() });
+    await expect(next.admit(requester)).resolves.toMatchObject({ phone: requester.phone });
   });
 
   it("should lift only its own cooldown: the next code's cooldown stays", async () => {

@@ -121,7 +121,13 @@ export function createOtpRateLimiter(cache: CacheClient<unknown>, limits: RateLi
     async admit(requester) {
       const cooldown = cooldownMs > 0 ? { id: randomUUID(), untilMs: options.now() + cooldownMs } : undefined;
       if (cooldown !== undefined) {
-        const claim = await cache.setIfAbsent(cooldownKey(requester.phone), cooldown, cooldownMs);
+        const claim = await cache.setIfAbsent(cooldownKey(requester.phone), cooldown, cooldownMs).catch(async (err: unknown) => {
+          // An unknown outcome (a deadline passed, the answer was lost): the claim may have been
+          // stored, and would hold the number for the whole cooldown with no code sent. Given back
+          // like any other admission that fails: only this request's own record.
+          await removeCooldown(requester.phone, cooldown).catch(() => undefined);
+          throw err;
+        });
         if (!claim.stored) throw otpRefusal('resend_cooldown', ((isCooldown(claim.value) ? claim.value.untilMs : options.now() + cooldownMs) - options.now()) / 1000);
       }
       await takeAll(requester, cooldown);
