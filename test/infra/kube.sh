@@ -10,7 +10,7 @@
 #                                 the commands of the single-node cluster: kubectl, kubelet,
 #                                 kube-proxy, kube-controller-manager, kube-scheduler (commands),
 #                                 coredns, kube-network-policies (default: all; cluster.sh builds
-#                                 the three side by side: they share no packages)
+#                                 the three side by side)
 #   test/infra/kube.sh start     etcd + kube-apiserver on free loopback ports (~4 s)
 #   test/infra/kube.sh stop
 #   test/infra/kube.sh run-apiserver DIR PORT ETCD_URL [ETCD_PREFIX]
