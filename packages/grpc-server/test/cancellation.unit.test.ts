@@ -97,7 +97,11 @@ describe('GrpcServer: cancellation', () => {
       expect(service.handled[before]).toMatchObject({ request: 'hang', aborted: 'TimeoutError' });
       expect(service.handled[before]!.deadline).toBeGreaterThan(Date.now() - 10_000);
       await expect(echo(client, 'hang', { deadlineMs: 50 })).rejects.toMatchObject({ code: status.DEADLINE_EXCEEDED });
-      await eventually(() => service.handled.at(-1)?.aborted === 'TimeoutError', 5000, 'the second handler sees its signal abort');
+      await eventually(() => service.handled[before + 1]?.aborted !== undefined, 5000, 'the second handler sees its signal abort');
+      // grpc-js counts its 50 ms from before the request left and resets the call at its own
+      // deadline, so on a loaded machine its RST_STREAM(CANCEL) can reach the server before the
+      // server's timer fires (a cold CI run saw it): the handler's signal aborts either way.
+      expect(service.handled[before + 1]).toMatchObject({ request: 'hang', aborted: expect.stringMatching(/^(TimeoutError|AbortError)$/) });
     } finally {
       session.destroy();
     }
