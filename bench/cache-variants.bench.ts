@@ -3,11 +3,12 @@
 // rotating order): CPU per Get (one call each, 32 in flight), the service's CPU for a storm of
 // 10,000 reset streams (test/support/grpc-attacks.ts: resetStorm) and its RSS 10 s after the
 // never-ending streams (50 connections × 100 streams of 512 KiB unfinished messages, held 5 s)
-// against just before them. The variants: `--enable-source-maps` on and off (the Dockerfile's
-// comment on ENTRYPOINT says what was decided), glibc's MALLOC_MMAP_THRESHOLD_ at 16 KiB
-// against glibc's default (not set: docs/benchmarks.md, "Hostile clients"), and Debian's jemalloc
-// preloaded in place of glibc's malloc (measured, not yet in the image: the same section). Medians over the
-// rounds, and of each round's ratio to the first variant. Results: bench/results/cache-variants.json. BENCH_ROUNDS (5),
+// against just before them. The variants: the service as deployed (the reference: source maps on,
+// Debian's jemalloc preloaded as the image and `make up` run it), `--enable-source-maps` off (the
+// Dockerfile's comment on ENTRYPOINT says what was decided), glibc's malloc in place of jemalloc,
+// and glibc's with MALLOC_MMAP_THRESHOLD_ at 16 KiB (the Dockerfile's comment on the allocator
+// and docs/benchmarks.md, "Hostile clients", say what was decided). Medians over the rounds, and
+// of each round's ratio to the first variant. Results: bench/results/cache-variants.json. BENCH_ROUNDS (5),
 // BENCH_VARIANTS (names, comma-separated; default all), BENCH_PARTS (get, storm, neverEnding;
 // default all), BENCH_STORMS (reset storms per service, their CPU summed; 1).
 import { cpus, loadavg } from 'node:os';
@@ -21,7 +22,8 @@ const GET_MS = 3000;
 const SETTLE_MS = 10_000;
 const MiB = 1024 * 1024;
 const MMAP_THRESHOLD = { MALLOC_MMAP_THRESHOLD_: '16384' };
-const JEMALLOC = { LD_PRELOAD: '/usr/lib/x86_64-linux-gnu/libjemalloc.so.2', MALLOC_CONF: 'background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0' };
+/** The image's allocator settings (DEPLOYED_ENV has them): left out, glibc's malloc serves. */
+const JEMALLOC = ['LD_PRELOAD', 'MALLOC_CONF'];
 const PARTS = new Set((process.env.BENCH_PARTS ?? 'get,storm,neverEnding').split(',').map((part) => part.trim()));
 const STORMS = Number(process.env.BENCH_STORMS ?? 1);
 
@@ -33,13 +35,12 @@ interface Variant {
 
 /** The first is the reference the ratios are taken against. */
 const VARIANTS: Record<string, Variant> = {
-  sourceMapsOnMallocDefault: { label: '--enable-source-maps, glibc default mmap threshold', env: {}, service: { sourceMaps: true, withoutEnv: Object.keys(MMAP_THRESHOLD) } },
-  sourceMapsOffMallocDefault: { label: 'no --enable-source-maps, glibc default mmap threshold', env: {}, service: { sourceMaps: false, withoutEnv: Object.keys(MMAP_THRESHOLD) } },
-  sourceMapsOffMmap16k: { label: 'no --enable-source-maps, MALLOC_MMAP_THRESHOLD_=16384', env: MMAP_THRESHOLD, service: { sourceMaps: false } },
-  // Debian's jemalloc in place of glibc's malloc: it hands freed pages back on a timer (its
-  // background thread, after dirty_decay_ms) instead of keeping a brk heap that shrinks only at
-  // its top, which is where glibc keeps what the never-ending streams took (docs/benchmarks.md).
-  sourceMapsOnJemalloc: { label: '--enable-source-maps, jemalloc (LD_PRELOAD, background thread, 1 s decay)', env: JEMALLOC, service: { sourceMaps: true, withoutEnv: Object.keys(MMAP_THRESHOLD) } },
+  deployed: { label: 'as deployed: --enable-source-maps, jemalloc (LD_PRELOAD, background thread, 1 s decay)', env: {}, service: {} },
+  sourceMapsOff: { label: 'no --enable-source-maps, jemalloc', env: {}, service: { sourceMaps: false } },
+  // glibc's malloc keeps freed memory in a brk heap that shrinks only at its top and in per-thread
+  // arenas, which is where it keeps what the never-ending streams took (docs/benchmarks.md).
+  glibcMalloc: { label: '--enable-source-maps, glibc malloc (default mmap threshold)', env: {}, service: { withoutEnv: JEMALLOC } },
+  glibcMmap16k: { label: '--enable-source-maps, glibc malloc, MALLOC_MMAP_THRESHOLD_=16384', env: MMAP_THRESHOLD, service: { withoutEnv: JEMALLOC } },
 };
 
 interface Figures {

@@ -24,8 +24,17 @@ realm_secret() {
     "$ROOT/test/infra/keycloak/realm.json" "$1"
 }
 
+# allocator_env: the allocator the images run every service with (jemalloc, Debian's package:
+# the Dockerfile says why), as VAR=value lines read from the Dockerfile, so a local service
+# measures and behaves as the deployed one.
+allocator_env() {
+  apt_install libjemalloc2
+  sed -n 's/^ENV \(LD_PRELOAD=.*\|MALLOC_CONF=.*\)$/\1/p' "$ROOT/Dockerfile"
+}
+
 # service_env NAME: prints the VAR=value settings of a service for a local run, one a line.
 service_env() {
+  case "$1" in cache | graph-registry | auth | webhooks | graph-controller) allocator_env ;; esac
   case "$1" in
     cache) printf '%s\n' Cache__Backend=memory Cache__Host=127.0.0.1 Cache__Port=$LOCAL_CACHE_PORT Cache__Capacity=$LOCAL_CACHE_CAPACITY Cache__Partitions=$LOCAL_CACHE_PARTITIONS ;;
     graph-registry)

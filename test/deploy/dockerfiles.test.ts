@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { delimiter, dirname, join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { adminKubeConfig, ensureNamespace, uniqueName } from '../support/kube-apiserver.js';
 import { infra } from '../support/infra.js';
@@ -99,6 +99,23 @@ describe('the Dockerfile', () => {
     expect(readFileSync(join(repoRoot, 'Makefile'), 'utf8')).toMatch(/^\t@bash test\/infra\/npm\.sh install root$/m);
     const rootProject = /^\s*root\)$([\s\S]*?);;$/m.exec(readFileSync(join(repoRoot, 'test/infra/npm.sh'), 'utf8'))?.[1];
     expect(rootProject).toMatch(/^\s*INSTALL=\(npm install /m);
+  });
+
+  it('should preload Debian\'s jemalloc in every image from one pinned layer before SERVICE, with the settings make up gives the services', () => {
+    const final = parseDockerfile(dockerfilePath).stages.at(-1)!.instructions;
+    const install = final.findIndex((i) => i.keyword === 'RUN' && /\blibjemalloc2=\d\S*/.test(i.args));
+    // Before ARG SERVICE: the five images share the layer instead of installing it five times.
+    expect({ install: install >= 0, beforeService: install < final.findIndex((i) => i.keyword === 'ARG' && i.args === 'SERVICE') }).toEqual({ install: true, beforeService: true });
+    const env = final.filter((i) => i.keyword === 'ENV' && /^(LD_PRELOAD|MALLOC_CONF)=/.test(i.args)).map((i) => i.args);
+    // By name: the loader finds it on its own path, whatever the architecture's library folder.
+    expect(env).toContain('LD_PRELOAD=libjemalloc.so.2');
+    // Without the background thread, freed pages go back only when an allocation happens to purge.
+    expect(env.find((setting) => setting.startsWith('MALLOC_CONF='))).toMatch(/\bbackground_thread:true\b/);
+    const PATH = [dirname(process.execPath), process.env.PATH].join(delimiter);
+    for (const service of withEntryPoint) {
+      const settings = execFileSync('bash', ['scripts/platform.sh', 'env', service], { cwd: repoRoot, env: { ...process.env, PATH }, encoding: 'utf8' }).split('\n');
+      expect({ service, allocator: settings.filter((line) => /^(LD_PRELOAD|MALLOC_CONF)=/.test(line)) }).toEqual({ service, allocator: env });
+    }
   });
 
   it('should keep local installs, builds, state and secrets out of the build context', () => {

@@ -33,6 +33,9 @@ step_keycloak() { infra keycloak.sh install; }
 step_stripe_mock() { infra gotools.sh install stripe-mock; }
 step_kube_apiserver() { infra kube.sh install control; }
 step_etcd() { infra kube.sh install etcd; }
+# The allocator the services run with, in the images and under `make up` (Debian's jemalloc: the
+# Dockerfile says why); the tests start services with the images' settings too.
+step_allocator() { apt_install libjemalloc2; }
 # The tests' kubectl (not `make up`'s: it applies its objects through the Kubernetes client).
 step_kubectl() { infra kube.sh install kubectl; }
 # The tools of the tests (the integration tier): not installed by `make up`.
@@ -61,7 +64,7 @@ step_hive_gateway() {
 step_build() { make -C "$ROOT" --no-print-directory build; }
 step_lint() { make -C "$ROOT" --no-print-directory lint; }
 
-UP_STEPS=(redis kafka keycloak stripe-mock kube-apiserver etcd hive-gateway)
+UP_STEPS=(redis kafka keycloak stripe-mock kube-apiserver etcd hive-gateway allocator)
 TEST_STEPS=(kubectl helm grpcurl ghz notation otelcol deploy-tools release-tools chromium nginx caddy)
 
 # install_steps STEP...: side by side, one line each on the screen.
@@ -82,7 +85,7 @@ step_start_stripe_mock() { infra stripe-mock.sh start; }
 step_start_kube() { infra kube.sh start; }
 # The install steps of `make up` when it starts the dependencies too: each one's start in place of
 # its install, so Redis and Kafka run while the workspaces compile and Keycloak installs.
-START_STEPS=(start-redis start-kafka start-keycloak start-stripe-mock start-kube hive-gateway)
+START_STEPS=(start-redis start-kafka start-keycloak start-stripe-mock start-kube hive-gateway allocator)
 
 # start_all COMPONENT...: side by side; fails if any failed.
 start_all() {

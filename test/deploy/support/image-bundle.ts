@@ -212,6 +212,7 @@ function installKey(script: string, state: StageState): string {
  * changed. Other RUNs always run.
  */
 async function cachedShell(script: string, state: StageState): Promise<void> {
+  if (/^apt-get update\b/.test(script)) return machinePackages(script);
   if (!/\bnpm install\b/.test(script)) return shell(script, state);
   const key = installKey(script, state);
   const layer = join(layerCache, key);
@@ -236,6 +237,27 @@ async function cachedShell(script: string, state: StageState): Promise<void> {
   const layers = readdirSync(layerCache).filter((name) => /^[0-9a-f]{32}$/.test(name));
   layers.sort((a, b) => statSync(join(layerCache, b)).mtimeMs - statSync(join(layerCache, a)).mtimeMs);
   for (const old of layers.slice(KEPT_LAYERS)) rmSync(join(layerCache, old), { recursive: true, force: true });
+}
+
+/**
+ * A RUN that installs Debian packages (name=version) into the image: outside a container it cannot
+ * write the system, so the machine's own packages stand in (the services started from the bundle
+ * load them, as LD_PRELOAD's jemalloc): each must be installed here at the pinned version.
+ */
+function machinePackages(script: string): void {
+  const pinned = [...script.matchAll(/\s([a-z0-9][a-z0-9.+-]*)=(\S+)/g)].map(([, name, version]) => ({ name: name!, version: version! }));
+  if (pinned.length === 0) throw new Error(`RUN ${script}: installs no pinned package (name=version)`);
+  for (const { name, version } of pinned) {
+    let installed = '';
+    try {
+      installed = execFileSync('dpkg-query', ['-W', '-f=${Version}', name], { encoding: 'utf8' });
+    } catch {
+      // Not installed: reported below.
+    }
+    if (installed !== version) {
+      throw new Error(`the image installs ${name}=${version}; this machine has ${installed === '' ? 'none' : installed} (make up installs it: scripts/platform.sh)`);
+    }
+  }
 }
 
 /** The build stage's RUN: the repository's install and compile stand in for it (see assembleImage). */
