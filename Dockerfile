@@ -67,10 +67,10 @@ RUN set -eu; \
 
 # ---- runtime ----------------------------------------------------------------------------------
 FROM ${NODE_IMAGE}
-# jemalloc in place of glibc's malloc, for every service: under hostile gRPC clients the cache's
-# resident memory stayed 15-36 MiB above its start after the attackers left with glibc (freed
-# memory kept in per-thread arenas), within 2 MiB with jemalloc, at the same CPU per call
-# (bench/grpc-attacks.bench.ts, bench/cache-variants.bench.ts; docs/benchmarks.md). Debian's
+# jemalloc in place of glibc's malloc, for every service: 10 s after hostile gRPC clients left
+# (5,000 never-finished 512 KiB messages), the cache's RSS stayed 12-46 MiB above its start with
+# glibc (freed chunks held in its brk heap), -1 to 18 MiB with jemalloc, at the same CPU per call
+# (bench/cache-variants.bench.ts, bench/grpc-attacks.bench.ts; docs/benchmarks.md). Debian's
 # package, pinned; one layer before ARG SERVICE, so the five images share it. Its background
 # thread gives freed pages back within about a second, idle or not. `make up` runs the services
 # with the same two settings (scripts/platform.sh reads them from here).

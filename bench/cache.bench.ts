@@ -18,7 +18,8 @@
 // 1 MiB values with the transport's flow-control windows against HTTP/2's default 64 KiB ones, as
 // the server had them before, and wider ones), invalidation, redis-benchmark, footprint, profile,
 // deployment (what the deployed command line costs per Get: the service as deployed against the
-// same without the chart's heap bound, and `dist/main.js` alone without it, in interleaved rounds
+// same without the chart's heap bound, with glibc's malloc in place of the image's jemalloc, and
+// `dist/main.js` alone without the heap bound, in interleaved rounds
 // with grpc-go; a diagnosis, not a way to run it: the heap bound keeps the container's memory),
 // allocation (the deployed service's heap allocation per Get, what its scavenges promote, and the
 // allocation sites, from --trace-gc-nvp and V8's sampling heap profiler: per call, so the machine's
@@ -322,6 +323,8 @@ if (runs('deployment')) {
     { name: 'oldSpaceOnly', start: () => startCacheService({ Cache__Backend: 'memory' }, [], { heapOptions: DEPLOYED_NODE_OPTIONS.filter((option) => !option.startsWith('--max-semi-space-size')) }) },
     { name: 'semiSpace16', start: () => startCacheService({ Cache__Backend: 'memory' }, [], { heapOptions: [...DEPLOYED_NODE_OPTIONS.filter((option) => !option.startsWith('--max-semi-space-size')), '--max-semi-space-size=16'] }) },
     { name: 'semiSpace32', start: () => startCacheService({ Cache__Backend: 'memory' }, [], { heapOptions: [...DEPLOYED_NODE_OPTIONS.filter((option) => !option.startsWith('--max-semi-space-size')), '--max-semi-space-size=32'] }) },
+    // The image's allocator (jemalloc, preloaded) left out: glibc's malloc, as before issue 39.
+    { name: 'glibcMalloc', start: () => startCacheService({ Cache__Backend: 'memory' }, [], { withoutEnv: ['LD_PRELOAD', 'MALLOC_CONF'] }) },
     { name: 'mainAlone', start: () => startCacheService({ Cache__Backend: 'memory', Cache__Partitions: '' }, [], { heapOptions: [], mainAlone: true }) },
   ];
   const targets: Array<Server & { name: string }> = [];
