@@ -14,6 +14,7 @@
 import { cpus, loadavg } from 'node:os';
 import { bufferSerializer, createCacheClient } from '@sp/cache-client';
 import { neverEnding, resetStorm } from '../test/support/grpc-attacks.ts';
+import { ALLOCATOR_SETTINGS } from '../test/support/make-up-settings.ts';
 import { CONCURRENCY, GET_WARMUP_MS, KEYS, startCacheService, VALUE, type ServiceVariant } from './lib/cache-peers.ts';
 import { cpuMicros, drive, medianOf, rssBytes, writeResults } from './lib/stats.ts';
 
@@ -22,8 +23,6 @@ const GET_MS = 3000;
 const SETTLE_MS = 10_000;
 const MiB = 1024 * 1024;
 const MMAP_THRESHOLD = { MALLOC_MMAP_THRESHOLD_: '16384' };
-/** The image's allocator settings (DEPLOYED_ENV has them): left out, glibc's malloc serves. */
-const JEMALLOC = ['LD_PRELOAD', 'MALLOC_CONF'];
 const PARTS = new Set((process.env.BENCH_PARTS ?? 'get,storm,neverEnding').split(',').map((part) => part.trim()));
 const STORMS = Number(process.env.BENCH_STORMS ?? 1);
 
@@ -39,8 +38,8 @@ const VARIANTS: Record<string, Variant> = {
   sourceMapsOff: { label: 'no --enable-source-maps, jemalloc', env: {}, service: { sourceMaps: false } },
   // glibc's malloc keeps freed memory in a brk heap that shrinks only at its top and in per-thread
   // arenas, which is where it keeps what the never-ending streams took (docs/benchmarks.md).
-  glibcMalloc: { label: '--enable-source-maps, glibc malloc (default mmap threshold)', env: {}, service: { withoutEnv: JEMALLOC } },
-  glibcMmap16k: { label: '--enable-source-maps, glibc malloc, MALLOC_MMAP_THRESHOLD_=16384', env: MMAP_THRESHOLD, service: { withoutEnv: JEMALLOC } },
+  glibcMalloc: { label: '--enable-source-maps, glibc malloc (default mmap threshold)', env: {}, service: { withoutEnv: ALLOCATOR_SETTINGS } },
+  glibcMmap16k: { label: '--enable-source-maps, glibc malloc, MALLOC_MMAP_THRESHOLD_=16384', env: MMAP_THRESHOLD, service: { withoutEnv: ALLOCATOR_SETTINGS } },
 };
 
 interface Figures {

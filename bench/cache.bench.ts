@@ -49,6 +49,7 @@ import {
 } from './lib/cache-peers.ts';
 import { allocationPerCall } from './lib/heap-sampling.ts';
 import { invalidationLatency, type LatencyFigures } from './lib/invalidation-latency.ts';
+import { ALLOCATOR_SETTINGS } from '../test/support/make-up-settings.ts';
 import { npmStart } from '../test/support/service-process.ts';
 import { drive, freePort, infraEnv, median, medianOf, rssBytes, writeResults, type RunFigures } from './lib/stats.ts';
 
@@ -324,7 +325,7 @@ if (runs('deployment')) {
     { name: 'semiSpace16', start: () => startCacheService({ Cache__Backend: 'memory' }, [], { heapOptions: [...DEPLOYED_NODE_OPTIONS.filter((option) => !option.startsWith('--max-semi-space-size')), '--max-semi-space-size=16'] }) },
     { name: 'semiSpace32', start: () => startCacheService({ Cache__Backend: 'memory' }, [], { heapOptions: [...DEPLOYED_NODE_OPTIONS.filter((option) => !option.startsWith('--max-semi-space-size')), '--max-semi-space-size=32'] }) },
     // The image's allocator (jemalloc, preloaded) left out: glibc's malloc, as before issue 39.
-    { name: 'glibcMalloc', start: () => startCacheService({ Cache__Backend: 'memory' }, [], { withoutEnv: ['LD_PRELOAD', 'MALLOC_CONF'] }) },
+    { name: 'glibcMalloc', start: () => startCacheService({ Cache__Backend: 'memory' }, [], { withoutEnv: ALLOCATOR_SETTINGS }) },
     { name: 'mainAlone', start: () => startCacheService({ Cache__Backend: 'memory', Cache__Partitions: '' }, [], { heapOptions: [], mainAlone: true }) },
   ];
   const targets: Array<Server & { name: string }> = [];

@@ -28,7 +28,7 @@ realm_secret() {
 # the Dockerfile says why), as VAR=value lines read from the Dockerfile, so a local service
 # measures and behaves as the deployed one.
 allocator_env() {
-  apt_install libjemalloc2
+  install_allocator
   sed -n 's/^ENV \(LD_PRELOAD=.*\|MALLOC_CONF=.*\)$/\1/p' "$ROOT/Dockerfile"
 }
 

@@ -3,9 +3,10 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bufferSerializer, createCacheClient } from '@sp/cache-client';
+import { makeUpSettings } from '../../test/support/make-up-settings.ts';
 import { npmStart } from '../../test/support/service-process.ts';
 import { summarizeProfileDir, type ProfileSummary } from './cpu-profile.ts';
 import { drive, freePort, medianOf, startChild, stopChild, type RunFigures } from './stats.ts';
@@ -18,19 +19,6 @@ export const GET_WARMUP_MS = 1000;
 /** Settings of `make up`'s that each benchmark sets itself: the backend and the address. */
 const BENCH_OWN = new Set(['Cache__Backend', 'Cache__Host', 'Cache__Port']);
 
-/** The settings `make up` gives the cache (`bash scripts/platform.sh env cache`), but BENCH_OWN. */
-function makeUpSettings(): Record<string, string> {
-  const root = fileURLToPath(new URL('../..', import.meta.url));
-  // platform.sh runs the scripts/*.ts it reads with the node on PATH: this one.
-  const PATH = [dirname(process.execPath), process.env.PATH].join(delimiter);
-  const printed = execFileSync('bash', ['scripts/platform.sh', 'env', 'cache'], { cwd: root, env: { ...process.env, PATH }, encoding: 'utf8' });
-  const settings = printed
-    .split('\n')
-    .filter((line) => line.includes('='))
-    .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)] as const);
-  return Object.fromEntries(settings.filter(([name]) => !BENCH_OWN.has(name)));
-}
-
 /**
  * The cache service as the chart runs it, and `make up` (whose sizing is the chart's): the
  * settings make up gives it (the chart's default capacity and key partitions, the image's
@@ -38,7 +26,7 @@ function makeUpSettings(): Record<string, string> {
  * container (NODE_OPTIONS, platform-lib's nodeOptions); the command line is `npm start`'s (source
  * maps on, the instrument file imported before main).
  */
-export const DEPLOYED_ENV: Record<string, string> = makeUpSettings();
+export const DEPLOYED_ENV: Record<string, string> = Object.fromEntries(Object.entries(makeUpSettings('cache')).filter(([name]) => !BENCH_OWN.has(name)));
 export const DEPLOYED_NODE_OPTIONS = ['--max-old-space-size=320', '--max-semi-space-size=8'];
 /** grpc-js serving the proto with handlers that answer a constant: the framework's ceiling. */
 export const bareServer = fileURLToPath(new URL('./bare-cache-server.ts', import.meta.url));

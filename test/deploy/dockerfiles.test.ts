@@ -1,11 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
-import { delimiter, dirname, join, relative } from 'node:path';
+import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { adminKubeConfig, ensureNamespace, uniqueName } from '../support/kube-apiserver.js';
 import { infra } from '../support/infra.js';
 import { startGraphqlGateway, type GraphqlGatewayFixture } from '../support/graphql-gateway.js';
 import { startLocalizationService, type LocalizationServiceFixture } from '../support/localization-service.js';
+import { ALLOCATOR_SETTINGS, makeUpSettings } from '../support/make-up-settings.js';
 import { npmStart, startService, type ServiceProcess } from '../support/service-process.js';
 import { dockerignore, execForm, parseDockerfile } from './support/dockerfile.js';
 import { assembleImage, type ImageBundle } from './support/image-bundle.js';
@@ -106,15 +107,19 @@ describe('the Dockerfile', () => {
     const install = final.findIndex((i) => i.keyword === 'RUN' && /\blibjemalloc2=\d\S*/.test(i.args));
     // Before ARG SERVICE: the five images share the layer instead of installing it five times.
     expect({ install: install >= 0, beforeService: install < final.findIndex((i) => i.keyword === 'ARG' && i.args === 'SERVICE') }).toEqual({ install: true, beforeService: true });
-    const env = final.filter((i) => i.keyword === 'ENV' && /^(LD_PRELOAD|MALLOC_CONF)=/.test(i.args)).map((i) => i.args);
+    const env: Record<string, string> = {};
+    for (const i of final.filter((i) => i.keyword === 'ENV')) {
+      const [name, ...value] = i.args.split('=');
+      if (ALLOCATOR_SETTINGS.includes(name!)) env[name!] = value.join('=');
+    }
     // By name: the loader finds it on its own path, whatever the architecture's library folder.
-    expect(env).toContain('LD_PRELOAD=libjemalloc.so.2');
+    expect(env.LD_PRELOAD).toBe('libjemalloc.so.2');
     // Without the background thread, freed pages go back only when an allocation happens to purge.
-    expect(env.find((setting) => setting.startsWith('MALLOC_CONF='))).toMatch(/\bbackground_thread:true\b/);
-    const PATH = [dirname(process.execPath), process.env.PATH].join(delimiter);
+    expect(env.MALLOC_CONF).toMatch(/\bbackground_thread:true\b/);
     for (const service of withEntryPoint) {
-      const settings = execFileSync('bash', ['scripts/platform.sh', 'env', service], { cwd: repoRoot, env: { ...process.env, PATH }, encoding: 'utf8' }).split('\n');
-      expect({ service, allocator: settings.filter((line) => /^(LD_PRELOAD|MALLOC_CONF)=/.test(line)) }).toEqual({ service, allocator: env });
+      const settings = makeUpSettings(service);
+      const allocator = Object.fromEntries(ALLOCATOR_SETTINGS.filter((name) => name in settings).map((name) => [name, settings[name]]));
+      expect({ service, allocator }).toEqual({ service, allocator: env });
     }
   });
 

@@ -3,21 +3,19 @@
 // certificate issued by the same local CA script, the shared Keycloak that test/infra/keycloak.sh
 // started trusting that CA. Only ports, the cache address, the key files and the Keycloak client
 // (a copy of platform-auth whose back-channel URL names replica A) differ.
-import { execFile } from 'node:child_process';
 import { openSync, readSync, closeSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createCacheClient, jsonSerializer, type CacheClient } from '@sp/cache-client';
 import { createAuthClientCopy, deleteUsersNamed, issuer, keycloakAdmin } from '../../services/auth/test/support/keycloak.js';
 import { newPhoneNumber } from '../../services/auth/test/support/phones.js';
 import { eventually } from '../support/eventually.js';
+import { makeUpSettings } from '../support/make-up-settings.js';
 import { stopServices, type ServiceProcess } from '../support/service-process.js';
 import { startAll } from '../support/start-all.js';
 import { httpsClient, keycloakSignOut, sharedKeycloakAdmin, type HttpsClient } from './journey-support.js';
 import { issueLocalCertificate, localCaCertificate, type IssuedCertificate } from './local-tls.js';
-import { startPlatformService, type ServiceName } from './platform-service.js';
+import { startPlatformService } from './platform-service.js';
 import { SIGN_OUT_WITHIN_MS } from './journey.js';
 import { HANG_GUARD_MS } from '../support/progress.js';
 
@@ -25,14 +23,6 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 const keycloakLog = `${root}.cache/run/keycloak.log`;
 /** What Keycloak's JVM logs when it does not trust a server's certificate. */
 const TLS_ERRORS = /PKIX|SSLHandshakeException|unable to find valid certification path|certificate_unknown/i;
-
-/** The settings `make up` gives a service (`bash scripts/platform.sh env NAME`). */
-async function makeUpSettings(name: ServiceName): Promise<Record<string, string>> {
-  // scripts/platform.sh runs scripts/local-platform.ts with `node`: this Node (24), not the machine's.
-  const env = { ...process.env, PATH: `${dirname(process.execPath)}:${process.env['PATH'] ?? ''}` };
-  const { stdout } = await promisify(execFile)('bash', ['scripts/platform.sh', 'env', name], { cwd: root, env });
-  return Object.fromEntries(stdout.split('\n').filter((line) => line.includes('=')).map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]));
-}
 
 /** What Keycloak logged since `offset` (its log is shared with every other suite). */
 function keycloakLogSince(offset: number): string {
@@ -57,7 +47,7 @@ describe('a sign-out in Keycloak, with the trust `make up` configures, on two au
   const phoneNumbers: string[] = [];
 
   beforeAll(async () => {
-    const [cacheSettings, authSettings] = await Promise.all([makeUpSettings('cache'), makeUpSettings('auth')]);
+    const [cacheSettings, authSettings] = [makeUpSettings('cache'), makeUpSettings('auth')];
     [client, tls] = await Promise.all([createAuthClientCopy(`platform-auth-signout-${Date.now().toString(36)}`, { 'backchannel.logout.url': '' }), issueLocalCertificate()]);
     cache = await startPlatformService({ name: 'cache', env: () => cacheSettings });
     const replica = (port: number): Record<string, string> => ({

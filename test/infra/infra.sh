@@ -33,9 +33,8 @@ step_keycloak() { infra keycloak.sh install; }
 step_stripe_mock() { infra gotools.sh install stripe-mock; }
 step_kube_apiserver() { infra kube.sh install control; }
 step_etcd() { infra kube.sh install etcd; }
-# The allocator the services run with, in the images and under `make up` (Debian's jemalloc: the
-# Dockerfile says why); the tests start services with the images' settings too.
-step_allocator() { apt_install libjemalloc2; }
+# The allocator the services run with (lib.sh); the tests start services with the images' settings too.
+step_allocator() { install_allocator; }
 # The tests' kubectl (not `make up`'s: it applies its objects through the Kubernetes client).
 step_kubectl() { infra kube.sh install kubectl; }
 # The tools of the tests (the integration tier): not installed by `make up`.

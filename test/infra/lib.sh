@@ -391,6 +391,10 @@ apt_install() {
   apt_unlock
 }
 
+# install_allocator: the allocator the images preload into every service and `make up` gives them
+# too (Debian's jemalloc; the Dockerfile pins its version and says why).
+install_allocator() { apt_install libjemalloc2; }
+
 # apt_update: the package lists, refreshed once a day, under the machine's apt lock.
 apt_update() {
   apt_lock

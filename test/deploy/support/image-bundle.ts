@@ -255,7 +255,7 @@ function machinePackages(script: string): void {
       // Not installed: reported below.
     }
     if (installed !== version) {
-      throw new Error(`the image installs ${name}=${version}; this machine has ${installed === '' ? 'none' : installed} (make up installs it: scripts/platform.sh)`);
+      throw new Error(`the image installs ${name}=${version}; this machine has ${installed === '' ? 'none' : installed} ('bash test/infra/infra.sh install' installs it: its allocator step)`);
     }
   }
 }
